@@ -1,0 +1,141 @@
+"""Printing graphs exactly as PyTorch prints them (`Graph::print` and `Node::print` in ir.cpp),
+and in the 2017 format (`{ ... uses = [...], scope: ...; }`) for graphs read from it."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .ir.attributes import format_attribute
+from .ir.graph import Graph
+from .ir.node import Node, Value
+
+
+def _value_list_with_types(values, sep: str = ", ") -> str:
+    return sep.join(f"%{v.name} : {v.type}" for v in values)
+
+
+def _value_list(values) -> str:
+    return ", ".join("%" + v.name for v in values)
+
+
+def is_group_node(n: Node) -> bool:
+    """Nodes printed as `kind_N(...)` with a `with kind_N = graph(...)` section."""
+    return n.attr_kind("Subgraph") == "g"
+
+
+def format_attributes(n: Node, ignore_subgraph: bool = False) -> str:
+    parts = [f"{name}={format_attribute(kind, value)}" for name, (kind, value) in n.attrs.items()
+             if not (ignore_subgraph and name == "Subgraph")]
+    return "[" + ", ".join(parts) + "]"
+
+
+class _Printer:
+    def __init__(self, print_source_locations: bool, print_scopes: bool):
+        self.locations = print_source_locations
+        self.scopes = print_scopes
+        self.out: list[str] = []
+
+    def graph(self, g: Graph) -> None:
+        out = self.out
+        out.append("graph(" + _value_list_with_types(g.inputs, ",\n      ") + "):\n")
+        groups: list[Node] = []
+        for n in g.nodes():
+            self.node(n, 1, groups)
+        out.append("  return (" + _value_list(g.outputs) + ")\n")
+        for i, fg in enumerate(groups):
+            out.append(f"with {fg.kind}_{i} = ")
+            self.graph(fg.attr("Subgraph"))
+
+    def node(self, n: Node, level: int, groups: list[Node]) -> None:
+        out = self.out
+        out.append("  " * level + _value_list_with_types(n.outputs) + " = ")
+        if n.kind == "prim::PythonOp":
+            out.append("^" + n.attr("name") + n.attr("scalar_args", "()"))
+        elif is_group_node(n):
+            out.append(f"{n.kind}_{len(groups)}")
+            if len(n.attrs) > 1 and n.kind != "prim::DifferentiableGraph":
+                out.append(format_attributes(n, ignore_subgraph=True))
+            groups.append(n)
+        else:
+            out.append(n.kind)
+            if n.attrs:
+                out.append(format_attributes(n))
+        out.append("(" + _value_list(n.inputs) + ")")
+        if self.scopes and not n.scope.is_root():
+            out.append(", scope: " + n.scope.names_from_root())
+        if self.locations and n.source is not None:
+            out.append(f" # {n.source}")
+        out.append("\n")
+        for i, b in enumerate(n.blocks):
+            out.append("  " * (level + 1) + f"block{i}(" + _value_list_with_types(b.inputs) + "):\n")
+            for nested in b.nodes():
+                self.node(nested, level + 2, groups)
+            out.append("  " * (level + 2) + "-> (" + _value_list(b.outputs) + ")\n")
+
+
+def print_graph(g: Graph, print_source_locations: bool = True, print_scopes: bool = True) -> str:
+    """The text PyTorch's `str(graph)` gives for this graph (or the 2017 format for graphs
+    that were read from it)."""
+    if getattr(g, "print_style", "modern") == "legacy":
+        return print_legacy_graph(g)
+    p = _Printer(print_source_locations, print_scopes)
+    p.graph(g)
+    return "".join(p.out)
+
+
+def print_node(n: Node) -> str:
+    """One node as PyTorch prints it, without nested blocks' sections."""
+    p = _Printer(True, True)
+    p.node(n, 0, [])
+    return "".join(p.out)
+
+
+# ---- the 2017 format
+
+def _legacy_kind(kind: str) -> str:
+    ns, _, name = kind.partition("::")
+    return name if ns in ("prim", "legacy") else kind
+
+
+def _legacy_uses(n: Node) -> str:
+    if n.legacy_uses is not None:
+        return n.legacy_uses
+
+    def uses_of(v: Value) -> str:
+        refs = []
+        for u in v.uses:
+            user = u.user
+            ref = "%0" if user.kind == "prim::Return" or not user.outputs else "%" + user.outputs[0].name
+            refs.append(f"{ref}.i{u.offset}")
+        return "[" + ", ".join(refs) + "]"
+
+    if n.kind == "prim::PythonOp" or len(n.outputs) != 1:
+        return "[" + ", ".join(uses_of(v) for v in n.outputs) + "]"
+    return uses_of(n.outputs[0])
+
+
+def print_legacy_graph(g: Graph) -> str:
+    """The 2017 printout: `graph(%1 : T\\n      %2 : T) {`, `..., uses = [...], scope: S;`, `}`."""
+    out = ["graph(" + _value_list_with_types(g.inputs, "\n      ") + ") {\n"]
+    for n in g.nodes():
+        line = "  " + _value_list_with_types(n.outputs) + " = "
+        if n.kind == "prim::PythonOp":
+            line += "^" + n.attr("name") + n.attr("scalar_args", "()")
+        else:
+            line += _legacy_kind(n.kind)
+            if n.attrs:
+                line += format_attributes(n)
+        line += "(" + _value_list(n.inputs) + "), uses = " + _legacy_uses(n)
+        if not n.scope.is_root():
+            line += ", scope: " + n.scope.names_from_root(".")
+        out.append(line + ";\n")
+    out.append("  return (" + _value_list(g.outputs) + ");\n}\n")
+    return "".join(out)
+
+
+def print_value_type(v: Value) -> str:
+    return str(v.type)
+
+
+def maybe_print(g: Optional[Graph]) -> str:
+    return "" if g is None else print_graph(g)

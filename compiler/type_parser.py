@@ -1,0 +1,348 @@
+"""Parsing the text of one type or one attribute list (grammar/types.lark, grammar/attributes.lark).
+
+The main grammar hands over whole TYPE and ATTRS tokens; these parsers turn them into IR
+types and `(name, kind, value)` attributes. Both are memoized: a graph repeats the same few
+types and attribute lists many times.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from grammar import grammar_text
+
+from .errors import SubParseError
+from .ir.attributes import AnnotatedValue, TensorData
+from .ir.types import (ClassType, GenericType, ListType, NamedType, OptionalType, SCALAR_TYPES,
+                       TensorType, TupleType, Type)
+
+_GENERIC_ARITY = {"Dict": 2, "Future": 1, "RRef": 1, "Await": 1, "List": 1, "Optional": 1}
+_TERMINAL_NAMES = {
+    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "COLON": "':'", "LSQB": "'['", "RSQB": "']'",
+    "EQUAL": "'='", "QMARK": "'?'", "INT": "an integer", "NAME": "a name", "DIM": "a size",
+    "DEVICE": "a device", "FLOAT": "a number", "STRING": "a string", "TYPE": "a type",
+    "$END": "the end", "LIST_SUFFIX": "'[]'", "STAR": "'*'",
+}
+
+
+def describe_expected(expected) -> str:
+    names = sorted({_TERMINAL_NAMES.get(e, e.lower() if e.isupper() else repr(e)) for e in expected})
+    return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+
+
+def describe_lark_error(e: UnexpectedInput, text: str) -> tuple[str, int]:
+    """A one-line reason and a character offset for a Lark error in `text`."""
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else "end of input"
+        return f"unexpected {ch!r}", e.pos_in_stream
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        if tok.type == "$END":
+            return f"unexpected end of input; expected {describe_expected(e.expected)}", len(text)
+        return (f"unexpected {str(tok)!r}; expected {describe_expected(e.expected)}",
+                tok.start_pos or 0)
+    if isinstance(e, UnexpectedEOF):
+        return "unexpected end of input", len(text)
+    return str(e).splitlines()[0], 0
+
+
+class _TypeBuilder(Transformer):
+    def __init__(self, legacy: bool):
+        super().__init__()
+        self.legacy = legacy
+
+    def start(self, c):
+        return c[0]
+
+    def list_type(self, c):
+        return ListType(c[0])
+
+    def optional_type(self, c):
+        return OptionalType(c[0])
+
+    def undefined_type(self, c):
+        t = c[0]
+        if not isinstance(t, TensorType):
+            raise SubParseError("[Undefined] applies only to tensor types")
+        return t.with_(undefined=True)
+
+    def scalar_tensor(self, c):
+        name = str(c[0])
+        dims, kwargs = c[1] if len(c) > 1 else ([], [])
+        return self._tensor(name, dims, kwargs)
+
+    def scalar_tensor_unranked(self, c):
+        kwargs = c[1] if len(c) > 1 else []
+        return self._tensor(str(c[0])[: -len("Tensor")], None, kwargs)
+
+    def plain_tensor(self, c):
+        return self._tensor(None, None, c[0] if c else [])
+
+    def _tensor(self, scalar_type, dims, kwargs) -> TensorType:
+        sizes = marks = None
+        if dims is not None:
+            sizes, marks = [], []
+            for tok in dims:
+                text = str(tok)
+                mark = text.endswith("!")
+                if mark and not self.legacy:
+                    raise SubParseError("'!' after a size is only valid in the 2017 format",
+                                        tok.start_pos + len(text) - 1)
+                marks.append(mark)
+                text = text.rstrip("!")
+                sizes.append(None if text == "*" else int(text))
+            sizes = tuple(sizes)
+            marks = tuple(marks) if any(marks) else None
+        fields: dict[str, Any] = {}
+        for name_tok, value in kwargs:
+            name = str(name_tok)
+            if name in fields:
+                raise SubParseError(f"'{name}' is given twice", name_tok.start_pos)
+            if name == "strides":
+                if not isinstance(value, tuple):
+                    raise SubParseError("strides must be a list of integers", name_tok.start_pos)
+                if sizes is None or len(value) != len(sizes):
+                    raise SubParseError("strides must have one entry per size", name_tok.start_pos)
+                fields["strides"] = value
+            elif name == "requires_grad":
+                if not isinstance(value, Token) or str(value) not in ("0", "1"):
+                    raise SubParseError("requires_grad must be 0 or 1", name_tok.start_pos)
+                fields["requires_grad"] = str(value) == "1"
+            elif name == "device":
+                if not isinstance(value, Token) or not re.fullmatch(r"[a-z]+(:[0-9]+)?", str(value)):
+                    raise SubParseError("device must look like cpu or cuda:0", name_tok.start_pos)
+                fields["device"] = str(value)
+            else:
+                raise SubParseError(f"unexpected tensor type specifier '{name}' (expected "
+                                    "strides, requires_grad or device)", name_tok.start_pos)
+        return TensorType(scalar_type, sizes, fields.get("strides"), fields.get("requires_grad"),
+                          fields.get("device"), None, marks)
+
+    def tensor_args(self, c):
+        dims = [x for x in c if isinstance(x, Token)]
+        kwargs = [x for x in c if isinstance(x, tuple)]
+        return (dims, kwargs)
+
+    def tensor_kwargs(self, c):
+        return list(c)
+
+    def dim(self, c):
+        return c[0]
+
+    def kwarg(self, c):
+        return (c[0], c[1])
+
+    def int_list(self, c):
+        return tuple(int(x) for x in c)
+
+    def tuple_type(self, c):
+        return TupleType(tuple(c))
+
+    def named_tuple(self, c):
+        names = tuple(f[0] for f in c)
+        defaults = tuple(f[2] for f in c)
+        return TupleType(tuple(f[1] for f in c), names, defaults if any(d is not None for d in defaults) else None)
+
+    def field(self, c):
+        return (str(c[0]), c[1], str(c[2]).strip() if len(c) > 2 else None)
+
+    def generic_paren(self, c):
+        return self._generic(c, "()")
+
+    def generic_bracket(self, c):
+        return self._generic(c, "[]")
+
+    def _generic(self, c, brackets):
+        name, args = str(c[0]), tuple(c[1:])
+        want = _GENERIC_ARITY.get(name)
+        if want is not None and len(args) != want:
+            raise SubParseError(f"{name} takes {want} type argument{'s' if want > 1 else ''}, "
+                                f"got {len(args)}", c[0].start_pos)
+        return GenericType(name, args, brackets)
+
+    def named_type(self, c):
+        name = str(c[0])
+        if "." in name:
+            return ClassType(name)
+        if name in SCALAR_TYPES:
+            raise SubParseError(f"{name} needs a size list, as in {name}(2, 3)", c[0].start_pos)
+        return NamedType(name)
+
+
+def _make_type_parser(legacy: bool) -> Lark:
+    return Lark(grammar_text("types"), parser="lalr", transformer=_TypeBuilder(legacy),
+                maybe_placeholders=False)
+
+
+_type_parsers: dict[bool, Lark] = {}
+
+
+@lru_cache(maxsize=4096)
+def parse_type_text(text: str, legacy: bool = False) -> Type:
+    """The type a TYPE token spells; raises SubParseError with an offset into `text`."""
+    parser = _type_parsers.get(legacy)
+    if parser is None:
+        parser = _type_parsers[legacy] = _make_type_parser(legacy)
+    try:
+        return parser.parse(text)
+    except UnexpectedInput as e:
+        reason, offset = describe_lark_error(e, text)
+        raise SubParseError(f"bad type {text!r}: {reason}", offset) from None
+
+
+# ---- attributes
+
+_UNESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
+              "r": "\r", "t": "\t", "v": "\v"}
+
+
+def unquote_string(text: str) -> str:
+    """The string a PyTorch-quoted literal stands for (inverse of `quote_string`)."""
+    body = text[1:-1]
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in _UNESCAPES:
+                out += _UNESCAPES[nxt].encode()
+                i += 2
+                continue
+            if re.match(r"[0-7]{3}", body[i + 1:i + 4]):
+                out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+                i += 4
+                continue
+        out += ch.encode("utf-8")
+        i += 1
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+_PRINTED_DTYPES = {"Float": np.float32, "Double": np.float64, "Long": np.int64, "Int": np.int32,
+                   "Short": np.int16, "Char": np.int8, "Byte": np.uint8, "Bool": np.bool_,
+                   "Half": np.float16}
+
+
+def parse_printed_tensor(text: str) -> np.ndarray | None:
+    """Numbers of a tensor as `at::Tensor`'s ostream prints it (`0.01 * 3.6 -4.6 [ CPUFloatType{2} ]`).
+    The printout rounds to a few digits, so the array is approximate; None if unreadable."""
+    m = re.search(r"\[ (?:CPU|CUDA)?([A-Za-z]+)Type\{([0-9,]*)\} \]\s*$", text)
+    if m is None:
+        return None
+    dtype = _PRINTED_DTYPES.get(m.group(1))
+    shape = tuple(int(s) for s in m.group(2).split(",") if s)
+    body = text[: m.start()]
+    scale = 1.0
+    sm = re.match(r"\s*([-+0-9.eE]+)\s*\*", body)
+    if sm:
+        scale, body = float(sm.group(1)), body[sm.end():]
+    body = re.sub(r"\(\d+(,[.\d]+)*\) =", " ", body)
+    nums = re.findall(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)", body)
+    if dtype is None or len(nums) != int(np.prod(shape, dtype=np.int64)):
+        return None
+    return (np.array([float(x) for x in nums]) * scale).astype(dtype).reshape(shape)
+
+
+class _AttrBuilder(Transformer):
+    def start(self, c):
+        return tuple(c)
+
+    def attr(self, c):
+        kind, value = c[1]
+        name = str(c[0])
+        if kind == "is" and not value and name == "types":
+            kind = "tys"
+        return (name, kind, value)
+
+    def int_value(self, c):
+        return ("i", int(c[0]))
+
+    def float_value(self, c):
+        return ("f", float(c[0]))
+
+    def string_value(self, c):
+        return ("s", unquote_string(str(c[0])))
+
+    def opaque_tensor(self, c):
+        return ("t", TensorData(None, "<Tensor>"))
+
+    def opaque_graph(self, c):
+        return ("g", None)
+
+    def opaque_tensors(self, c):
+        return ("ts", ())
+
+    def opaque_graphs(self, c):
+        return ("gs", ())
+
+    def scalar_tensor(self, c):
+        text = str(c[0])
+        inner = text[1:-1].strip()
+        try:
+            value = int(inner)
+            array = np.array(value, dtype=np.int64)
+        except ValueError:
+            try:
+                array = np.array(float(inner), dtype=np.float64)
+            except ValueError:
+                raise SubParseError(f"bad tensor value {text}", c[0].start_pos) from None
+        return ("t", TensorData(array, text))
+
+    def printed_tensor(self, c):
+        text = str(c[0])
+        return ("t", TensorData(parse_printed_tensor(text), text))
+
+    def annotated_value(self, c):
+        text = str(c[0])
+        inner = text[len("annotate("):-1]
+        value = [] if inner.endswith("[]") else ({} if inner.endswith("{}") else None)
+        return ("ival", AnnotatedValue(text, value))
+
+    def type_value(self, c):
+        tok = c[0]
+        try:
+            return ("ty", parse_type_text(str(tok).strip()))
+        except SubParseError as e:
+            raise SubParseError(e.reason, tok.start_pos + e.offset) from None
+
+    def list_value(self, c):
+        kinds = {k for k, _ in c}
+        if not c:
+            return ("is", ())
+        if len(kinds) != 1 or next(iter(kinds)) not in ("i", "f", "s", "ty", "t"):
+            if kinds <= {"i", "f"}:
+                return ("fs", tuple(float(v) for _, v in c))
+            raise SubParseError("attribute lists hold only numbers, strings or types "
+                                "(nested or mixed lists are not valid)")
+        kind = next(iter(kinds))
+        return ({"i": "is", "f": "fs", "s": "ss", "ty": "tys", "t": "ts"}[kind],
+                tuple(v for _, v in c))
+
+
+_attr_parser: Lark | None = None
+
+
+@lru_cache(maxsize=8192)
+def parse_attributes_text(text: str) -> tuple[tuple[str, str, Any], ...]:
+    """The `(name, kind, value)` triples of an ATTRS token such as `[value=1, name="x"]`."""
+    global _attr_parser
+    if _attr_parser is None:
+        _attr_parser = Lark(grammar_text("attributes"), parser="lalr", transformer=_AttrBuilder(),
+                            maybe_placeholders=False)
+    try:
+        attrs = _attr_parser.parse(text)
+    except UnexpectedInput as e:
+        reason, offset = describe_lark_error(e, text)
+        raise SubParseError(f"bad attribute list: {reason}", offset) from None
+    names = [a[0] for a in attrs]
+    if len(set(names)) != len(names):
+        raise SubParseError("an attribute is given twice")
+    return attrs
