@@ -690,7 +690,7 @@ class GatherIndex(nn.Module):
         a = torch.index_select(x, 0, idx)
         b = torch.gather(x, 1, gidx)
         c = x.index_select(1, idx)
-        d = torch.scatter_add(torch.zeros_like(x), 1, gidx, x)
+        d = torch.scatter_add(torch.zeros_like(x), 1, gidx, b)
         return a, b, c, d
 
 

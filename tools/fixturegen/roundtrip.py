@@ -8,7 +8,7 @@ Writes ``<out>/roundtrip/NNNN_<name>.ir`` + ``manifest.json`` and, as a by-produ
 from __future__ import annotations
 
 import contextlib
-import json
+import re
 from pathlib import Path
 
 import torch
@@ -266,9 +266,10 @@ def gen_autodiff(col: Collector):
         with col.attempt(f"autodiff_shape_{name}"):
             inputs = _grad_inputs(zoo.make_inputs(s))
             g = torch.jit.script(fresh_function(s.fn)).graph.copy()
+            torch._C._jit_pass_inline(g)
             torch._C._jit_pass_complete_shape_analysis(g, inputs, False)
             _differentiate(
-                col, f"shape_{name}", g, "script graph + _jit_pass_complete_shape_analysis (requires_grad inputs)"
+                col, f"shape_{name}", g, "script graph + _jit_pass_inline + _jit_pass_complete_shape_analysis (requires_grad inputs)"
             )
     # shape analysis with_grad=True, no differentiation
     for name in ("fn_lstm_cell", "fn_if", "fn_loop", "fn_int_list"):
@@ -435,22 +436,24 @@ MODES = {
 
 PROF_FNS = [
     "fn_pointwise", "fn_mlp", "fn_lstm_cell", "fn_layernorm", "fn_softmax_attention", "fn_if", "fn_loop",
-    "fn_while", "fn_cat_where", "fn_many_outputs", "fn_sum_of_squares", "fn_linear_f", "fn_conv_f",
-    "fn_chain_unary", "fn_mixed_scalar", "fn_gelu_chain", "fn_where_clamp", "fn_arith", "fn_matops",
-    "fn_activations", "fn_nested_loops", "fn_type_refine", "fn_calls_fn", "fn_calls_fn_fork", "fn_dtype",
-    "fn_float64",
+    "fn_while", "fn_cat_where", "fn_many_outputs", "fn_sum_of_squares", "fn_conv_f", "fn_chain_unary",
+    "fn_mixed_scalar", "fn_gelu_chain", "fn_type_refine", "fn_calls_fn_fork", "fn_float64",
 ]
 PROF_MODS = [
-    "mycell", "mlp", "lstm_cell", "gru_cell", "conv_relu", "attention", "if_else", "layernorm", "for_loop",
-    "while_loop", "small_cnn", "seq_mlp", "nested_control", "lib_lstm_cell", "helper_methods",
+    "mycell", "mlp", "lstm_cell", "conv_relu", "attention", "if_else", "for_loop", "while_loop", "small_cnn",
 ]
 # the modes every target gets; the others only for EXTRA_TARGETS
-BASE_MODES = ("prof", "fuser", "legacy")
-EXTRA_MODES = ("noinl", "profruns2", "fuseroff", "fusernoinl", "fusergrpnoinl", "legacyfuser")
+BASE_MODES = ("prof", "fuser")
+EXTRA_MODES = ("noinl", "profruns2", "fusernoinl", "fusergrpnoinl")
 EXTRA_TARGETS = {
     "fn_pointwise", "fn_mlp", "fn_lstm_cell", "fn_if", "fn_loop", "fn_cat_where", "fn_many_outputs",
     "fn_gelu_chain", "mlp", "mycell", "for_loop",
 }
+LEGACY_TARGETS = {
+    "fn_pointwise", "fn_layernorm", "fn_loop", "fn_sum_of_squares", "fn_chain_unary", "fn_mlp", "fn_if", "mlp",
+    "conv_relu", "lstm_cell", "mycell", "for_loop",
+}
+FUSEROFF_TARGETS = {"fn_pointwise", "fn_mlp", "fn_loop", "mlp"}
 LEGACYFUSER_TARGETS = {"fn_pointwise", "fn_layernorm", "fn_chain_unary", "fn_many_outputs", "mycell", "lstm_cell"}
 DYNAMIC_TARGETS = ["fn_pointwise", "fn_chain_unary", "fn_sum_of_squares", "fn_many_outputs", "fn_cat_where", "fn_arith"]
 
@@ -522,7 +525,11 @@ def gen_profiling(col: Collector):
     for target in PROF_FNS + PROF_MODS:
         modes = list(BASE_MODES)
         if target in EXTRA_TARGETS:
-            modes += [m for m in EXTRA_MODES if m != "legacyfuser"]
+            modes += list(EXTRA_MODES)
+        if target in FUSEROFF_TARGETS:
+            modes.append("fuseroff")
+        if target in LEGACY_TARGETS:
+            modes.append("legacy")
         if target in LEGACYFUSER_TARGETS:
             modes.append("legacyfuser")
         for mode in modes:
@@ -537,6 +544,15 @@ def gen_profiling(col: Collector):
 # ---------------------------------------------------------------------------
 
 
+_NUMBERED = re.compile(r"%\d+\b")
+
+
+def _canonical(text: str) -> str:
+    """The text with numeric value names renumbered in order of first appearance."""
+    names: dict = {}
+    return _NUMBERED.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
+
+
 def generate(out: Path) -> dict:
     col = Collector()
     gen_static_modules(col)
@@ -548,16 +564,26 @@ def generate(out: Path) -> dict:
 
     rt = out / "roundtrip"
     rt.mkdir(parents=True, exist_ok=True)
-    # drop byte-identical duplicates, keeping the first producer
+    # drop byte-identical duplicates, keeping the first producer; executor snapshots that
+    # differ from an earlier one only in the numbering of %N values are dropped too
     by_text: dict = {}
+    by_canon: dict = {}
     kept = []
+    renumbered = 0
     for c in col.cases:
         first = by_text.get(c["text"])
         if first is not None:
             first["also"].append(c["name"])
             continue
+        canon = _canonical(c["text"])
+        first = by_canon.get(canon)
+        if first is not None and c["section"] not in ("static", "scopes", "irparser"):
+            first["also"].append(c["name"] + " (differs only in %N value numbering)")
+            renumbered += 1
+            continue
         c["also"] = []
         by_text[c["text"]] = c
+        by_canon.setdefault(canon, c)
         kept.append(c)
 
     manifest = []
@@ -596,7 +622,8 @@ def generate(out: Path) -> dict:
     return {
         "roundtrip_candidates": len(col.cases),
         "roundtrip_files": len(kept),
-        "roundtrip_duplicates_dropped": len(col.cases) - len(kept),
+        "roundtrip_duplicates_dropped": len(col.cases) - len(kept) - renumbered,
+        "roundtrip_renumbered_duplicates_dropped": renumbered,
         "autodiff_cases": len(col.autodiff),
         "roundtrip_skipped": col.skipped,
     }

@@ -1,0 +1,1 @@
+"""Pytest configuration: the repository root is importable (compiler, runtime, tools, grammar)."""

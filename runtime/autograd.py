@@ -1,0 +1,330 @@
+"""Calling registered ops on run-time values, recording them on a tape, and reverse-mode
+differentiation of that tape.
+
+Derivative formulas are written once, against an emitter (see `registry.derivative`); here
+`EagerEmitter` evaluates them on numpy arrays. Like PyTorch, a tensor saved for backward
+that an in-place op changes afterwards makes `backward` fail rather than give wrong grads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from compiler.errors import IRRuntimeError
+
+from .dtypes import is_floating
+from .ops.registry import OpEntry, find_op, with_defaults
+from .tensor import Tensor
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_state, "enabled", True)
+
+
+class set_grad_enabled:
+    """Context manager switching gradient recording on or off for this thread."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        _state.enabled = self.enabled
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+def no_grad() -> set_grad_enabled:
+    return set_grad_enabled(False)
+
+
+# ---- values crossing the op boundary
+
+def _unwrap(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return v.data
+    if isinstance(v, list):
+        return [x.data if isinstance(x, Tensor) else x for x in v]
+    return v
+
+
+def _to_python(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray) and v.ndim == 0 and False:
+        return v.item()
+    return v
+
+
+def _wrap(v: Any, type_: str) -> Any:
+    if type_ in ("Tensor", "Tensor?"):
+        if v is None:
+            return None
+        return v if isinstance(v, Tensor) else Tensor(np.asarray(v))
+    if type_ in ("Tensor[]", "Tensor?[]"):
+        return [x if isinstance(x, Tensor) or x is None else Tensor(np.asarray(x)) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _tensor_args(entry: OpEntry, args: Sequence[Any]) -> list[tuple[int, Any]]:
+    """(position, Tensor or list of Tensors) for each tensor-typed argument."""
+    out = []
+    for i, (a, v) in enumerate(zip(entry.schema.arguments, args)):
+        if a.is_tensor and isinstance(v, Tensor):
+            out.append((i, v))
+        elif a.is_tensor_list and isinstance(v, list):
+            out.append((i, v))
+    return out
+
+
+def _needs_grad(tensor_args) -> bool:
+    for _, v in tensor_args:
+        if isinstance(v, Tensor):
+            if v.requires_grad:
+                return True
+        elif any(isinstance(t, Tensor) and t.requires_grad for t in v):
+            return True
+    return False
+
+
+class GradNode:
+    """One recorded op: what its formula needs (inputs, outputs) and where grads flow next."""
+
+    __slots__ = ("entry", "inputs", "outputs", "edges", "versions", "n_outputs", "label")
+
+    def __init__(self, entry: OpEntry, inputs: list, outputs: list, edges: list, label: str = ""):
+        self.entry = entry
+        self.inputs = inputs
+        self.outputs = outputs
+        self.edges = edges
+        self.n_outputs = len(outputs)
+        self.versions = [(t, t.version) for e in edges if e is not None
+                         for t in (e if isinstance(e, list) else [e]) if isinstance(t, Tensor)]
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"<GradNode {self.entry.schema.full_name}>"
+
+
+def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
+    """Run `entry` on run-time values (Tensors, Python values), recording it for autograd
+    when grad mode is on and a floating-point tensor input requires grad."""
+    schema = entry.schema
+    if schema.variadic:
+        return entry.impl(*args)
+    args = with_defaults(entry, args)
+    raw = [_unwrap(v) if (a.is_tensor or a.is_tensor_list) else v
+           for a, v in zip(schema.arguments, args)]
+    tensor_args = _tensor_args(entry, args)
+    record = entry.derivative is not None and is_grad_enabled() and _needs_grad(tensor_args)
+    if schema.is_inplace:
+        return _call_inplace(entry, args, raw, tensor_args, record, label)
+    out = entry.impl(*raw)
+    rets = schema.returns
+    if len(rets) == 1:
+        result = _wrap(out, rets[0].type)
+        outs = [result]
+    else:
+        outs = [_wrap(o, r.type) for o, r in zip(out, rets)]
+        result = tuple(outs)
+    if schema.is_view and isinstance(result, Tensor) and isinstance(args[0], Tensor):
+        result._version = args[0]._version
+    if record:
+        _record(entry, raw, args, outs, label)
+    return result
+
+
+def _flat_outputs(outs: list) -> list:
+    flat = []
+    for o in outs:
+        if isinstance(o, list):
+            flat.extend(o)
+        else:
+            flat.append(o)
+    return flat
+
+
+def _record(entry: OpEntry, raw: list, args: list, outs: list, label: str) -> None:
+    edges = []
+    for a, v in zip(entry.schema.arguments, args):
+        if a.is_tensor and isinstance(v, Tensor):
+            edges.append(v)
+        elif a.is_tensor_list and isinstance(v, list):
+            edges.append(list(v))
+        else:
+            edges.append(None)
+    flat = _flat_outputs(outs)
+    raw_outs = [o.data if isinstance(o, Tensor) else o for o in flat]
+    node = GradNode(entry, raw, raw_outs, edges, label)
+    for i, o in enumerate(flat):
+        if isinstance(o, Tensor) and is_floating(o.dtype):
+            o.requires_grad = True
+            o.grad_fn = (node, i)
+
+
+def _call_inplace(entry, args, raw, tensor_args, record, label):
+    target: Tensor = args[0]
+    if record and target.requires_grad and target.grad_fn is None:
+        raise IRRuntimeError("a leaf tensor that requires grad is used in an in-place operation "
+                             f"({entry.schema.name})")
+    if record:
+        raw[0] = target.data.copy()  # the formula needs the value from before the write
+        out = entry.impl(*([target.data] + raw[1:]))
+        if out is not target.data:
+            target.data[...] = out
+        saved = list(raw)
+        edges = [target if i == 0 else (v if isinstance(v, Tensor) else
+                 (list(v) if isinstance(v, list) and entry.schema.arguments[i].is_tensor_list else None))
+                 for i, v in enumerate(args)]
+        node = GradNode(entry, saved, [target.data.copy()], edges, label)
+        target.bump_version()
+        target.requires_grad = True
+        target.grad_fn = (node, 0)
+        return target
+    out = entry.impl(*raw)
+    if out is not target.data and out is not None:
+        target.data[...] = out
+    target.bump_version()
+    return target
+
+
+def run_op(kind: str, *args: Any) -> Any:
+    """Resolve and call an op by kind (`aten::add`), as the interpreter does."""
+    return call_op(find_op(kind, list(args)), list(args))
+
+
+# ---- the eager emitter: derivative formulas evaluated on numpy arrays
+
+class EagerEmitter:
+    """Evaluates derivative formulas numerically (without recording)."""
+
+    symbolic = False
+
+    def op(self, kind: str, *args: Any) -> Any:
+        entry = find_op(kind, list(args))
+        out = entry.impl(*with_defaults(entry, list(args)))
+        if len(entry.schema.returns) == 1 and entry.schema.returns[0].type == "Tensor":
+            return np.asarray(out)
+        return _to_python(out)
+
+    def sum_to(self, x: np.ndarray, like: Any) -> np.ndarray:
+        """Reduce a broadcast gradient back to the shape of `like` (an array or a shape)."""
+        shape = like.shape if isinstance(like, np.ndarray) else tuple(like)
+        x = np.asarray(x)
+        if x.shape == shape:
+            return x
+        lead = x.ndim - len(shape)
+        if lead > 0:
+            x = x.sum(axis=tuple(range(lead)))
+        axes = tuple(i for i, s in enumerate(shape) if s == 1 and x.shape[i] != 1)
+        if axes:
+            x = x.sum(axis=axes, keepdims=True)
+        return x.reshape(shape)
+
+    def is_tensor(self, x: Any) -> bool:
+        return isinstance(x, np.ndarray)
+
+    def shape(self, x: Any) -> tuple:
+        return tuple(np.shape(x))
+
+    def size(self, x: Any) -> list:
+        return list(np.shape(x))
+
+    def zeros_like(self, x: Any) -> np.ndarray:
+        return np.zeros_like(np.asarray(x))
+
+    def ones_like(self, x: Any) -> np.ndarray:
+        return np.ones_like(np.asarray(x))
+
+    def const(self, v: Any) -> Any:
+        return v
+
+    def cast_like(self, x: Any, like: Any) -> np.ndarray:
+        """`x` in the dtype of `like` (gradients take their input's dtype)."""
+        return np.asarray(x).astype(np.asarray(like).dtype, copy=False)
+
+
+EAGER = EagerEmitter()
+
+
+def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None,
+             inputs: Optional[Sequence[Tensor]] = None) -> Optional[list[Optional[np.ndarray]]]:
+    """Reverse-mode differentiation from `roots`. With `inputs`, return d(roots)/d(inputs)
+    (None where unconnected) instead of accumulating into leaves' `.grad`."""
+    roots = list(roots)
+    if grad_outputs is None:
+        grad_outputs = [np.ones_like(r.data) for r in roots]
+    want = {id(t): i for i, t in enumerate(inputs)} if inputs is not None else None
+    result: list[Optional[np.ndarray]] = [None] * (len(inputs) if inputs is not None else 0)
+
+    def deliver(t: Tensor, g: np.ndarray, pending: dict) -> None:
+        if want is not None and id(t) in want:
+            i = want[id(t)]
+            result[i] = g if result[i] is None else result[i] + g
+            if t.grad_fn is None:
+                return
+        if t.grad_fn is not None:
+            node, idx = t.grad_fn
+            slots = pending.setdefault(id(node), [None] * node.n_outputs)
+            slots[idx] = g if slots[idx] is None else slots[idx] + g
+        elif t.requires_grad and want is None:
+            g = np.asarray(g, dtype=t.dtype)
+            t.grad = g.copy() if t.grad is None else t.grad + g
+
+    # dependency counts over the reachable part of the tape
+    nodes: dict[int, GradNode] = {}
+    deps: dict[int, int] = {}
+    stack = [r.grad_fn[0] for r in roots if r.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in nodes:
+            continue
+        nodes[id(node)] = node
+        for e in node.edges:
+            for t in (e if isinstance(e, list) else [e]):
+                if isinstance(t, Tensor) and t.grad_fn is not None:
+                    child = t.grad_fn[0]
+                    deps[id(child)] = deps.get(id(child), 0) + 1
+                    stack.append(child)
+
+    pending: dict[int, list] = {}
+    for r, g in zip(roots, grad_outputs):
+        if g is not None:
+            deliver(r, np.asarray(g), pending)
+    ready = [n for k, n in nodes.items() if deps.get(k, 0) == 0]
+    while ready:
+        node = ready.pop()
+        grads = pending.pop(id(node), None)
+        if grads is not None and any(g is not None for g in grads):
+            for t, v in node.versions:
+                if t.version != v:
+                    raise IRRuntimeError(
+                        f"a tensor needed to differentiate {node.entry.schema.name}"
+                        f"{' at ' + node.label if node.label else ''} was modified by an "
+                        "in-place operation afterwards")
+            in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
+            for e, g in zip(node.edges, in_grads):
+                if e is None or g is None:
+                    continue
+                if isinstance(e, list):
+                    for t, gi in zip(e, g):
+                        if isinstance(t, Tensor) and gi is not None and t.requires_grad:
+                            deliver(t, np.asarray(gi, dtype=t.dtype), pending)
+                elif e.requires_grad:
+                    deliver(e, np.asarray(g, dtype=e.dtype), pending)
+        for e in node.edges:
+            for t in (e if isinstance(e, list) else [e]):
+                if isinstance(t, Tensor) and t.grad_fn is not None:
+                    child = t.grad_fn[0]
+                    deps[id(child)] -= 1
+                    if deps[id(child)] == 0:
+                        ready.append(child)
+    return result if inputs is not None else None

@@ -1,0 +1,12 @@
+"""Operator implementations, one module per family; importing this package registers them all."""
+
+import importlib
+import pkgutil
+
+from . import registry
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if _info.name not in ("registry",) and not _info.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_info.name}")
+
+__all__ = ["registry"]

@@ -1,0 +1,1 @@
+"""irjit's command-line tool (`irtool`) and developer scripts."""

@@ -1,0 +1,104 @@
+"""`irtool`: parse, format, run and optimize TorchScript IR files from the command line.
+
+Every error a user can cause is printed as `file:line:col: error: ...` (or `irtool: error:
+...`) with exit code 1; nothing is written unless the command succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Optional
+
+from compiler.errors import IRParseError, IRRuntimeError, IRTypeError
+
+
+class UsageError(Exception):
+    """A mistake in how irtool was called (missing file, bad option value)."""
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """The text of `path` (or stdin for `-`) and the name to report it by."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror}") from None
+
+
+def cmd_parse(args) -> int:
+    from compiler import parse_ir
+    for path in args.files:
+        text, name = read_source(path)
+        g = parse_ir(text, name)
+        if args.verify:
+            g.lint()
+        if not args.quiet:
+            print(f"{name}: ok ({g.num_nodes()} nodes)")
+    return 0
+
+
+def cmd_fmt(args) -> int:
+    from compiler import parse_ir
+    text, name = read_source(args.file)
+    out = str(parse_ir(text, name))
+    if args.check:
+        if out != text:
+            print(f"{name}: not in canonical form", file=sys.stderr)
+            return 1
+        return 0
+    sys.stdout.write(out)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="irtool", description="Read, run and rewrite TorchScript IR.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sp = sub.add_parser("parse", help="check that files parse")
+    sp.add_argument("files", nargs="+", help=".ir files ('-' for stdin)")
+    sp.add_argument("--verify", action="store_true", help="also run the IR verifier (lint)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    sp.set_defaults(func=cmd_parse)
+
+    sp = sub.add_parser("fmt", help="print a file in PyTorch's canonical format")
+    sp.add_argument("file", help=".ir file ('-' for stdin)")
+    sp.add_argument("--check", action="store_true", help="exit 1 if the file is not canonical")
+    sp.set_defaults(func=cmd_fmt)
+
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return p
+
+
+# Later layers (run, opt) add their sub-commands here, keeping this module import-light.
+_EXTRA_COMMANDS: list[Callable] = []
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except IRParseError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except (IRTypeError, IRRuntimeError, UsageError) as e:
+        print(f"irtool: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
