@@ -1,0 +1,216 @@
+"""The interpreter: runs a Graph on run-time values, node by node, in program order.
+
+Each block is turned once into a list of steps (node, handler, input and output values);
+running a block reads inputs from an environment, calls the handler and writes outputs.
+Registered ops go through `autograd.call_op` (so the tape records them); the `prim::`
+structure (constants, attributes, control flow, containers, guards, subgraphs) is handled
+here. Any failure inside a node becomes one IRRuntimeError naming the node's kind and line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from compiler.errors import IRRuntimeError, IRTypeError
+from compiler.ir import Block, Graph, Node, TensorData, Value
+from compiler.ir.constants import Device, constant_value
+from compiler.ir.types import (ClassType, ListType, NamedType, OptionalType, TensorType,
+                               TupleType, Type)
+
+from .autograd import call_op, is_grad_enabled
+from .dtypes import CODE_OF_DTYPE
+from .module import Module
+from .ops.registry import find_op
+from .prims import PRIM_HANDLERS
+from .tensor import Tensor
+
+
+class FunctionRef:
+    """The value of a `prim::Constant[name="f"]` of type Function."""
+
+    def __init__(self, name: str, fallback: bool = False):
+        self.name = name
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
+
+class _Step:
+    __slots__ = ("node", "handler", "inputs", "outputs")
+
+    def __init__(self, node: Node, handler: Callable, inputs: tuple, outputs: tuple):
+        self.node = node
+        self.handler = handler
+        self.inputs = inputs
+        self.outputs = outputs
+
+
+class Interpreter:
+    """Executes one graph. `constants` supplies tensor constants that print as `<Tensor>`
+    (keyed by value name); `functions` maps names to graphs for `prim::CallFunction` and
+    `"<class>.<method>"` to graphs for `prim::CallMethod`."""
+
+    def __init__(self, graph: Graph, constants: Optional[dict[str, np.ndarray]] = None,
+                 functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None,
+                 bailout: Optional[Callable] = None):
+        self.graph = graph
+        self.constants = constants or {}
+        self.functions = functions or {}
+        self.filename = filename or getattr(graph, "source_filename", None) or "<graph>"
+        self.bailout = bailout  # called by prim::BailOut / guards when a check fails
+        self._programs: dict[int, list[_Step]] = {}
+        self._sub: dict[int, Interpreter] = {}
+
+    # ---- entry points
+    def run(self, inputs: list) -> list:
+        """Run the graph on `inputs` (one per graph input) and return its outputs."""
+        g = self.graph
+        if len(inputs) != len(g.inputs):
+            raise IRTypeError(f"{self.filename}: the graph takes {len(g.inputs)} inputs "
+                              f"({', '.join('%' + v.name for v in g.inputs)}) but {len(inputs)} were given")
+        for v, x in zip(g.inputs, inputs):
+            check_input(v, x, self.filename)
+        return self.run_block(g.block, list(inputs), {})
+
+    def run_block(self, block: Block, args: list, env: dict) -> list:
+        for v, x in zip(block.inputs, args):
+            env[v] = x
+        steps = self._programs.get(id(block))
+        if steps is None:
+            steps = self._programs[id(block)] = self._compile(block)
+        step = None
+        try:
+            for step in steps:
+                result = step.handler(self, step.node, [env[v] for v in step.inputs], env)
+                outs = step.outputs
+                if len(outs) == 1:
+                    env[outs[0]] = result
+                elif outs:
+                    for v, r in zip(outs, result):
+                        env[v] = r
+        except (IRRuntimeError, _BailOut):
+            raise
+        except RecursionError:
+            raise
+        except Exception as e:  # noqa: BLE001 - every op failure becomes one located error
+            raise self.node_error(step.node if step else None, e) from None
+        return [env[v] for v in block.outputs]
+
+    def node_error(self, node: Optional[Node], e: Exception) -> IRRuntimeError:
+        if node is None:
+            return IRRuntimeError(str(e))
+        where = f"{self.filename}:{node.text_line}" if node.text_line else self.filename
+        src = f" (from {node.source})" if node.source is not None else ""
+        msg = str(e) if not isinstance(e, KeyError) else f"missing {e.args[0]!r}"
+        msg = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+        err = IRRuntimeError(f"{where}: {node.kind}: {msg}{src}")
+        err.node = node  # type: ignore[attr-defined]
+        return err
+
+    def _compile(self, block: Block) -> list[_Step]:
+        steps = []
+        for n in block.nodes():
+            handler = PRIM_HANDLERS.get(n.kind) or _run_registered_op
+            steps.append(_Step(n, handler, tuple(n.inputs), tuple(n.outputs)))
+        return steps
+
+    def sub_interpreter(self, graph: Graph) -> "Interpreter":
+        """An interpreter for a subgraph (DifferentiableGraph, FusionGroup, fork, callee)."""
+        sub = self._sub.get(id(graph))
+        if sub is None:
+            sub = self._sub[id(graph)] = Interpreter(graph, self.constants, self.functions,
+                                                     self.filename, self.bailout)
+        return sub
+
+    # ---- values held by nodes
+    def constant(self, node: Node) -> Any:
+        """The run-time value of a prim::Constant (tensor constants come from `constants`
+        when the graph does not print their data)."""
+        kind = node.attr_kind("value")
+        t = node.outputs[0].type
+        if kind == "t":
+            name = node.outputs[0].name
+            data: TensorData = node.attr("value")
+            if name in self.constants:
+                return Tensor(np.array(self.constants[name]))
+            if data.array is None:
+                raise IRRuntimeError(f"tensor constant %{name} is not printed in the graph "
+                                     "(`<Tensor>`): pass its value in the constants file")
+            return Tensor(data.array.copy())
+        if t == NamedType("Function") or (kind == "s" and node.has_attr("name")) or \
+                (kind is None and node.has_attr("name")):
+            return FunctionRef(node.attr("name"), bool(node.attr("fallback", 0)))
+        if kind == "ival":
+            v = node.attr("value")
+            return getattr(v, "value", v)
+        v = constant_value(node)
+        if isinstance(v, tuple):
+            return list(v)
+        if kind == "s" and isinstance(t, NamedType) and t.name == "Device":
+            return Device(v)
+        return v
+
+
+class _BailOut(Exception):
+    """Raised by a failing guard inside an optimized graph; the executor resumes elsewhere."""
+
+
+def _run_registered_op(interp: Interpreter, node: Node, args: list, env: dict) -> Any:
+    entry = find_op(node.kind, args)
+    out = call_op(entry, args, node.kind)
+    if len(node.outputs) > 1 and isinstance(out, (tuple, list)):
+        return out
+    return out
+
+
+# ---- checking inputs against the graph's declared types
+
+def _describe(x: Any) -> str:
+    if isinstance(x, Tensor):
+        return f"Tensor of dtype {x.dtype} and shape {list(x.shape)}"
+    if isinstance(x, np.ndarray):
+        return f"array of dtype {x.dtype} and shape {list(x.shape)}"
+    return type(x).__name__
+
+
+def _accepts(t: Type, x: Any) -> bool:
+    if isinstance(t, OptionalType):
+        return x is None or _accepts(t.elem, x)
+    if isinstance(t, TensorType):
+        if not isinstance(x, Tensor):
+            return False
+        if t.scalar_type is not None:
+            from compiler.ir.types import SCALAR_TYPES
+            want = SCALAR_TYPES.get(t.scalar_type)
+            if want is not None and str(x.dtype) != want:
+                return False
+        return True
+    if isinstance(t, NamedType):
+        name = t.name
+        if name == "int":
+            return isinstance(x, int) and not isinstance(x, bool)
+        if name == "float":
+            return isinstance(x, (float, int)) and not isinstance(x, bool)
+        if name == "bool":
+            return isinstance(x, bool)
+        if name in ("str", "string"):
+            return isinstance(x, str)
+        if name in ("NoneType", "None"):
+            return x is None
+        return True
+    if isinstance(t, ListType):
+        return isinstance(x, list) and all(_accepts(t.elem, e) for e in x)
+    if isinstance(t, TupleType):
+        return isinstance(x, tuple) and len(x) == len(t.elems) and all(
+            _accepts(a, b) for a, b in zip(t.elems, x))
+    if isinstance(t, ClassType):
+        return isinstance(x, Module)
+    return True
+
+
+def check_input(v: Value, x: Any, filename: str) -> None:
+    if not _accepts(v.type, x):
+        raise IRTypeError(f"{filename}: input %{v.name} expects {v.type}, got {_describe(x)}")

@@ -1,0 +1,184 @@
+"""`runtime.load`: a parsed graph plus its parameters, as a callable `Function` with gradients."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from compiler import parse_ir
+from compiler.errors import IRTypeError
+from compiler.ir import ClassType, Graph, TensorType
+
+from .autograd import backward as run_backward, no_grad, set_grad_enabled
+from .interpreter import Interpreter
+from .module import Module
+from .tensor import Tensor
+from .values import flatten_value, from_array, to_python
+
+# Buffers of the standard modules: tensors that are state, not parameters (no gradients).
+BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
+
+
+def _read_npz(source: Union[None, str, os.PathLike, dict]) -> dict[str, np.ndarray]:
+    if source is None:
+        return {}
+    if isinstance(source, dict):
+        return {k: np.asarray(v) for k, v in source.items()}
+    with np.load(source, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+def module_classes(graph: Graph) -> dict[str, str]:
+    """Dotted attribute path -> class name, read off `prim::GetAttr` chains from `%self`."""
+    if not graph.inputs or not isinstance(graph.inputs[0].type, ClassType):
+        return {}
+    paths = {graph.inputs[0]: ""}
+    classes = {"": graph.inputs[0].type.qualified_name}
+    for n in graph.walk():
+        if n.kind == "prim::GetAttr" and n.inputs[0] in paths:
+            base = paths[n.inputs[0]]
+            path = f"{base}.{n.attr('name')}" if base else n.attr("name")
+            paths[n.outputs[0]] = path
+            if isinstance(n.outputs[0].type, ClassType):
+                classes[path] = n.outputs[0].type.qualified_name
+    return classes
+
+
+def build_module(graph: Graph, params: dict[str, np.ndarray]) -> Module:
+    """The `%self` module: submodules typed as the graph says, attributes from `params`."""
+    classes = module_classes(graph)
+    root = Module(classes.get("", "__torch__.Module"))
+    for path, qualname in sorted(classes.items()):
+        if path:
+            m = root
+            for part in path.split("."):
+                m = m.submodule(part)
+            m.qualified_name = qualname
+    for key, value in params.items():
+        m = root
+        parts = key.split(".")
+        for part in parts[:-1]:
+            m = m.submodule(part)
+        m.set(parts[-1], value)
+    return root
+
+
+class Function:
+    """A runnable graph: `fn(*inputs)` returns the outputs (numpy arrays for tensors, in
+    the graph's structure); `fn.backward()` then returns gradients by name."""
+
+    def __init__(self, graph: Graph, params: Optional[dict] = None, constants: Optional[dict] = None,
+                 functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None):
+        self.graph = graph
+        self.filename = filename or "<graph>"
+        self.has_self = bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType)
+        self.module = build_module(graph, _read_npz(params)) if self.has_self else None
+        self.interpreter = Interpreter(graph, _read_npz(constants), functions, self.filename)
+        self._last: Optional[tuple] = None
+
+    @property
+    def input_values(self):
+        return self.graph.inputs[1:] if self.has_self else self.graph.inputs
+
+    def prepare_inputs(self, inputs: Sequence[Any], requires_grad: bool) -> list:
+        """Run-time values for the graph inputs (arrays become Tensors, typed as the graph says)."""
+        params = self.input_values
+        if len(inputs) != len(params):
+            raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
+                              f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
+        values = []
+        for v, x in zip(params, inputs):
+            if isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
+                x = from_array(np.asarray(x), v.type, requires_grad)
+            elif isinstance(x, Tensor) and requires_grad and x.dtype.kind == "f" and not x.requires_grad:
+                x = Tensor(x.data, True)
+            values.append(x)
+        return values
+
+    def parameters(self) -> dict[str, Tensor]:
+        """Floating-point tensor parameters (not buffers) by dotted path."""
+        out: dict[str, Tensor] = {}
+
+        def visit(m: Module, prefix: str):
+            for name, v in m.attributes.items():
+                path = f"{prefix}{name}"
+                if isinstance(v, Module):
+                    visit(v, path + ".")
+                elif name not in BUFFER_NAMES and isinstance(v, (Tensor, np.ndarray)) and \
+                        np.asarray(v.data if isinstance(v, Tensor) else v).dtype.kind == "f":
+                    if isinstance(v, np.ndarray):
+                        v = Tensor(np.array(v))
+                        m.set(name, v)
+                    out[path] = v
+        if self.module is not None:
+            visit(self.module, "")
+        return out
+
+    def run(self, *inputs: Any, requires_grad: bool = True) -> list:
+        """Run and return the raw run-time outputs (Tensors and Python values)."""
+        values = self.prepare_inputs(inputs, requires_grad)
+        params = self.parameters() if requires_grad else {}
+        for p in params.values():
+            p.requires_grad = True
+            p.grad = None
+        args = ([self.module] if self.has_self else []) + values
+        with set_grad_enabled(requires_grad):
+            outs = self.interpreter.run(args)
+        self._last = (values, params, outs)
+        return outs
+
+    def __call__(self, *inputs: Any) -> Any:
+        outs = self.run(*inputs)
+        result = [to_python(o) for o in outs]
+        return result[0] if len(result) == 1 else tuple(result)
+
+    def backward(self, grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None) -> dict[str, np.ndarray]:
+        """Gradients of the last call: of `sum(out.sum())` over floating-point tensor outputs,
+        or of the given output gradients (one per flattened output), w.r.t. floating-point
+        tensor inputs (`arg0`, ...) and parameters (dotted paths); zeros where unused."""
+        if self._last is None:
+            raise RuntimeError("backward() needs a call first")
+        values, params, outs = self._last
+        leaves = [x for _, x in flatten_value(tuple(outs))]
+        roots, grads = [], []
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, Tensor) and leaf.dtype.kind == "f":
+                g = np.ones_like(leaf.data) if grad_outputs is None else grad_outputs[i]
+                if g is not None and leaf.requires_grad:
+                    roots.append(leaf)
+                    grads.append(np.asarray(g, dtype=leaf.dtype))
+        targets: dict[str, Tensor] = {}
+        for i, v in enumerate(values):
+            if isinstance(v, Tensor) and v.dtype.kind == "f":
+                targets[f"arg{i}"] = v
+        targets.update(params)
+        with no_grad():
+            got = run_backward(roots, grads, inputs=list(targets.values())) if roots else \
+                [None] * len(targets)
+        return {name: (g if g is not None else np.zeros_like(t.data))
+                for (name, t), g in zip(targets.items(), got)}
+
+
+def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
+         functions: Optional[dict] = None) -> Function:
+    """A Function from a graph, `.ir` path or IR text; `params` / `constants` are `.npz`
+    paths or dicts of arrays (dotted attribute paths / value names)."""
+    if isinstance(source, Graph):
+        return Function(source, params, constants, functions)
+    text, filename = source, "<string>"
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
+                                           and os.path.exists(source)):
+        filename = os.fspath(source)
+        with open(filename, encoding="utf-8") as f:
+            text = f.read()
+    graph = parse_ir(text, filename)
+    fns = {k: (parse_ir(v) if isinstance(v, str) else v) for k, v in (functions or {}).items()}
+    return Function(graph, params, constants, fns, filename)
+
+
+def grad(fn: Function, inputs: Sequence[Any], grad_outputs=None) -> dict[str, np.ndarray]:
+    """Run `fn` on `inputs` and return the gradients `fn.backward` gives."""
+    fn.run(*inputs)
+    return fn.backward(grad_outputs)

@@ -1,0 +1,454 @@
+"""Handlers for the `prim::` nodes that need the interpreter: constants, module attributes,
+calls, control flow, containers, guards, profiling and subgraph nodes.
+
+A handler is `handler(interp, node, args, env) -> outputs` (one value, or a sequence for
+multi-output nodes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from compiler.errors import IRRuntimeError
+from compiler.ir import Node
+from compiler.ir.constants import Device
+from compiler.ir.types import (SCALAR_TYPES, ClassType, ListType, NamedType, OptionalType,
+                               TensorType, Type)
+
+from .autograd import is_grad_enabled, run_op
+from .dtypes import CODE_OF_DTYPE
+from .module import Module
+from .tensor import Tensor
+from .values import from_array
+
+PRIM_HANDLERS: dict[str, Any] = {}
+
+
+def prim(*kinds: str):
+    def wrap(fn):
+        for k in kinds:
+            PRIM_HANDLERS[k] = fn
+        return fn
+    return wrap
+
+
+class Future:
+    """A completed `prim::fork` result (forks run eagerly, in order)."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+class Uninitialized:
+    """The value of `prim::Uninitialized`: a placeholder that must never be used."""
+
+    def __repr__(self) -> str:
+        return "<uninitialized>"
+
+
+UNINITIALIZED = Uninitialized()
+
+
+@prim("prim::Constant")
+def _constant(interp, node: Node, args, env):
+    cache = interp.__dict__.setdefault("_constant_cache", {})
+    value = cache.get(node)
+    if value is None:
+        value = interp.constant(node)
+        if not isinstance(value, (Tensor, list, dict)):
+            cache[node] = value
+        elif isinstance(value, Tensor):
+            cache[node] = value  # constants are never written in place by well-formed graphs
+    return value
+
+
+@prim("prim::GetAttr")
+def _get_attr(interp, node: Node, args, env):
+    obj = args[0]
+    name = node.attr("name")
+    if not isinstance(obj, Module):
+        raise TypeError(f"prim::GetAttr on a {type(obj).__name__}")
+    try:
+        value = obj.get(name)
+    except KeyError as e:
+        path = e.args[0]
+        raise KeyError(f"parameter or attribute '{path}' (add it to the params file)") from None
+    if isinstance(value, np.ndarray):
+        # params files hold arrays; the attribute's type in the graph says what they are
+        value = from_array(value, node.outputs[0].type)
+        obj.set(name, value)
+    return value
+
+
+@prim("prim::SetAttr")
+def _set_attr(interp, node: Node, args, env):
+    args[0].set(node.attr("name"), args[1])
+    return None
+
+
+@prim("prim::CallMethod")
+def _call_method(interp, node: Node, args, env):
+    module, rest = args[0], args[1:]
+    name = node.attr("name")
+    cls = node.inputs[0].type
+    qualname = str(cls)
+    for key in (f"{qualname}.{name}", f"{getattr(module, 'class_name', '')}.{name}"):
+        g = interp.functions.get(key)
+        if g is not None:
+            return _results(node, interp.sub_interpreter(g).run([module] + rest))
+    if name == "forward" and isinstance(module, Module):
+        from .nn_modules import call_module
+        try:
+            return call_module(module, *rest)
+        except KeyError as e:
+            if str(e.args[0]) != module.class_name:
+                raise
+    raise IRRuntimeError(
+        f"{interp.filename}:{node.text_line}: prim::CallMethod: no graph for method "
+        f"'{name}' of {qualname}, and it is not a built-in torch.nn module; use the module's "
+        "inlined graph (m.inlined_graph or torch._C._jit_pass_inline)")
+
+
+@prim("prim::CallFunction")
+def _call_function(interp, node: Node, args, env):
+    fn, rest = args[0], args[1:]
+    name = getattr(fn, "name", None)
+    if getattr(fn, "fallback", False) and interp.functions.get("fallback_function") is None \
+            and getattr(interp, "fallback", None) is not None:
+        return _results(node, interp.fallback(rest))
+    g = interp.functions.get(name)
+    if g is None:
+        raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::CallFunction: the graph of "
+                             f"function '{name}' is not available; inline it or pass it as a function")
+    return _results(node, interp.sub_interpreter(g).run(rest))
+
+
+def _results(node: Node, outs: list):
+    return outs[0] if len(node.outputs) == 1 else outs
+
+
+@prim("prim::If")
+def _if(interp, node: Node, args, env):
+    cond = args[0]
+    if isinstance(cond, Tensor):
+        cond = bool(cond.data)
+    block = node.blocks[0] if cond else node.blocks[1] if len(node.blocks) > 1 else None
+    if block is None:
+        return None
+    return _results(node, interp.run_block(block, [], env)) if node.outputs else \
+        (interp.run_block(block, [], env) and None)
+
+
+@prim("prim::Loop")
+def _loop(interp, node: Node, args, env):
+    max_trips, cond, carried = args[0], args[1], list(args[2:])
+    if isinstance(cond, Tensor):
+        cond = bool(cond.data)
+    body = node.blocks[0]
+    i = 0
+    limit = max_trips if max_trips is not None else float("inf")
+    while cond and i < limit:
+        out = interp.run_block(body, [i] + carried, env)
+        cond = out[0]
+        if isinstance(cond, Tensor):
+            cond = bool(cond.data)
+        carried = out[1:]
+        i += 1
+    if not node.outputs:
+        return None
+    return carried[0] if len(node.outputs) == 1 else carried
+
+
+@prim("prim::TupleConstruct")
+def _tuple_construct(interp, node, args, env):
+    return tuple(args)
+
+
+@prim("prim::TupleUnpack", "prim::ListUnpack")
+def _unpack(interp, node, args, env):
+    seq = args[0]
+    if len(seq) != len(node.outputs):
+        raise ValueError(f"expected {len(node.outputs)} elements to unpack, got {len(seq)}")
+    return seq[0] if len(node.outputs) == 1 else list(seq)
+
+
+@prim("prim::TupleIndex")
+def _tuple_index(interp, node, args, env):
+    return args[0][args[1]]
+
+
+@prim("prim::TupleSlice")
+def _tuple_slice(interp, node, args, env):
+    return tuple(args[0][node.attr("beg"):node.attr("end")])
+
+
+@prim("prim::ListConstruct")
+def _list_construct(interp, node, args, env):
+    return list(args)
+
+
+@prim("prim::DictConstruct")
+def _dict_construct(interp, node, args, env):
+    return {_key(args[i]): args[i + 1] for i in range(0, len(args), 2)}
+
+
+def _key(k):
+    return k.data.item() if isinstance(k, Tensor) else k
+
+
+@prim("prim::unchecked_cast", "prim::profile", "prim::profile_ivalue", "prim::annotate",
+      "prim::unchecked_unwrap_optional")
+def _identity(interp, node, args, env):
+    return args[0] if args else None
+
+
+@prim("prim::NumToTensor", "aten::scalar_tensor_from_number")
+def _num_to_tensor(interp, node, args, env):
+    x = args[0]
+    if isinstance(x, bool):
+        return Tensor(np.array(x, dtype=np.bool_))
+    if isinstance(x, int):
+        return Tensor(np.array(x, dtype=np.int64))
+    return Tensor(np.array(x, dtype=np.float64))
+
+
+@prim("prim::ImplicitTensorToNum")
+def _tensor_to_num(interp, node, args, env):
+    t = node.outputs[0].type
+    v = args[0].data.item()
+    if t == NamedType("int"):
+        return int(v)
+    if t == NamedType("float"):
+        return float(v)
+    if t == NamedType("bool"):
+        return bool(v)
+    return v
+
+
+@prim("prim::device")
+def _device(interp, node, args, env):
+    return Device("cpu")
+
+
+@prim("prim::dtype")
+def _dtype(interp, node, args, env):
+    return CODE_OF_DTYPE[np.dtype(args[0].dtype)]
+
+
+@prim("prim::layout")
+def _layout(interp, node, args, env):
+    return 0
+
+
+@prim("prim::is_cuda", "prim::is_mkldnn", "prim::is_sparse", "prim::is_quantized", "prim::is_meta",
+      "prim::is_xpu", "prim::is_mps", "prim::is_nested", "prim::is_vulkan", "prim::is_ipu")
+def _false(interp, node, args, env):
+    return False
+
+
+@prim("prim::requires_grad")
+def _requires_grad(interp, node, args, env):
+    return bool(args[0].requires_grad)
+
+
+@prim("prim::data")
+def _data(interp, node, args, env):
+    return args[0].detach()
+
+
+@prim("prim::shape")
+def _shape(interp, node, args, env):
+    return list(args[0].shape)
+
+
+@prim("prim::min", "prim::max")
+def _min_max(interp, node, args, env):
+    f = min if node.kind == "prim::min" else max
+    return f(args[0]) if len(args) == 1 else f(args[0], args[1])
+
+
+@prim("prim::abs")
+def _abs(interp, node, args, env):
+    return abs(args[0])
+
+
+@prim("prim::RaiseException")
+def _raise(interp, node, args, env):
+    msg = args[0] if args else "Exception"
+    cls = args[1] if len(args) > 1 and args[1] else "Exception"
+    raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::RaiseException: {cls}: {msg}")
+
+
+@prim("prim::Uninitialized")
+def _uninitialized(interp, node, args, env):
+    return UNINITIALIZED
+
+
+@prim("prim::Print")
+def _print(interp, node, args, env):
+    print(*[a.data if isinstance(a, Tensor) else a for a in args])
+    return None
+
+
+@prim("prim::ConstantChunk")
+def _constant_chunk(interp, node, args, env):
+    parts = run_op("aten::chunk", args[0], node.attr("chunks"), node.attr("dim"))
+    return parts[0] if len(node.outputs) == 1 else parts
+
+
+@prim("prim::BroadcastSizes")
+def _broadcast_sizes(interp, node, args, env):
+    return list(np.broadcast_shapes(*[tuple(a) for a in args]))
+
+
+@prim("prim::fork")
+def _fork(interp, node, args, env):
+    return Future(interp.sub_interpreter(node.attr("Subgraph")).run(list(args))[0])
+
+
+@prim("aten::wait")
+def _wait(interp, node, args, env):
+    return args[0].value
+
+
+@prim("prim::DifferentiableGraph", "prim::FusionGroup", "prim::TensorExprGroup",
+      "prim::CudaFusionGroup", "prim::TensorExprDynamicGroup", "prim::StaticSubgraph",
+      "prim::oneDNNFusionGroup", "prim::FallbackGraph")
+def _subgraph(interp, node, args, env):
+    runner = getattr(interp, "subgraph_runner", None)
+    if runner is not None:
+        return _results(node, runner(interp, node, list(args)))
+    return _results(node, interp.sub_interpreter(node.attr("Subgraph")).run(list(args)))
+
+
+# ---- guards: checks that an optimized graph's assumptions hold
+
+def type_matches(t: Type, x: Any) -> bool:
+    """Whether run-time value `x` has the (specialized) type `t`, as PyTorch's guards check
+    tensors: dtype, sizes, strides, requires_grad and device where `t` states them."""
+    if isinstance(t, OptionalType):
+        return x is None or type_matches(t.elem, x)
+    if not isinstance(t, TensorType):
+        return True
+    if not isinstance(x, Tensor):
+        return False
+    if t.undefined:
+        return False
+    if t.scalar_type is not None and SCALAR_TYPES.get(t.scalar_type) != str(x.dtype):
+        return False
+    if t.sizes is not None:
+        if len(t.sizes) != x.dim():
+            return False
+        if any(s is not None and s != d for s, d in zip(t.sizes, x.shape)):
+            return False
+        if t.strides is not None and x.dim() > 0:
+            item = x.data.itemsize
+            actual = tuple(s // item for s in x.data.strides)
+            if any(w is not None and (w != a and d != 1) for w, a, d in zip(t.strides, actual, x.shape)):
+                return False
+    if t.requires_grad is not None:
+        if bool(t.requires_grad) != (bool(x.requires_grad) and is_grad_enabled()):
+            return False
+    return True
+
+
+def _guard_failed(interp, node: Node):
+    from .interpreter import _BailOut
+    raise _BailOut(node)
+
+
+@prim("prim::TypeCheck")
+def _type_check(interp, node, args, env):
+    types = node.attr("types")
+    ok = all(type_matches(out.type, x) for out, x in zip(node.outputs[:-1], args))
+    return list(args) + [ok]
+
+
+@prim("prim::RequiresGradCheck")
+def _requires_grad_check(interp, node, args, env):
+    ok = all(type_matches(t, x) for t, x in zip(node.attr("types"), args))
+    return list(args) + [ok]
+
+
+@prim("prim::BailOut")
+def _bailout(interp, node, args, env):
+    value = args[1]
+    if not type_matches(node.outputs[0].type, value):
+        if interp.bailout is not None:
+            return interp.bailout(interp, node, args, env)
+        _guard_failed(interp, node)
+    return value
+
+
+@prim("prim::BailoutTemplate")
+def _bailout_template(interp, node, args, env):
+    return 0
+
+
+@prim("prim::Guard")
+def _guard(interp, node, args, env):
+    if not type_matches(node.outputs[0].type, args[0]):
+        _guard_failed(interp, node)
+    return args[0]
+
+
+# ---- autograd bookkeeping nodes in differentiated graphs
+
+@prim("prim::AutogradZero")
+def _autograd_zero(interp, node, args, env):
+    return None
+
+
+@prim("prim::AutogradAdd")
+def _autograd_add(interp, node, args, env):
+    a, b = args
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return run_op("aten::add", a, b)
+
+
+@prim("prim::AutogradAnyNonZero")
+def _any_nonzero(interp, node, args, env):
+    return any(a is not None for a in args)
+
+
+@prim("prim::AutogradAllZero")
+def _all_zero(interp, node, args, env):
+    return all(a is None for a in args)
+
+
+@prim("prim::AutogradAllNonZero")
+def _all_nonzero(interp, node, args, env):
+    return all(a is not None for a in args)
+
+
+@prim("prim::GradOf")
+def _grad_of(interp, node, args, env):
+    return _results(node, interp.run_block(node.blocks[0], [], env))
+
+
+@prim("prim::isinstance")
+def _isinstance(interp, node, args, env):
+    return _isinstance_of(args[0], node.attr("types"))
+
+
+def _isinstance_of(x: Any, types) -> bool:
+    for t in types or ():
+        if isinstance(t, TensorType) and isinstance(x, Tensor):
+            return True
+        if isinstance(t, ListType) and isinstance(x, list):
+            return True
+        if isinstance(t, NamedType) and (
+                (t.name == "int" and isinstance(x, int) and not isinstance(x, bool)) or
+                (t.name == "float" and isinstance(x, float)) or
+                (t.name == "bool" and isinstance(x, bool)) or
+                (t.name == "str" and isinstance(x, str)) or
+                (t.name == "NoneType" and x is None)):
+            return True
+        if isinstance(t, ClassType) and isinstance(x, Module):
+            return True
+    return False

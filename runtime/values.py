@@ -1,0 +1,90 @@
+"""Converting between run-time values and the arrays of `.npz` files, following the
+fixture conventions: inputs `arg0, arg1, ...`; outputs flattened into `out0, out1, ...`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from compiler.ir.types import ListType, NamedType, OptionalType, TensorType, TupleType, Type
+
+from .tensor import Tensor
+
+
+def from_array(a: np.ndarray, t: Type, requires_grad: bool = False) -> Any:
+    """The run-time value of type `t` that an npz array stands for."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if isinstance(t, TensorType) or t is None:
+        return Tensor(np.array(a), requires_grad and a.dtype.kind == "f")
+    if isinstance(t, NamedType):
+        if t.name == "int":
+            return int(a)
+        if t.name == "float":
+            return float(a)
+        if t.name == "bool":
+            return bool(a)
+        if t.name in ("str", "string"):
+            return str(a)
+    if isinstance(t, ListType):
+        if isinstance(t.elem, TensorType):
+            return [Tensor(np.array(x)) for x in a]
+        conv = {"int": int, "float": float, "bool": bool, "str": str}.get(getattr(t.elem, "name", ""), lambda x: x)
+        return [conv(x) for x in np.asarray(a).reshape(-1)]
+    if isinstance(t, TupleType):
+        return tuple(from_array(x, et) for x, et in zip(a, t.elems))
+    if a.ndim == 0:
+        return a.item()
+    return Tensor(np.array(a))
+
+
+def flatten_value(v: Any, path: str = "<root>") -> list[tuple[str, Any]]:
+    """(path, leaf) pairs as the fixtures flatten outputs: tuples and lists of tensors element
+    by element, dicts by value in insertion order, lists of scalars/strings as one leaf."""
+    if isinstance(v, tuple):
+        out = []
+        for i, x in enumerate(v):
+            out += flatten_value(x, f"[{i}]" if path == "<root>" else f"{path}[{i}]")
+        return out
+    if isinstance(v, list) and any(isinstance(x, (Tensor, list, tuple, dict)) for x in v):
+        out = []
+        for i, x in enumerate(v):
+            out += flatten_value(x, f"[{i}]" if path == "<root>" else f"{path}[{i}]")
+        return out
+    if isinstance(v, dict):
+        out = []
+        for k, x in v.items():
+            out += flatten_value(x, f"[{k!r}]" if path == "<root>" else f"{path}[{k!r}]")
+        return out
+    return [(path, v)]
+
+
+def to_numpy(v: Any) -> np.ndarray:
+    """A leaf of a flattened output as an array (tensors as their data, scalars 0-d)."""
+    if isinstance(v, Tensor):
+        return v.data
+    if isinstance(v, bool):
+        return np.array(v, dtype=np.bool_)
+    if isinstance(v, int):
+        return np.array(v, dtype=np.int64)
+    if isinstance(v, float):
+        return np.array(v, dtype=np.float64)
+    if v is None:
+        return np.array(np.nan)
+    if isinstance(v, list):
+        return np.array(v)
+    return np.asarray(v)
+
+
+def to_python(v: Any) -> Any:
+    """A run-time value with tensors replaced by their numpy arrays (for API results)."""
+    if isinstance(v, Tensor):
+        return v.data
+    if isinstance(v, tuple):
+        return tuple(to_python(x) for x in v)
+    if isinstance(v, list):
+        return [to_python(x) for x in v]
+    if isinstance(v, dict):
+        return {k: to_python(x) for k, x in v.items()}
+    return v
