@@ -7,6 +7,7 @@ Every error a user can cause is printed as `file:line:col: error: ...` (or `irto
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, Optional
 
@@ -79,8 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-# Later layers (run, opt) add their sub-commands here, keeping this module import-light.
-_EXTRA_COMMANDS: list[Callable] = []
+def _register_run(sub) -> None:
+    from .run_command import register
+    register(sub)
+
+
+# Sub-commands that live in their own modules.
+_EXTRA_COMMANDS: list[Callable] = [_register_run]
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -93,6 +99,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 1
     except (IRTypeError, IRRuntimeError, UsageError) as e:
         print(f"irtool: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001
+        from .run_command import RunUsageError
+        if isinstance(e, RunUsageError):
+            print(f"irtool: error: {e}", file=sys.stderr)
+            return 1
+        if os.environ.get("IRJIT_TRACEBACK"):
+            raise
+        print(f"irtool: internal error: {type(e).__name__}: {e} "
+              "(set IRJIT_TRACEBACK=1 for a traceback, and please report it)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

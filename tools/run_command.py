@@ -1,0 +1,129 @@
+"""`irtool run`: execute a graph on inputs from an `.npz` (or random ones made from its
+input types), print a summary, and optionally write outputs and gradients to an `.npz`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from compiler.ir import ListType, NamedType, OptionalType, TensorType
+from compiler.ir.types import SCALAR_TYPES
+
+
+class RunUsageError(Exception):
+    """Bad files or options for `irtool run`."""
+
+
+def read_npz(path: str | None, what: str) -> dict[str, np.ndarray] | None:
+    if path is None:
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except FileNotFoundError:
+        raise RunUsageError(f"{path}: no such {what} file") from None
+    except (ValueError, OSError) as e:
+        raise RunUsageError(f"{path}: not a readable .npz file ({e})") from None
+
+
+def random_inputs(fn, rng: np.random.Generator) -> list:
+    """Inputs made from the graph's input types, when those say enough (dtype and shape)."""
+    out = []
+    for v in fn.input_values:
+        t = v.type.elem if isinstance(v.type, OptionalType) else v.type
+        if isinstance(t, TensorType):
+            sizes = t.complete_sizes()
+            if sizes is None:
+                raise RunUsageError(f"input %{v.name} has type {v.type}, which gives no complete "
+                                    "shape; pass --inputs FILE.npz (keys arg0, arg1, ...)")
+            dtype = np.dtype(SCALAR_TYPES.get(t.scalar_type or "Float") or "float32")
+            if dtype.kind == "f":
+                out.append(rng.standard_normal(sizes).astype(dtype))
+            elif dtype.kind == "b":
+                out.append(rng.random(sizes) < 0.5)
+            else:
+                out.append(rng.integers(0, 10, sizes).astype(dtype))
+        elif isinstance(t, NamedType) and t.name in ("int", "float", "bool"):
+            out.append({"int": np.array(1), "float": np.array(0.5), "bool": np.array(True)}[t.name])
+        elif isinstance(t, ListType) and getattr(t.elem, "name", None) == "int":
+            raise RunUsageError(f"input %{v.name} is an int[]: pass --inputs FILE.npz")
+        else:
+            raise RunUsageError(f"cannot make a random value of type {v.type} for input "
+                                f"%{v.name}; pass --inputs FILE.npz")
+    return out
+
+
+def _summary(name: str, value: Any) -> str:
+    a = np.asarray(value)
+    if a.dtype.kind in "fciub":
+        checksum = float(np.asarray(a, dtype=np.float64).sum()) if a.size else 0.0
+        return f"{name}: {a.dtype} {list(a.shape)} sum={checksum:.6g}"
+    return f"{name}: {a!r}"
+
+
+def write_npz_atomically(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write all arrays or nothing: a temporary file in the same folder, then a rename."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_run(args) -> int:
+    import runtime
+    from runtime.values import flatten_value, to_numpy
+
+    from .irtool import read_source
+    text, name = read_source(args.file)
+    inputs = read_npz(args.inputs, "inputs")
+    params = read_npz(args.params, "params")
+    constants = read_npz(args.constants, "constants")
+    from compiler import parse_ir
+    graph = parse_ir(text, name)
+    fn = runtime.load(graph, params=params, constants=constants)
+    fn.filename = fn.interpreter.filename = name
+    if args.seed is not None:
+        runtime.manual_seed(args.seed)
+    if inputs is None:
+        values = random_inputs(fn, np.random.default_rng(args.seed or 0))
+    else:
+        missing = [f"arg{i}" for i in range(len(fn.input_values)) if f"arg{i}" not in inputs]
+        if missing:
+            raise RunUsageError(f"{args.inputs}: missing {', '.join(missing)} "
+                                f"(the graph takes {len(fn.input_values)} inputs)")
+        values = [inputs[f"arg{i}"] for i in range(len(fn.input_values))]
+    outs = fn.run(*values, requires_grad=args.grad)
+    results: dict[str, np.ndarray] = {}
+    for i, (path, leaf) in enumerate(flatten_value(tuple(outs))):
+        results[f"out{i}"] = to_numpy(leaf)
+        print(_summary(f"out{i}" + ("" if path == "<root>" else f" {path}"), results[f"out{i}"]))
+    if args.grad:
+        for key, g in fn.backward().items():
+            results[f"grad.{key}"] = g
+            print(_summary(f"grad.{key}", g))
+    if args.out:
+        write_npz_atomically(args.out, results)
+    return 0
+
+
+def register(sub) -> None:
+    sp = sub.add_parser("run", help="run a graph with the interpreter")
+    sp.add_argument("file", help=".ir file ('-' for stdin)")
+    sp.add_argument("--inputs", help=".npz with arg0, arg1, ... (default: random, from input types)")
+    sp.add_argument("--params", help=".npz of module attributes by dotted path (conv.weight)")
+    sp.add_argument("--constants", help=".npz of tensor constants by value name (frozen graphs)")
+    sp.add_argument("--grad", action="store_true",
+                    help="also compute gradients of the sum of all floating-point outputs")
+    sp.add_argument("--out", help="write outputs (out0, ...) and gradients (grad.*) to this .npz")
+    sp.add_argument("--seed", type=int, help="seed for random inputs and random ops (dropout)")
+    sp.set_defaults(func=cmd_run)
