@@ -1,0 +1,67 @@
+"""Executor settings in one place, mirroring PyTorch's `torch._C._jit_set_*` switches."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """What a new GraphExecutor does; read once when an executor is created."""
+
+    profiling_executor: bool = True  # PyTorch 2.x default; False gives the legacy executor
+    num_profiled_runs: int = 1  # torch._C._jit_set_num_profiled_runs
+    bailout_depth: int = 12  # re-specializations allowed (PyTorch: STATIC 2 + DYNAMIC 10)
+    autodiff_node_threshold: int = 2  # autodiffSubgraphNodeThreshold
+    autodiff_inline_threshold: int = 5  # autodiffSubgraphInlineThreshold
+    autodiff_subgraph_inlining: bool = True  # torch._C._debug_set_autodiff_subgraph_inlining
+    guard_style: str = "typecheck"  # "typecheck" (2.x) or "bailout" (prim::BailOut, 1.x)
+
+
+_lock = threading.Lock()
+_current = ExecutorSettings()
+
+
+def get_settings() -> ExecutorSettings:
+    return _current
+
+
+def update_settings(**changes) -> ExecutorSettings:
+    """Change settings for executors created from now on; returns the previous settings."""
+    global _current
+    if "guard_style" in changes and changes["guard_style"] not in ("typecheck", "bailout"):
+        raise ValueError("guard_style must be 'typecheck' or 'bailout'")
+    with _lock:
+        previous = _current
+        _current = replace(_current, **changes)
+    return previous
+
+
+def set_profiling_executor(enabled: bool) -> bool:
+    return update_settings(profiling_executor=bool(enabled)).profiling_executor
+
+
+def set_num_profiled_runs(n: int) -> int:
+    if n < 1:
+        raise ValueError("the number of profiled runs must be at least 1")
+    return update_settings(num_profiled_runs=int(n)).num_profiled_runs
+
+
+def set_autodiff_thresholds(node_threshold: int | None = None,
+                            inline_threshold: int | None = None) -> None:
+    changes = {}
+    if node_threshold is not None:
+        changes["autodiff_node_threshold"] = int(node_threshold)
+    if inline_threshold is not None:
+        changes["autodiff_inline_threshold"] = int(inline_threshold)
+    update_settings(**changes)
+
+
+def debug_set_autodiff_subgraph_inlining(enabled: bool) -> None:
+    """As `torch._C._debug_set_autodiff_subgraph_inlining`."""
+    update_settings(autodiff_subgraph_inlining=bool(enabled))
+
+
+def set_guard_style(style: str) -> None:
+    update_settings(guard_style=style)
