@@ -39,6 +39,35 @@ import sys
 from pathlib import Path
 
 SECTIONS = ("roundtrip", "run")
+
+README = """# Generated IR fixtures
+
+Written by `tools/fixturegen` (PyTorch 2.13.0, CPU) - do not edit by hand. Regenerate from the
+repository root with a dev venv holding torch 2.13.0 (never a project dependency):
+
+    /tmp/torchdev/bin/python -m tools.fixturegen --out tests/fixtures/generated [--only roundtrip|run]
+    python -m tools.fixturegen.verify tests/fixtures/generated   # numpy-only sanity checks
+
+Formats are those of `shared/fixtures` (see its README.md); source paths are normalised the same way
+(`/usr/local/lib/python3.11/site-packages/...`, `/home/user/models.py:LINE:COL`, where models.py is
+`tools/fixturegen/models.py`).
+
+- `roundtrip/NNNN_<name>.ir` + `manifest.json` (`file`, `section`, `origin`, `torch_parse_ir_accepts`,
+  `torch_reprint_identical`, `torch_parse_error`, `node_kinds`, `also_produced_by`). Byte-identical
+  duplicates are dropped (their names go to `also_produced_by`), and so are executor snapshots that
+  differ from an earlier file only in the numbering of `%N` values (listed there with a note).
+  Sections: `static`, `scopes`, `autodiff`, `irparser`, `profiling_{grad,nograd}`,
+  `noinline_{grad,nograd}` (autodiff subgraph inlining off), `fuser_{grad,nograd}` (TensorExpr fuser),
+  `legacy_{grad,nograd}` (legacy executor), `legacyfuser`. The `[...]` suffix of an executor
+  `origin` names the JIT settings.
+- `autodiff/<case>/`: `input.ir`, `f.ir`, `df.ir`, `gradient.json` of `torch._C._jit_differentiate`.
+- `run/<case>/` + `run/manifest.json`: runnable cases. On top of the shared conventions:
+  `str` inputs/outputs are 0-d unicode arrays and `List[str]` 1-d unicode arrays; dict outputs have
+  paths like `[0]['key']`; `constants.npz` is also written for non-frozen graphs that hold tensor
+  constants (traced functions); `gradients.computed` is false with a `reason` when torch's own
+  autograd cannot differentiate the case; `notes` flags graphs that mutate inputs or buffers.
+- `summary.json`: counts and the cases torch itself failed on (skipped).
+"""
 SECTION_DIRS = {"roundtrip": ("roundtrip", "autodiff"), "run": ("run",)}
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,6 +81,10 @@ def _worker(section: str, out: Path):
     else:
         from . import runcases as mod
     stats = mod.generate(out)
+    import numpy
+    import torch
+
+    stats["generated_with"] = {"torch": torch.__version__, "numpy": numpy.__version__}
     (out / f".{section}_stats.json").write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n")
 
 
@@ -101,12 +134,16 @@ def main(argv=None):
         summary[sec] = json.loads(stats_file.read_text())
         stats_file.unlink()
     summary_path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    (out / "README.md").write_text(README)
     for sec in sections:
         st = summary[sec]
         counts = {k: v for k, v in st.items() if not isinstance(v, list)}
         skipped = sum(len(v) for v in st.values() if isinstance(v, list))
         print(f"{sec}: {counts}, skipped {skipped}")
-    return 0
+
+    from .verify import main as verify_main
+
+    return verify_main([str(out)])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ graph inspection."""
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import os
 import re

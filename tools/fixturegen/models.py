@@ -9,7 +9,7 @@ Editing it shifts line numbers in the generated fixtures: regenerate afterwards.
 
 import math
 from enum import Enum
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Union
 
 import torch
 import torch.nn as nn
@@ -1387,4 +1387,6 @@ def fn_trace_consts(x):
     y = x + torch.tensor(0.5)
     z = y * torch.tensor([1.0, 2.0, 3.0])
     w = z - torch.arange(3).float()
-    return w.sum(0), y.shape[0] * 2
+    m = torch.tensor([[1.5, -2.0, 0.25], [3.0, 4.0, -0.5]]) * torch.tensor([True, False, True]).float()
+    big = torch.linspace(-1.0, 1.0, 24).reshape(2, 3, 4).sum(-1)
+    return w.sum(0), y.shape[0] * 2, w * m + big

@@ -7,7 +7,7 @@ so every consumer (roundtrip graphs, profiling runs, run cases) sees the same va
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 
