@@ -95,8 +95,7 @@ class _LegacyReader:
         if kind_tok.type == "PYTHON_OP":
             paren = text.index("(")
             n = Node(g, "prim::PythonOp")
-            n.set_attr("name", "s", text[1:paren])
-            n.set_attr("scalar_args", "s", text[paren:])
+            n.python_op = (text[1:paren], text[paren:])
         elif "::" in text:
             n = Node(g, text)
         else:

@@ -22,7 +22,7 @@ from .ir.attributes import TensorData
 from .ir.graph import Graph
 from .ir.node import Block, Node, Value
 from .ir.source import SourceLocation
-from .ir.types import SCALAR_TYPES, TensorType
+from .ir.types import SCALAR_TYPES, ListType, TensorType
 from .type_parser import describe_expected, parse_attributes_text, parse_type_text
 
 _GROUP_KIND = re.compile(r"^(.*)_([0-9]+)$")
@@ -182,8 +182,13 @@ class _Reader:
         # a node without outputs prints as `<indent> = kind(...)`: its line starts one column early
         self.check_indent(outputs[0] if outputs else eq_tok, 0 if outputs else -1)
         g = st.graph
-        n = Node(g, str(kind_tok))
         j = 0
+        if kind_tok.type == "PYTHON_OP":
+            n = Node(g, "prim::PythonOp")
+            n.python_op = (str(kind_tok)[1:], str(rest[1]))
+            rest = rest[:1] + rest[2:]
+        else:
+            n = Node(g, str(kind_tok))
         if j < len(rest) and rest[j].type == "ATTRS":
             try:
                 attrs = parse_attributes_text(str(rest[j]))
@@ -204,12 +209,23 @@ class _Reader:
             j += 1
         for decl in outputs:
             self.define(decl, lambda t, u: n.add_output(t, u))
-        if n.kind == "prim::Constant" and n.attr_kind("value") == "t":
-            _cast_tensor_constant(n)
+        if n.kind == "prim::Constant":
+            self.check_constant(n, rest[0] if rest and rest[0].type == "ATTRS" else kind_tok)
         st.blocks[-1].append_node(n)
         n.text_line = kind_tok.line
         if _GROUP_KIND.match(n.kind):
             st.group_candidates.append(n)
+
+    def check_constant(self, n: Node, tok: Token) -> None:
+        """A constant's value must fit its declared type (as PyTorch's parser insists)."""
+        kind = n.attr_kind("value")
+        if kind == "t":
+            _cast_tensor_constant(n)
+        elif kind == "ival" and n.outputs:
+            t, value = n.outputs[0].type, n.attr("value")
+            if isinstance(t, ListType) and not isinstance(t.elem, ListType) and \
+                    isinstance(value, list) and any(isinstance(x, list) for x in value):
+                raise self.error_at(tok, f"a constant of type {t} cannot hold a nested list")
 
     def open_block(self, tok: Token, params) -> None:
         st = self.state

@@ -3,8 +3,6 @@ and in the 2017 format (`{ ... uses = [...], scope: ...; }`) for graphs read fro
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .ir.attributes import format_attribute
 from .ir.graph import Graph
 from .ir.node import Node, Value
@@ -49,8 +47,8 @@ class _Printer:
     def node(self, n: Node, level: int, groups: list[Node]) -> None:
         out = self.out
         out.append("  " * level + _value_list_with_types(n.outputs) + " = ")
-        if n.kind == "prim::PythonOp":
-            out.append("^" + n.attr("name") + n.attr("scalar_args", "()"))
+        if n.python_op is not None:
+            out.append("^" + n.python_op[0] + format_attributes(n) + n.python_op[1])
         elif is_group_node(n):
             out.append(f"{n.kind}_{len(groups)}")
             if len(n.attrs) > 1 and n.kind != "prim::DifferentiableGraph":
@@ -109,7 +107,7 @@ def _legacy_uses(n: Node) -> str:
             refs.append(f"{ref}.i{u.offset}")
         return "[" + ", ".join(refs) + "]"
 
-    if n.kind == "prim::PythonOp" or len(n.outputs) != 1:
+    if n.python_op is not None or len(n.outputs) != 1:
         return "[" + ", ".join(uses_of(v) for v in n.outputs) + "]"
     return uses_of(n.outputs[0])
 
@@ -119,8 +117,8 @@ def print_legacy_graph(g: Graph) -> str:
     out = ["graph(" + _value_list_with_types(g.inputs, "\n      ") + ") {\n"]
     for n in g.nodes():
         line = "  " + _value_list_with_types(n.outputs) + " = "
-        if n.kind == "prim::PythonOp":
-            line += "^" + n.attr("name") + n.attr("scalar_args", "()")
+        if n.python_op is not None:
+            line += "^" + n.python_op[0] + n.python_op[1]
         else:
             line += _legacy_kind(n.kind)
             if n.attrs:
@@ -132,10 +130,3 @@ def print_legacy_graph(g: Graph) -> str:
     out.append("  return (" + _value_list(g.outputs) + ");\n}\n")
     return "".join(out)
 
-
-def print_value_type(v: Value) -> str:
-    return str(v.type)
-
-
-def maybe_print(g: Optional[Graph]) -> str:
-    return "" if g is None else print_graph(g)

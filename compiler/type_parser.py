@@ -82,7 +82,14 @@ class _TypeBuilder(Transformer):
         return self._tensor(str(c[0])[: -len("Tensor")], None, kwargs)
 
     def plain_tensor(self, c):
-        return self._tensor(None, None, c[0] if c else [])
+        return self._tensor(None, None, [])
+
+    def plain_tensor_args(self, c):
+        dims, kwargs = c[0] if c else ([], [])
+        return self._tensor(None, dims if dims or not kwargs else None, kwargs)
+
+    def enum_type(self, c):
+        return NamedType(str(c[0]))
 
     def _tensor(self, scalar_type, dims, kwargs) -> TensorType:
         sizes = marks = None
@@ -217,8 +224,11 @@ def unquote_string(text: str) -> str:
                 out += _UNESCAPES[nxt].encode()
                 i += 2
                 continue
-            if re.match(r"[0-7]{3}", body[i + 1:i + 4]):
-                out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            digits = body[i + 1:i + 4]
+            if len(digits) == 3 and all("(" <= d <= "7" for d in digits):
+                # PyTorch writes `\ddd` from a (signed) char; digits below '0' are negative
+                d0, d1, d2 = (ord(d) - 48 for d in digits)
+                out.append((d0 * 64 + d1 * 8 + d2) & 0xFF)
                 i += 4
                 continue
         out += ch.encode("utf-8")
@@ -268,6 +278,9 @@ class _AttrBuilder(Transformer):
     def float_value(self, c):
         return ("f", float(c[0]))
 
+    def complex_value(self, c):
+        return ("c", complex(str(c[0])))
+
     def string_value(self, c):
         return ("s", unquote_string(str(c[0])))
 
@@ -308,23 +321,44 @@ class _AttrBuilder(Transformer):
 
     def type_value(self, c):
         tok = c[0]
+        text = str(tok).strip()
         try:
-            return ("ty", parse_type_text(str(tok).strip()))
+            return ("ty", parse_type_text(text))
         except SubParseError as e:
+            literal = _tuple_literal(text)
+            if literal is not None:
+                return ("ival", literal)
             raise SubParseError(e.reason, tok.start_pos + e.offset) from None
 
     def list_value(self, c):
         kinds = {k for k, _ in c}
         if not c:
             return ("is", ())
+        if kinds <= {"is", "fs", "ss", "ival"}:  # nested lists are generic values (IValues)
+            return ("ival", [_as_ivalue(k, v) for k, v in c])
         if len(kinds) != 1 or next(iter(kinds)) not in ("i", "f", "s", "ty", "t"):
             if kinds <= {"i", "f"}:
                 return ("fs", tuple(float(v) for _, v in c))
-            raise SubParseError("attribute lists hold only numbers, strings or types "
-                                "(nested or mixed lists are not valid)")
+            raise SubParseError("attribute lists must not mix numbers, strings, types and lists")
         kind = next(iter(kinds))
         return ({"i": "is", "f": "fs", "s": "ss", "ty": "tys", "t": "ts"}[kind],
                 tuple(v for _, v in c))
+
+
+def _as_ivalue(kind: str, value: Any) -> Any:
+    return list(value) if kind in ("is", "fs", "ss") else value
+
+
+def _tuple_literal(text: str):
+    """A tuple constant printed as an IValue (`("a", "b")`, `(None, None)`), or None."""
+    import ast
+    if not text.startswith("("):
+        return None
+    try:
+        value = ast.literal_eval(text.replace("\\'", "'"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, tuple) else None
 
 
 _attr_parser: Lark | None = None

@@ -77,6 +77,18 @@ _ESCAPES = {"\\": "\\\\", "'": "\\'", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f"
             "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
+def _char_escape(byte: int) -> str:
+    """`\\ddd` as PyTorch computes it from a signed char: bytes above 127 give digits below
+    '0' (`é` prints as `\\0)+\\/.)`), which the parser decodes back."""
+    s = byte - 256 if byte > 127 else byte
+    digits = []
+    for _ in range(2):
+        digits.append(int(math.fmod(s, 8)))
+        s = int(s / 8)
+    digits.append(s)
+    return "\\" + "".join(chr(48 + d) for d in reversed(digits))
+
+
 def quote_string(s: str) -> str:
     """A string quoted as PyTorch's `printQuotedString` does (octal escapes for other bytes)."""
     out = ['"']
@@ -87,8 +99,8 @@ def quote_string(s: str) -> str:
         elif " " <= ch <= "~":
             out.append(ch)
         else:
-            for byte in ch.encode("utf-8"):
-                out.append("\\%03o" % byte)
+            for byte in ch.encode("utf-8", errors="surrogateescape"):
+                out.append(_char_escape(byte))
     out.append('"')
     return "".join(out)
 

@@ -156,6 +156,7 @@ class Graph:
         c.source = n.source
         c.scope = self.scope_root.lookup(n.scope.names_from_root()) if n.graph is not self else n.scope
         c.legacy_uses = n.legacy_uses
+        c.python_op = n.python_op
         for v in n.inputs:
             c.add_input(value_map.get(v, v))
         for v in n.outputs:

@@ -102,7 +102,8 @@ class Node:
     and optionally a source location."""
 
     __slots__ = ("kind", "graph", "owning_block", "inputs", "outputs", "attrs", "blocks",
-                 "scope", "source", "text_line", "prev", "next", "_pos", "legacy_uses", "__weakref__")
+                 "scope", "source", "text_line", "prev", "next", "_pos", "legacy_uses", "python_op",
+                 "__weakref__")
 
     def __init__(self, graph: "Graph", kind: str):
         self.kind = kind
@@ -119,6 +120,7 @@ class Node:
         self.next: Optional[Node] = None
         self._pos = 0
         self.legacy_uses: Optional[str] = None  # verbatim `uses = [...]` of the 2017 format
+        self.python_op: Optional[tuple[str, str]] = None  # prim::PythonOp: (name, "(scalar args)")
 
     # ---- identity and description
     @property
