@@ -1,0 +1,187 @@
+"""The emitter that turns registry derivative formulas into IR nodes (the symbolic twin of
+`runtime.autograd.EagerEmitter`)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from compiler.ir.constants import constant_value
+from compiler.ir.node import Node, Value
+from compiler.ir.types import (BOOL, FLOAT, INT, NONE, TENSOR, ListType, NamedType, OptionalType,
+                               TensorType, TupleType, Type)
+from runtime.ops.registry import OpEntry, find_op
+
+
+class NotSymbolic(Exception):
+    """A formula needs something the IR cannot give it (shapes, a non-constant scalar, ...)."""
+
+
+class NeedsShapes(NotSymbolic):
+    pass
+
+
+def _representative(t: Type) -> Any:
+    """A run-time value of IR type `t`, for overload resolution by the registry."""
+    if isinstance(t, OptionalType):
+        return _representative(t.elem)
+    if isinstance(t, TensorType):
+        return np.zeros((), dtype=np.float32)
+    if isinstance(t, ListType):
+        return [_representative(t.elem)]
+    if isinstance(t, TupleType):
+        return tuple(_representative(e) for e in t.contained())
+    if isinstance(t, NamedType):
+        return {"int": 0, "float": 0.0, "bool": False, "NoneType": None, "str": "",
+                "number": 0.0, "Scalar": 0.0}.get(t.name, 0)
+    return None
+
+
+def resolve(kind: str, args: list) -> OpEntry:
+    """The registry overload for IR values (by type) and Python constants (by value)."""
+    reps = [_representative(a.type) if isinstance(a, Value) else a for a in args]
+    return find_op(kind, reps)
+
+
+_RETURN_TYPES = {"Tensor": TENSOR, "int": INT, "float": FLOAT, "bool": BOOL, "int[]": ListType(INT),
+                 "int[]?": OptionalType(ListType(INT)), "Tensor[]": ListType(TENSOR),
+                 "Tensor?": OptionalType(TENSOR), "Scalar": NamedType("Scalar")}
+
+
+def return_type(type_text: str) -> Type:
+    if type_text in _RETURN_TYPES:
+        return _RETURN_TYPES[type_text]
+    from compiler.type_parser import parse_type_text
+    try:
+        return parse_type_text(type_text)
+    except Exception:  # noqa: BLE001 - schema-only types (`t`, `Any`) have no IR spelling
+        return NamedType("Any")
+
+
+def python_value(v: Value) -> Any:
+    """The Python value of a constant input (what formulas compare and negate), else `v`."""
+    if v.node.kind == "prim::Constant" and not isinstance(v.type, TensorType):
+        return constant_value(v.node)
+    return v
+
+
+_SCALAR_ARITH = frozenset({"aten::add", "aten::sub", "aten::mul", "aten::div", "aten::rsub"})
+
+
+class SymbolicEmitter:
+    """Emits a formula's ops at `graph`'s insertion point (a GradOf block of the reverse
+    program); `sum_to` adds PyTorch's `_size_if_not_equal` sizes to the forward graph right
+    after `node`, so that the backward captures sizes rather than whole tensors."""
+
+    symbolic = True
+
+    def __init__(self, graph, node: Optional[Node] = None, forward_block=None,
+                 size_cache: Optional[dict] = None):
+        self.graph = graph
+        self.node = node
+        self.forward_block = forward_block
+        self._fwd_after = node
+        self._sizes = size_cache if size_cache is not None else {}
+        self._sums: dict[Value, Value] = {}
+
+    # ---- the emitter interface used by registry formulas
+    def op(self, kind: str, *args: Any) -> Any:
+        entry = resolve(kind, list(args))
+        return self._emit(kind, entry, [self._value(a) for a in args])
+
+    def sum_to(self, x: Any, like: Any) -> Any:
+        if self._scalar_overload(like):
+            return x  # PyTorch's `add_1`/`mul_1`/... formulas: no broadcasting, no sizes
+        if isinstance(like, Value) and isinstance(like.type, TensorType):
+            size = self._size_if_not_equal(like)
+            if size is None:
+                size = self.op("aten::size", like)
+        elif isinstance(like, Value):
+            size = like
+        else:
+            size = self._value([int(s) for s in like])
+        return self.op("aten::_grad_sum_to_size", x, size)
+
+    def is_tensor(self, x: Any) -> bool:
+        return isinstance(x, Value) and isinstance(x.type, TensorType)
+
+    def shape(self, x: Any) -> tuple:
+        if isinstance(x, (list, tuple)):
+            return tuple(x)
+        t = x.type if isinstance(x, Value) else None
+        sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+        if sizes is None:
+            raise NeedsShapes(f"the formula needs the static shape of %{getattr(x, 'name', x)}")
+        return tuple(sizes)
+
+    def size(self, x: Any) -> list:
+        return list(self.shape(x))
+
+    def zeros_like(self, x: Any) -> Value:
+        return self.op("aten::zeros_like", x)
+
+    def ones_like(self, x: Any) -> Value:
+        return self.op("aten::ones_like", x)
+
+    def const(self, v: Any) -> Any:
+        return v
+
+    def cast_like(self, x: Any, like: Any) -> Any:
+        return self.op("aten::type_as", x, like)
+
+    # ---- helpers
+    def _scalar_overload(self, like: Any) -> bool:
+        n = self.node
+        if n is None or n.kind not in _SCALAR_ARITH:
+            return False
+        tensors = [v for v in n.inputs if isinstance(v.type, TensorType)]
+        return tensors == [like]
+
+    def _value(self, a: Any) -> Value:
+        if isinstance(a, Value):
+            return a
+        if isinstance(a, np.ndarray):
+            raise NotSymbolic("a formula built a numpy array; it needs run-time values")
+        if a is not None and not isinstance(a, (bool, int, float, list, tuple, str, np.generic)):
+            raise NotSymbolic(f"cannot make a constant of {type(a).__name__}")
+        if isinstance(a, np.generic):
+            a = a.item()
+        return self.graph.insert_constant(list(a) if isinstance(a, tuple) else a)
+
+    def _emit(self, kind: str, entry: OpEntry, ins: list[Value], graph=None) -> Any:
+        rets = entry.schema.returns
+        types = [return_type(r.type) for r in rets]
+        n = (graph or self.graph).insert(kind, ins, output_types=types)
+        return n.outputs[0] if len(n.outputs) == 1 else tuple(n.outputs)
+
+    def _forward(self, kind: str, *ins: Value) -> Value:
+        """Emit `kind(ins)` into the forward graph, after the node being differentiated."""
+        g = self.graph
+        entry = resolve(kind, list(ins))
+        n = g.create(kind, list(ins), output_types=[return_type(r.type) for r in entry.schema.returns])
+        n.insert_after(self._fwd_after)
+        self._fwd_after = n
+        return n.outputs[0]
+
+    def _forward_size(self, v: Value) -> Value:
+        s = self._sizes.get(v)
+        if s is None or not s.node.is_inserted():
+            s = self._sizes[v] = self._forward("aten::size", v)
+        elif s.node.is_after(self._fwd_after):  # computed later in f: recompute here
+            s = self._sizes[v] = self._forward("aten::size", v)
+        return s
+
+    def _size_if_not_equal(self, like: Value) -> Optional[Value]:
+        """`aten::_size_if_not_equal(like.size(), result.size())` in the forward graph."""
+        node = self.node
+        if node is None or self.forward_block is None or not node.outputs:
+            return None
+        if like.node.owning_block is not self.forward_block:
+            return None
+        if like in self._sums:
+            return self._sums[like]
+        out = node.outputs[0]
+        s = self._forward("aten::_size_if_not_equal", self._forward_size(like), self._forward_size(out))
+        self._sums[like] = s
+        return s
