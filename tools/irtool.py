@@ -85,8 +85,13 @@ def _register_run(sub) -> None:
     register(sub)
 
 
+def _register_opt(sub) -> None:
+    from .opt_command import register
+    register(sub)
+
+
 # Sub-commands that live in their own modules.
-_EXTRA_COMMANDS: list[Callable] = [_register_run]
+_EXTRA_COMMANDS: list[Callable] = [_register_run, _register_opt]
 
 
 def main(argv: Optional[list[str]] = None) -> int:

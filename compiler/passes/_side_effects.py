@@ -1,0 +1,279 @@
+"""Side effects, mutation, nondeterminism and a small alias analysis, shared by the passes.
+
+Mirrors what PyTorch's passes ask of `Node::hasSideEffects`, `Node::isNondeterministic` and
+`AliasDb` (torch/csrc/jit/ir/ir.cpp, alias_analysis.cpp), conservatively: values are grouped
+into alias sets (views, containers, control flow and pass-through nodes join sets), graph
+inputs and anything unanalysable share one *wildcard* set, and writes are taken from
+schemas (`Tensor(a!)`) or, for ops the registry does not know yet, from naming conventions.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from compiler.ir import Block, Graph, Node, Value
+from compiler.ir.constants import constant_value
+from compiler.ir.types import (ClassType, GenericType, ListType, NamedType, OptionalType,
+                               TensorType, TupleType, Type)
+
+# Node::hasSideEffects's list, plus prim::SetAttr and the guard nodes.
+SIDE_EFFECT_KINDS = frozenset({
+    "prim::PythonOp", "prim::IgnoredPythonOp", "prim::Print", "prim::RaiseException",
+    "prim::SetAttr", "aten::warn", "aten::save", "aten::manual_seed", "prim::AddStatValue",
+    "prim::TimePoint", "prim::CallFunction", "prim::CallMethod", "prim::BailoutTemplate",
+    "prim::BailOut", "prim::Guard", "prim::TypeCheck", "prim::rpc_async", "prim::rpc_sync",
+    "prim::rpc_remote", "aten::wait", "cuda::set_stream", "cuda::_set_device",
+    "cuda::_current_device", "cuda::synchronize", "prim::Enter", "prim::Exit",
+})
+
+# Node::isNondeterministic's list (by kind), used besides the registry's flag.
+NONDETERMINISTIC_KINDS = frozenset({
+    "aten::dropout", "aten::_fused_dropout", "aten::_standard_gamma", "aten::bernoulli",
+    "aten::multinomial", "aten::native_dropout", "aten::normal", "aten::poisson",
+    "aten::binomial", "aten::rrelu", "aten::rrelu_with_noise", "aten::rand", "aten::rand_like",
+    "aten::randint", "aten::randint_like", "aten::randn", "aten::randn_like", "aten::randperm",
+})
+
+# Mutating list/dict builtins (their first input is written), for kinds without a schema.
+_CONTAINER_MUTATORS = frozenset({
+    "aten::append", "aten::insert", "aten::pop", "aten::clear", "aten::extend", "aten::remove",
+    "aten::_set_item", "aten::reverse", "aten::sort", "aten::update", "aten::popitem",
+    "aten::setdefault", "aten::Delete",
+})
+
+# Nodes whose outputs are their inputs (or elements of them) at run time.
+_PASS_THROUGH = frozenset({
+    "prim::profile", "prim::profile_ivalue", "prim::unchecked_cast", "prim::annotate",
+    "prim::unchecked_unwrap_optional", "prim::TypeCheck", "prim::RequiresGradCheck",
+    "prim::Guard", "prim::BailOut", "prim::TupleUnpack", "prim::ListUnpack", "prim::TupleIndex",
+    "prim::TupleSlice", "aten::__getitem__", "prim::ListIndex", "prim::DictIndex",
+    "aten::list", "prim::data", "aten::detach", "prim::TupleConstruct", "prim::ListConstruct",
+    "prim::DictConstruct", "aten::values", "aten::items", "aten::get", "prim::BroadcastSizes",
+})
+
+# Calls into unknown code: they may read and write anything reachable from their inputs.
+_OPAQUE = frozenset({"prim::CallFunction", "prim::CallMethod", "prim::PythonOp", "prim::fork",
+                     "prim::rpc_async", "prim::rpc_sync", "prim::rpc_remote"})
+
+
+def is_mutable_type(t: Type) -> bool:
+    """PyTorch's `AliasDb::isMutableType`: tensors, lists, dicts, objects, and tuples or
+    optionals containing them."""
+    if isinstance(t, (TensorType, ListType, ClassType)):
+        return True
+    if isinstance(t, GenericType):
+        return t.name not in ("Union",) or any(is_mutable_type(a) for a in t.args)
+    if isinstance(t, (TupleType, OptionalType)):
+        return any(is_mutable_type(e) for e in t.contained())
+    if isinstance(t, NamedType):
+        return t.name in ("Any", "Capsule")
+    return False
+
+
+def has_side_effects(node: Node) -> bool:
+    """`Node::hasSideEffects`: kinds that act on the world. Like torch 2.13's DCE, a bare
+    ` = prim::profile()` is not one (it is removed once the profiling run is over)."""
+    return node.kind in SIDE_EFFECT_KINDS
+
+
+def _entries(kind: str):
+    from runtime.ops.registry import overloads
+    return overloads(kind)
+
+
+def is_nondeterministic(node: Node) -> bool:
+    """`Node::isNondeterministic`: random ops (by name or the registry's flag); dropout with a
+    constant `train=False` is deterministic."""
+    if not node.kind.startswith("aten::"):
+        return False
+    if node.kind in ("aten::dropout", "aten::feature_dropout") and len(node.inputs) >= 3:
+        train = node.inputs[2]
+        if train.node.kind == "prim::Constant" and constant_value(train.node) is False:
+            return False
+    if node.kind in NONDETERMINISTIC_KINDS:
+        return True
+    return any(e.nondeterministic for e in _entries(node.kind))
+
+
+def mutated_inputs(node: Node) -> list[int]:
+    """Positions of the inputs the node writes to (schema arguments marked `(a!)`)."""
+    kind = node.kind
+    if kind == "prim::SetAttr":
+        return [0]
+    n = len(node.inputs)
+    found: set[int] = set()
+    known = False
+    for e in _entries(kind):
+        s = e.schema
+        if s.variadic:
+            continue
+        args = s.arguments
+        if n > len(args) or any(a.default is _no_default() for a in args[n:]):
+            continue
+        known = True
+        found.update(i for i, a in enumerate(args[:n]) if (a.alias or "").endswith("!"))
+    if known:
+        return sorted(found)
+    name = kind.split("::", 1)[-1]
+    if kind in _CONTAINER_MUTATORS or (kind.startswith("aten::") and name.endswith("_")
+                                       and not name.startswith("__") and n > 0):
+        return [0]
+    return []
+
+
+def _no_default():
+    from runtime.ops.registry import NO_DEFAULT
+    return NO_DEFAULT
+
+
+def is_mutating(node: Node) -> bool:
+    """Whether the node's schema writes to one of its inputs (`FunctionSchema::is_mutable`)."""
+    return bool(mutated_inputs(node))
+
+
+def _view_sources(node: Node) -> Optional[list[int]]:
+    """Inputs each output may alias according to the schema (`Tensor(a)` returns), or None
+    when the registry has no schema for the node."""
+    entries = [e for e in _entries(node.kind) if not e.schema.variadic]
+    if not entries:
+        return None
+    out: set[int] = set()
+    for e in entries:
+        letters = {(r.alias or "").rstrip("!") for r in e.schema.returns if r.alias}
+        out.update(i for i, a in enumerate(e.schema.arguments[:len(node.inputs)])
+                   if a.alias and a.alias.rstrip("!") in letters)
+    return sorted(out)
+
+
+class AliasDb:
+    """Alias sets and writes of a graph, enough for DCE, CSE, pooling and constant folding."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self._parent: dict[Value, Value] = {}
+        self._wildcard_root: Optional[Value] = None
+        self._writes: dict[Node, set[Value]] = {}
+        self._wildcard_writers: set[Node] = set()
+        for v in graph.inputs:
+            self._set_wildcard(v)
+        self._analyze_block(graph.block)
+        self._written_roots = {self._find(v) for vs in self._writes.values() for v in vs}
+        if self._wildcard_writers and self._wildcard_root is not None:
+            self._written_roots.add(self._find(self._wildcard_root))
+
+    # ---- union-find
+    def _find(self, v: Value) -> Value:
+        root = v
+        while self._parent.get(root, root) is not root:
+            root = self._parent[root]
+        while v is not root:
+            nxt = self._parent.get(v, v)
+            self._parent[v] = root
+            v = nxt
+        return root
+
+    def _union(self, a: Value, b: Value) -> None:
+        if not (is_mutable_type(a.type) and is_mutable_type(b.type)):
+            return
+        ra, rb = self._find(a), self._find(b)
+        if ra is not rb:
+            self._parent[ra] = rb
+
+    def _set_wildcard(self, v: Value) -> None:
+        if not is_mutable_type(v.type) or isinstance(v.type, ClassType):
+            return
+        if self._wildcard_root is None:
+            self._wildcard_root = v
+        else:
+            self._union(v, self._wildcard_root)
+
+    # ---- building
+    def _analyze_block(self, block: Block) -> None:
+        for n in block.nodes():
+            self._analyze_node(n)
+
+    def _analyze_node(self, n: Node) -> None:
+        for b in n.blocks:
+            self._analyze_block(b)
+        kind = n.kind
+        if kind == "prim::If":
+            for b in n.blocks:
+                for o, bo in zip(n.outputs, b.outputs):
+                    self._union(o, bo)
+        elif kind == "prim::Loop":
+            body = n.blocks[0]
+            for o, init, param, bo in zip(n.outputs, n.inputs[2:], body.inputs[1:], body.outputs[1:]):
+                for v in (init, param, bo):
+                    self._union(o, v)
+        elif kind in _OPAQUE:
+            for v in list(n.inputs) + list(n.outputs):
+                self._set_wildcard(v)
+            self._wildcard_writers.add(n)
+        elif kind == "prim::GetAttr":
+            for o in n.outputs:
+                self._set_wildcard(o)
+        elif kind in _PASS_THROUGH:
+            for o in n.outputs:
+                for i in n.inputs:
+                    self._union(o, i)
+        elif kind.startswith("aten::") or kind.startswith("prim::"):
+            sources = _view_sources(n)
+            if sources is None and kind.startswith("aten::"):
+                sources = list(range(len(n.inputs))) if is_mutating(n) else []
+            for i in sources or ():
+                for o in n.outputs:
+                    self._union(o, n.inputs[i])
+        written = [n.inputs[i] for i in mutated_inputs(n) if i < len(n.inputs)]
+        if written:
+            self._writes[n] = set(written)
+
+    # ---- queries
+    def is_wildcard(self, v: Value) -> bool:
+        return self._wildcard_root is not None and is_mutable_type(v.type) and \
+            self._find(v) is self._find(self._wildcard_root)
+
+    def may_alias(self, a: Value, b: Value) -> bool:
+        if not (is_mutable_type(a.type) and is_mutable_type(b.type)):
+            return False
+        return self._find(a) is self._find(b)
+
+    def may_contain_alias(self, a: Iterable[Value], b: Iterable[Value]) -> bool:
+        roots = {self._find(v) for v in b if is_mutable_type(v.type)}
+        return any(is_mutable_type(v.type) and self._find(v) in roots for v in a)
+
+    def written_by(self, node: Node) -> list[Value]:
+        """The values a node writes (its own and those of nodes nested in its blocks)."""
+        out = list(self._writes.get(node, ()))
+        for inner in node.walk():
+            out.extend(self._writes.get(inner, ()))
+        return out
+
+    def writes_to_wildcard(self, node: Node) -> bool:
+        if node in self._wildcard_writers or any(m in self._wildcard_writers for m in node.walk()):
+            return True
+        return any(self.is_wildcard(v) for v in self.written_by(node))
+
+    def writes_to_alias(self, node: Node, values: Iterable[Value]) -> bool:
+        written = {self._find(v) for v in self.written_by(node)}
+        if self.writes_to_wildcard(node) and self._wildcard_root is not None:
+            written.add(self._find(self._wildcard_root))
+        return any(is_mutable_type(v.type) and self._find(v) in written for v in values)
+
+    def has_writers_value(self, v: Value) -> bool:
+        return is_mutable_type(v.type) and self._find(v) in self._written_roots
+
+    def has_writers(self, node: Node) -> bool:
+        """Whether anything in the graph writes to memory an input or output may alias."""
+        return any(self.has_writers_value(v) for v in list(node.inputs) + list(node.outputs))
+
+    def escapes_scope(self, values: Iterable[Value]) -> bool:
+        vals = [v for v in values if is_mutable_type(v.type)]
+        return any(self.is_wildcard(v) for v in vals) or \
+            self.may_contain_alias(vals, self.graph.outputs)
+
+    def safe_to_change_aliasing(self, a: Iterable[Value], b: Iterable[Value]) -> bool:
+        """`AliasDb::safeToChangeAliasingRelationship`."""
+        a, b = list(a), list(b)
+        if any(self.has_writers_value(v) for v in a + b):
+            return False
+        return not (self.escapes_scope(a) and self.escapes_scope(b))

@@ -1,0 +1,55 @@
+"""Tests of the graph passes, with helpers to compare graphs up to value numbering."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "passes"
+
+_NUMBER = re.compile(r"%(\d+)(?![\w.])")
+
+
+def renumber(text: str) -> str:
+    """`text` with numeric value names renumbered in order of first appearance (per graph
+    section), so graphs that differ only in value numbering compare equal."""
+    sections = re.split(r"(?m)^(?=with )", text)
+    out = []
+    for section in sections:
+        mapping: dict[str, str] = {}
+
+        def sub(m: re.Match) -> str:
+            return "%" + mapping.setdefault(m.group(1), str(len(mapping)))
+        out.append(_NUMBER.sub(sub, section))
+    return "".join(out)
+
+
+def fixture_pairs(pass_name: str) -> list[dict]:
+    """The manifest entries of PyTorch's before/after pairs for `pass_name`."""
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    return [p for p in manifest["pairs"] if p["pass"] == pass_name]
+
+
+def read_fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def run_pair(pair: dict, pass_name: str, **options) -> tuple[str, str, bool]:
+    """Run `pass_name` on PyTorch's before-graph of `pair`; return (got, want, changed),
+    both renumbered, with the graph linted."""
+    from compiler import parse_ir
+    from compiler.passes import get_pass
+    g = parse_ir(read_fixture(pair["before"]))
+    changed = get_pass(pass_name).run(g, **options)
+    g.lint()
+    return renumber(str(g)), renumber(read_fixture(pair["after"])), changed
+
+
+def pair_ids(pairs: list[dict]) -> list[str]:
+    return [p["example"] for p in pairs]
+
+
+def parse(text: str):
+    from compiler import parse_ir
+    return parse_ir(text)

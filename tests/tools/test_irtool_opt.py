@@ -1,0 +1,83 @@
+"""`irtool opt`: passes over a file, printed in PyTorch's format; clean one-line errors."""
+
+import pytest
+
+from tools.irtool import main
+
+GRAPH = """graph(%x : Tensor,
+      %n : int):
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=1]()
+  %3 : Tensor = aten::add(%x, %x, %1)
+  %4 : Tensor = aten::add(%x, %x, %2)
+  %5 : Tensor = aten::mul(%3, %4)
+  %6 : Tensor = aten::relu(%5)
+  return (%5)
+"""
+
+
+@pytest.fixture
+def graph_file(tmp_path):
+    p = tmp_path / "g.ir"
+    p.write_text(GRAPH)
+    return str(p)
+
+
+def test_opt_prints_rewritten_graph(graph_file, capsys):
+    assert main(["opt", "--passes=cse,dce", "--verify", graph_file]) == 0
+    out, err = capsys.readouterr()
+    assert out == """graph(%x : Tensor,
+      %n : int):
+  %1 : int = prim::Constant[value=1]()
+  %3 : Tensor = aten::add(%x, %x, %1)
+  %5 : Tensor = aten::mul(%3, %3)
+  return (%5)
+"""
+    assert err == ""
+
+
+def test_opt_input_types_print_after_all_and_timing(graph_file, capsys):
+    assert main(["opt", "--passes=dce", "--input-types", "Float(1, 3, 8, 8, requires_grad=1), int",
+                 "--print-after-all", "--time-passes", graph_file]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("graph(%x : Float(1, 3, 8, 8, requires_grad=1),\n      %n : int):")
+    assert "# after dce\n" in err and "total" in err
+    assert "# after" not in out
+
+
+def test_opt_skips_self_for_input_types(tmp_path, capsys):
+    p = tmp_path / "m.ir"
+    p.write_text("graph(%self : __torch__.M,\n      %x : Tensor):\n  return (%x)\n")
+    assert main(["opt", "--passes=dce", "--input-types", "Float(2)", str(p)]) == 0
+    assert "%x : Float(2)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--passes=bogus"], "unknown pass 'bogus'"),
+    (["--passes=dce{nope=1}"], "no option 'nope'"),
+    (["--passes=dce,"], "bad pipeline"),
+    (["--passes=dce", "--input-types", "Float(2)"], "1 input types given but the graph takes 2"),
+    (["--passes=dce", "--input-types", "int, int"], "cannot take type int"),
+    (["--passes=dce", "--input-types", "Float(2, int"], "bad type"),
+])
+def test_opt_errors_are_one_line(graph_file, capsys, argv, message):
+    assert main(["opt", *argv, graph_file]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("irtool: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_opt_missing_file(capsys):
+    assert main(["opt", "--passes=dce", "/nonexistent/x.ir"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "no such file" in err
+
+
+def test_opt_list(capsys):
+    assert main(["opt", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("eliminate_dead_code", "eliminate_common_subexpression", "constant_pooling",
+                 "constant_propagation", "constant_propagation_immutable_types", "inline",
+                 "lower_tuples", "canonicalize", "dce"):
+        assert name in out

@@ -1,0 +1,78 @@
+"""`irtool opt`: run a pipeline of passes over a graph and print the result in PyTorch's format."""
+
+from __future__ import annotations
+
+import sys
+
+
+from compiler.errors import IRTypeError
+
+
+class OptUsageError(IRTypeError):
+    """Bad pass names, options, input types or files for `irtool opt` (an IRTypeError so that
+    irtool's main prints it as `irtool: error: ...`)."""
+
+
+def _read(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except FileNotFoundError:
+        raise OptUsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise OptUsageError(f"{path}: is a directory") from None
+    except UnicodeDecodeError as e:
+        raise OptUsageError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise OptUsageError(f"{path}: {e.strerror}") from None
+
+
+def cmd_opt(args) -> int:
+    import compiler.passes  # noqa: F401  (registers every pass)
+    from compiler import parse_ir
+    from compiler.passes.manager import PassError, PassManager, describe_passes
+    from compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
+                                                        specialize_input_types)
+    if args.list:
+        for name, what, desc in describe_passes():
+            print(f"{name:<40} {what:<8} {desc}")
+        return 0
+    if args.file is None or args.passes is None:
+        raise OptUsageError("opt needs --passes=NAME[,NAME...] and a FILE (or --list)")
+    try:
+        manager = PassManager(args.passes, verify=args.verify,
+                              print_after_all=args.print_after_all, stream=sys.stderr)
+    except PassError as e:
+        raise OptUsageError(str(e)) from None
+    text, name = _read(args.file)
+    graph = parse_ir(text, name)
+    if args.input_types is not None:
+        try:
+            specialize_input_types(graph, parse_input_types(args.input_types))
+        except InputTypeError as e:
+            raise OptUsageError(f"--input-types: {e}") from None
+    try:
+        manager.run(graph)
+    except PassError as e:
+        raise OptUsageError(str(e)) from None
+    sys.stdout.write(str(graph))
+    if args.time_passes:
+        sys.stderr.write(manager.timing_table())
+    return 0
+
+
+def register(sub) -> None:
+    sp = sub.add_parser("opt", help="run passes over a graph and print the result")
+    sp.add_argument("file", nargs="?", help=".ir file ('-' for stdin)")
+    sp.add_argument("--passes", help="comma-separated passes/pipelines, e.g. "
+                    "'dce,cse,autodiff{node-threshold=1}'")
+    sp.add_argument("--input-types", help="one type per graph input after %%self, e.g. "
+                    "'Float(1, 3, 8, 8, requires_grad=1), int'")
+    sp.add_argument("--verify", action="store_true", help="lint the graph after every pass")
+    sp.add_argument("--print-after-all", action="store_true",
+                    help="print the graph to stderr after every pass")
+    sp.add_argument("--time-passes", action="store_true", help="print pass timings to stderr")
+    sp.add_argument("--list", action="store_true", help="list the passes and pipelines")
+    sp.set_defaults(func=cmd_opt)
