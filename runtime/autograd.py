@@ -135,7 +135,8 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     else:
         outs = [_wrap(o, r.type) for o, r in zip(out, rets)]
         result = tuple(outs)
-    if schema.is_view and isinstance(result, Tensor) and isinstance(args[0], Tensor):
+    if schema.is_view and isinstance(result, Tensor) and isinstance(args[0], Tensor) and \
+            result is not args[0] and np.shares_memory(result.data, args[0].data):
         result._version = args[0]._version
     if record:
         _record(entry, raw, args, outs, label)

@@ -125,19 +125,24 @@ def _parse_default(text: str) -> Any:
 
 
 def _parse_arg(text: str, kwarg_only: bool) -> Argument:
-    m = re.match(r"^(\S+?)(\(([a-z]!?)\))?(\[[0-9]*\])?(\?)?(\[[0-9]*\])?\s+([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*(.+))?$",
-                 text.strip())
+    """One schema argument or return: `Tensor(a!) self`, `int[2] stride=1`, `Tensor(a -> *)`."""
+    m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\(([^)]*)\))?((?:\[[0-9]*\]|\?)*)\s*(.*)$", text.strip())
     if m is None:
-        m2 = re.match(r"^(\S+?)(\(([a-z]!?)\))?(\[[0-9]*\])?(\?)?(\[[0-9]*\])?$", text.strip())
-        if m2 is None:
+        raise ValueError(f"bad schema argument {text!r}")
+    base, alias_text, suffix, rest = m.group(1), m.group(2), m.group(3), m.group(4).strip()
+    alias = None
+    if alias_text is not None:
+        sets = alias_text.split("->")[0].strip()
+        alias = sets.split("|")[0].strip().rstrip("!") + ("!" if "!" in sets else "")
+    name, default = "", NO_DEFAULT
+    if rest:
+        nm = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\s*=\s*(.+))?$", rest)
+        if nm is None:
             raise ValueError(f"bad schema argument {text!r}")
-        base, alias = m2.group(1), m2.group(3)
-        type_ = base + (m2.group(4) or "") + (m2.group(5) or "") + (m2.group(6) or "")
-        return Argument("", _normalize_type(type_), NO_DEFAULT, kwarg_only, alias)
-    base, alias = m.group(1), m.group(3)
-    type_ = base + (m.group(4) or "") + (m.group(5) or "") + (m.group(6) or "")
-    default = _parse_default(m.group(9)) if m.group(8) else NO_DEFAULT
-    return Argument(m.group(7), _normalize_type(type_), default, kwarg_only, alias)
+        name = nm.group(1)
+        if nm.group(2) is not None:
+            default = _parse_default(nm.group(2))
+    return Argument(name, _normalize_type(base + suffix), default, kwarg_only, alias)
 
 
 def _normalize_type(t: str) -> str:
