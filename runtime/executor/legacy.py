@@ -1,0 +1,116 @@
+"""The legacy graph executor (PyTorch's GraphExecutorImpl): a plan per ArgumentSpec, compiled
+on a miss by specializing the graph's input types and running the `autodiff` pipeline."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from compiler.ir import Graph
+
+from ..autograd import is_grad_enabled
+from .argument_spec import argument_spec, specialized_type
+from .counters import COUNTERS, record_last_executed
+from .plan import ExecutionPlan
+from .settings import ExecutorSettings, get_settings
+
+
+def thresholds(settings: ExecutorSettings) -> tuple[int, int]:
+    """(node, inline) thresholds; with subgraph inlining switched off PyTorch keeps every
+    subgraph, however small (both become 1)."""
+    if not settings.autodiff_subgraph_inlining:
+        return 1, 1
+    return settings.autodiff_node_threshold, settings.autodiff_inline_threshold
+
+
+def run_autodiff_pipeline(graph: Graph, settings: ExecutorSettings) -> None:
+    """Optimize `graph` in place the way compileSpec does (autodiff only where some input,
+    as specialized, requires grad)."""
+    from compiler.passes.autodiff_pipeline import autodiff
+    node_threshold, inline_threshold = thresholds(settings)
+    autodiff(graph, node_threshold=node_threshold, inline_threshold=inline_threshold)
+
+
+class LegacyGraphExecutor:
+    """Plan cache keyed on ArgumentSpec; counters for hits and misses; thread safe (one
+    compilation per spec, however many threads ask at once)."""
+
+    def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
+                 settings: Optional[ExecutorSettings] = None):
+        self.graph = graph
+        self.optimize = optimize
+        self.functions = functions or {}
+        self.settings = settings or get_settings()
+        self.plans: dict[tuple, ExecutionPlan] = {}
+        self.hits = self.misses = 0
+        self._lock = threading.Lock()
+        self._compiling: dict[tuple, threading.Lock] = {}
+        COUNTERS.inc("executors_constructed")
+
+    def _compile(self, inputs: list, spec: tuple) -> ExecutionPlan:
+        g = self.graph.copy()
+        if self.optimize:
+            for v, s in zip(g.inputs, spec[1]):
+                v.type = specialized_type(v.type, s)
+            run_autodiff_pipeline(g, self.settings)
+        return ExecutionPlan(g, self._make_child, self.functions)
+
+    def _make_child(self, graph: Graph) -> "LegacyGraphExecutor":
+        return LegacyGraphExecutor(graph, self.optimize, self.functions, self.settings)
+
+    def plan_for(self, inputs: list, count: bool = True) -> ExecutionPlan:
+        """The plan for these inputs, compiled on first use of their ArgumentSpec."""
+        spec = argument_spec(inputs, is_grad_enabled())
+        plan = self.plans.get(spec)
+        if plan is not None:
+            if count:
+                with self._lock:
+                    self.hits += 1
+                COUNTERS.inc("cache_hits")
+            return plan
+        with self._lock:
+            lock = self._compiling.setdefault(spec, threading.Lock())
+        with lock:
+            plan = self.plans.get(spec)
+            if plan is None:
+                plan = self._compile(inputs, spec)
+                with self._lock:
+                    self.plans[spec] = plan
+                    self.misses += 1
+                COUNTERS.inc("cache_misses")
+            elif count:
+                with self._lock:
+                    self.hits += 1
+                COUNTERS.inc("cache_hits")
+        return plan
+
+    def run(self, *inputs: Any) -> list:
+        COUNTERS.inc("invocations")
+        plan = self.plan_for(list(inputs))
+        outs = plan.run(list(inputs))
+        record_last_executed(plan.graph)  # after running, as PyTorch does: nested executors ran first
+        return outs
+
+    def graph_for(self, *inputs: Any) -> Graph:
+        """The optimized graph these inputs run (compiling it if needed, counting nothing)."""
+        return self.plan_for(list(inputs), count=False).graph
+
+    def debug_state(self) -> str:
+        parts = [f"LegacyGraphExecutor: {len(self.plans)} plan(s), {self.hits} hit(s), "
+                 f"{self.misses} miss(es)"]
+        for spec, plan in self.plans.items():
+            parts.append(f"# plan for {describe_spec(spec)}\n{plan.graph}")
+        return "\n".join(parts)
+
+
+def describe_spec(spec: tuple) -> str:
+    grad, specs = spec
+    items = []
+    for s in specs:
+        if s is None:
+            items.append("-")
+        elif not s[0]:
+            items.append("undefined")
+        else:
+            items.append(f"{s[1]}[rank {s[2]}{', requires_grad' if s[3] else ''}]")
+    return f"grad={'on' if grad else 'off'} (" + ", ".join(items) + ")"
