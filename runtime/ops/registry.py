@@ -53,7 +53,8 @@ class Schema:
 
     @property
     def is_inplace(self) -> bool:
-        return bool(self.arguments) and (self.arguments[0].alias or "").endswith("!")
+        return bool(self.arguments) and self.arguments[0].is_tensor and \
+            (self.arguments[0].alias or "").endswith("!")
 
     @property
     def is_view(self) -> bool:
@@ -124,16 +125,49 @@ def _parse_default(text: str) -> Any:
         return float(text)
 
 
+_ALIAS = re.compile(r"[a-z][a-z|!* ]*(?:->[a-z* ]*)?")
+
+
+def _balanced(text: str, i: int) -> int:
+    """The index just past the bracket group that opens at `text[i]`."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] in "([":
+            depth += 1
+        elif text[j] in ")]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    raise ValueError(f"unbalanced brackets in schema argument {text!r}")
+
+
 def _parse_arg(text: str, kwarg_only: bool) -> Argument:
-    """One schema argument or return: `Tensor(a!) self`, `int[2] stride=1`, `Tensor(a -> *)`."""
-    m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\(([^)]*)\))?((?:\[[0-9]*\]|\?)*)\s*(.*)$", text.strip())
-    if m is None:
-        raise ValueError(f"bad schema argument {text!r}")
-    base, alias_text, suffix, rest = m.group(1), m.group(2), m.group(3), m.group(4).strip()
-    alias = None
-    if alias_text is not None:
-        sets = alias_text.split("->")[0].strip()
-        alias = sets.split("|")[0].strip().rstrip("!") + ("!" if "!" in sets else "")
+    """One schema argument or return: `Tensor(a!) self`, `int[2] stride=1`, `Tensor(a -> *)`,
+    `Dict(str, t)(a!) self`, `(str, t)`."""
+    text = text.strip()
+    i = 0
+    if text.startswith("("):  # a tuple type
+        i = _balanced(text, 0)
+    else:
+        m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text)
+        if m is None:
+            raise ValueError(f"bad schema argument {text!r}")
+        i = m.end()
+    type_text, alias = text[:i], None
+    while i < len(text) and text[i] == "(":
+        j = _balanced(text, i)
+        inner = text[i + 1:j - 1].strip()
+        if _ALIAS.fullmatch(inner):
+            sets = inner.split("->")[0].strip()
+            alias = sets.split("|")[0].strip().rstrip("!") + ("!" if "!" in sets else "")
+        else:
+            type_text += text[i:j]
+        i = j
+    while i < len(text) and text[i] in "[?":
+        j = _balanced(text, i) if text[i] == "[" else i + 1
+        type_text += text[i:j]
+        i = j
+    rest = text[i:].strip()
     name, default = "", NO_DEFAULT
     if rest:
         nm = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\s*=\s*(.+))?$", rest)
@@ -142,7 +176,7 @@ def _parse_arg(text: str, kwarg_only: bool) -> Argument:
         name = nm.group(1)
         if nm.group(2) is not None:
             default = _parse_default(nm.group(2))
-    return Argument(name, _normalize_type(base + suffix), default, kwarg_only, alias)
+    return Argument(name, _normalize_type(type_text), default, kwarg_only, alias)
 
 
 def _normalize_type(t: str) -> str:
