@@ -135,9 +135,11 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     else:
         outs = [_wrap(o, r.type) for o, r in zip(out, rets)]
         result = tuple(outs)
-    if schema.is_view and isinstance(result, Tensor) and isinstance(args[0], Tensor) and \
-            result is not args[0] and np.shares_memory(result.data, args[0].data):
-        result._version = args[0]._version
+    if schema.is_view and isinstance(args[0], Tensor):
+        for r in (result if isinstance(result, list) else [result]):
+            if isinstance(r, Tensor) and r is not args[0] and np.shares_memory(r.data, args[0].data):
+                r._version = args[0]._version
+                r._base = args[0]._base if args[0]._base is not None else args[0]
     if record:
         _record(entry, raw, args, outs, label)
     return result
@@ -171,30 +173,109 @@ def _record(entry: OpEntry, raw: list, args: list, outs: list, label: str) -> No
             o.grad_fn = (node, i)
 
 
+def _snapshot(t: Tensor) -> Optional[Tensor]:
+    """A stand-in for `t` as it is now (its current grad_fn), for edges recorded before an
+    in-place op rewrites `t`'s history."""
+    if not t.requires_grad:
+        return None
+    if t.grad_fn is None:
+        return t  # a leaf: gradients accumulate into the tensor itself
+    # its own version box: the in-place node saved a copy of the data it needs
+    return Tensor(t.data, True, t.grad_fn, [t.version])
+
+
+def _other_edges(entry: OpEntry, args: list) -> list:
+    return [None] + [v if isinstance(v, Tensor) else
+                     (list(v) if isinstance(v, list) and entry.schema.arguments[i].is_tensor_list else None)
+                     for i, v in enumerate(args) if i > 0]
+
+
 def _call_inplace(entry, args, raw, tensor_args, record, label):
     target: Tensor = args[0]
-    if record and target.requires_grad and target.grad_fn is None:
+    if record and target.requires_grad and target.grad_fn is None and target._base is None:
         raise IRRuntimeError("a leaf tensor that requires grad is used in an in-place operation "
                              f"({entry.schema.name})")
-    if record:
-        raw[0] = target.data.copy()  # the formula needs the value from before the write
-        out = entry.impl(*([target.data] + raw[1:]))
-        if out is not target.data:
+    if not record:
+        out = entry.impl(*raw)
+        if out is not target.data and out is not None:
             target.data[...] = out
-        saved = list(raw)
-        edges = [target if i == 0 else (v if isinstance(v, Tensor) else
-                 (list(v) if isinstance(v, list) and entry.schema.arguments[i].is_tensor_list else None))
-                 for i, v in enumerate(args)]
-        node = GradNode(entry, saved, [target.data.copy()], edges, label)
         target.bump_version()
-        target.requires_grad = True
-        target.grad_fn = (node, 0)
         return target
-    out = entry.impl(*raw)
-    if out is not target.data and out is not None:
+    old = target.data.copy()  # the formula needs the value from before the write
+    out = entry.impl(*([target.data] + raw[1:]))
+    if out is not target.data:
         target.data[...] = out
+    saved = [old] + raw[1:]
+    edges = _other_edges(entry, args)
+    base = target._base
+    positions = _view_positions(base, target) if base is not None else None
+    if positions is None:
+        edges[0] = _snapshot(target)
+        node = GradNode(entry, saved, [target.data.copy()], edges, label)
+        target.grad_fn = (node, 0)
+    else:
+        _rebase_view_history(entry, target, base, positions, saved, edges, label)
     target.bump_version()
+    target.requires_grad = True
     return target
+
+
+def _view_positions(base: Tensor, view: Tensor) -> Optional[np.ndarray]:
+    """Flat indices into `base` of each element of `view` (None if the layout is not simple)."""
+    b, v = base.data, view.data
+    if not b.flags.c_contiguous or b.itemsize != v.itemsize or b.dtype != v.dtype:
+        return None
+    start = (v.__array_interface__["data"][0] - b.__array_interface__["data"][0])
+    if start % b.itemsize or any(st % b.itemsize for st in v.strides):
+        return None
+    idx = np.full(v.shape, start // b.itemsize, dtype=np.int64)
+    for axis, (n, st) in enumerate(zip(v.shape, v.strides)):
+        shape = [1] * v.ndim
+        shape[axis] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * (st // b.itemsize)).reshape(shape)
+    if idx.size and (idx.min() < 0 or idx.max() >= b.size):
+        return None
+    return idx
+
+
+class _ViewEntry:
+    """Tape entries for in-place ops on views (PyTorch's CopySlices and the regenerated view
+    function): their `derivative` routes gradients between a view and its base."""
+
+    class schema:  # noqa: N801 - duck-types Schema for error messages
+        name = "CopySlices"
+        full_name = name
+
+    def __init__(self, derivative):
+        self.derivative = derivative
+
+
+def _rebase_view_history(entry, target, base, positions, saved, edges, label) -> None:
+    """An in-place op wrote into a view: the base's history becomes CopySlices(old base,
+    op), and the view's becomes a view of the new base."""
+    view_shape = target.shape
+    new_view_value = target.data.copy()
+
+    def copy_slices(e, grads, inputs, outputs):
+        g_base = np.asarray(grads[0])
+        g_view = g_base.reshape(-1)[positions].reshape(view_shape)
+        op_grads = entry.derivative(EAGER, [g_view], saved, [new_view_value])
+        g_old = np.array(g_base, copy=True)
+        g_old.reshape(-1)[positions] = 0 if op_grads[0] is None else np.asarray(op_grads[0])
+        return [g_old] + list(op_grads[1:])
+
+    node = GradNode(_ViewEntry(copy_slices), [], [base.data], [_snapshot(base)] + edges[1:],
+                    f"{label} (in-place on a view)")
+    base.grad_fn = (node, 0)
+    base.requires_grad = True
+    base_now = _snapshot(base)
+
+    def view_of_base(e, grads, inputs, outputs):
+        g = np.zeros(base.shape, dtype=np.asarray(grads[0]).dtype)
+        np.add.at(g.reshape(-1), positions.reshape(-1), np.asarray(grads[0]).reshape(-1))
+        return [g]
+
+    target.grad_fn = (GradNode(_ViewEntry(view_of_base), [], [target.data], [base_now], label), 0)
 
 
 def run_op(kind: str, *args: Any) -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 
 from compiler import parse_ir
 from compiler.errors import IRTypeError
-from compiler.ir import ClassType, Graph, TensorType
+from compiler.ir import ClassType, Graph, TensorData
 
 from .autograd import backward as run_backward, no_grad, set_grad_enabled
 from .interpreter import Interpreter
@@ -65,17 +65,40 @@ def build_module(graph: Graph, params: dict[str, np.ndarray]) -> Module:
     return root
 
 
+def attach_constants(graph: Graph, constants: dict[str, np.ndarray]) -> None:
+    """Give `<Tensor>` constants (whose data PyTorch does not print) their values, by value
+    name, so the graph is self-contained for every pass and executor; printing is unchanged."""
+    if not constants:
+        return
+    for n in graph.walk():
+        if n.kind == "prim::Constant" and n.attr_kind("value") == "t":
+            name = n.outputs[0].name
+            if name in constants:
+                data = n.attr("value")
+                n.set_attr("value", "t", TensorData(np.array(constants[name]), data.text))
+
+
 class Function:
     """A runnable graph: `fn(*inputs)` returns the outputs (numpy arrays for tensors, in
-    the graph's structure); `fn.backward()` then returns gradients by name."""
+    the graph's structure); `fn.backward()` then returns gradients by name.
+
+    `executor` picks what runs it: "interp" (the plain interpreter), "legacy" or "profiling"
+    (a GraphExecutor of that kind, optimizing per input specialization)."""
 
     def __init__(self, graph: Graph, params: Optional[dict] = None, constants: Optional[dict] = None,
-                 functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None):
+                 functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None,
+                 executor: str = "interp"):
         self.graph = graph
         self.filename = filename or "<graph>"
         self.has_self = bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType)
         self.module = build_module(graph, _read_npz(params)) if self.has_self else None
-        self.interpreter = Interpreter(graph, _read_npz(constants), functions, self.filename)
+        constants = _read_npz(constants)
+        attach_constants(graph, constants)
+        self.interpreter = Interpreter(graph, constants, functions, self.filename)
+        self.executor = None
+        if executor != "interp":
+            from .executor import make_executor
+            self.executor = make_executor(graph, executor, functions=functions)
         self._last: Optional[tuple] = None
 
     @property
@@ -125,7 +148,7 @@ class Function:
             p.grad = None
         args = ([self.module] if self.has_self else []) + values
         with set_grad_enabled(requires_grad):
-            outs = self.interpreter.run(args)
+            outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
         self._last = (values, params, outs)
         return outs
 
@@ -162,11 +185,12 @@ class Function:
 
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
-         functions: Optional[dict] = None) -> Function:
+         functions: Optional[dict] = None, executor: str = "interp") -> Function:
     """A Function from a graph, `.ir` path or IR text; `params` / `constants` are `.npz`
-    paths or dicts of arrays (dotted attribute paths / value names)."""
+    paths or dicts of arrays (dotted attribute paths / value names); `executor` is "interp",
+    "legacy" or "profiling"."""
     if isinstance(source, Graph):
-        return Function(source, params, constants, functions)
+        return Function(source, params, constants, functions, executor=executor)
     text, filename = source, "<string>"
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                            and os.path.exists(source)):
@@ -175,7 +199,7 @@ def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
             text = f.read()
     graph = parse_ir(text, filename)
     fns = {k: (parse_ir(v) if isinstance(v, str) else v) for k, v in (functions or {}).items()}
-    return Function(graph, params, constants, fns, filename)
+    return Function(graph, params, constants, fns, filename, executor=executor)
 
 
 def grad(fn: Function, inputs: Sequence[Any], grad_outputs=None) -> dict[str, np.ndarray]:

@@ -73,6 +73,8 @@ def _get_attr(interp, node: Node, args, env):
     try:
         value = obj.get(name)
     except KeyError as e:
+        if isinstance(node.outputs[0].type, OptionalType):
+            return None  # an Optional attribute left out of the params file is None (bias=False)
         path = e.args[0]
         raise KeyError(f"parameter or attribute '{path}' (add it to the params file)") from None
     if isinstance(value, np.ndarray):
@@ -235,6 +237,11 @@ def _device(interp, node, args, env):
 @prim("prim::dtype")
 def _dtype(interp, node, args, env):
     return CODE_OF_DTYPE[np.dtype(args[0].dtype)]
+
+
+@prim("prim::type")
+def _device_type(interp, node, args, env):
+    return "cpu"
 
 
 @prim("prim::layout")

@@ -12,7 +12,7 @@ class Tensor:
     """A tensor value at run time. `data` is the numpy array; views share their base's
     `_version` box so in-place writes are seen by every alias, as in PyTorch."""
 
-    __slots__ = ("data", "requires_grad", "grad_fn", "grad", "_version", "__weakref__")
+    __slots__ = ("data", "requires_grad", "grad_fn", "grad", "_version", "_base", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, grad_fn=None, version=None):
         self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
@@ -20,6 +20,7 @@ class Tensor:
         self.grad_fn = grad_fn
         self.grad: Optional[np.ndarray] = None
         self._version = version if version is not None else [0]
+        self._base: Optional["Tensor"] = None  # the tensor this one is a view of
 
     @property
     def dtype(self) -> np.dtype:
