@@ -154,18 +154,18 @@ def _parse_arg(text: str, kwarg_only: bool) -> Argument:
             raise ValueError(f"bad schema argument {text!r}")
         i = m.end()
     type_text, alias = text[:i], None
-    while i < len(text) and text[i] == "(":
+    while i < len(text) and text[i] in "([?":
+        if text[i] == "?":
+            type_text += "?"
+            i += 1
+            continue
         j = _balanced(text, i)
         inner = text[i + 1:j - 1].strip()
-        if _ALIAS.fullmatch(inner):
+        if text[i] == "(" and _ALIAS.fullmatch(inner):
             sets = inner.split("->")[0].strip()
             alias = sets.split("|")[0].strip().rstrip("!") + ("!" if "!" in sets else "")
-        else:
+        else:  # `[]`, `[2]`, or the parameters of a type such as Dict(str, t)
             type_text += text[i:j]
-        i = j
-    while i < len(text) and text[i] in "[?":
-        j = _balanced(text, i) if text[i] == "[" else i + 1
-        type_text += text[i:j]
         i = j
     rest = text[i:].strip()
     name, default = "", NO_DEFAULT
