@@ -207,7 +207,6 @@ def bce_with_logits_grad(e, grads, inputs, outputs):
 
 @op("aten::kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor")
 def kl_div(self, target, reduction=MEAN, log_target=False):
-    x, dt = _diff(self, np.zeros((), self.dtype))
     if log_target:
         loss = np.exp(target) * (target - self)
     else:
