@@ -121,7 +121,7 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     if schema.variadic:
         return entry.impl(*args)
     args = with_defaults(entry, args)
-    raw = [_unwrap(v) if (a.is_tensor or a.is_tensor_list) else v
+    raw = [_unwrap(v) if (a.is_tensor or a.is_tensor_list) and not a.passed_by_identity else v
            for a, v in zip(schema.arguments, args)]
     tensor_args = _tensor_args(entry, args)
     record = entry.derivative is not None and is_grad_enabled() and _needs_grad(tensor_args)
@@ -129,6 +129,8 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
         return _call_inplace(entry, args, raw, tensor_args, record, label)
     out = entry.impl(*raw)
     rets = schema.returns
+    if len(rets) == 1 and rets[0].alias and rets[0].alias.endswith("!"):
+        return out  # returns the (mutated) container it was given
     if len(rets) == 1:
         result = _wrap(out, rets[0].type)
         outs = [result]

@@ -28,6 +28,7 @@ class Argument:
     default: Any = NO_DEFAULT
     kwarg_only: bool = False
     alias: Optional[str] = None  # "a" for `Tensor(a)`, "a!" for `Tensor(a!)`
+    wildcard: bool = False  # `t(c -> *)`: the value may end up anywhere (stored in a container)
 
     @property
     def is_tensor(self) -> bool:
@@ -36,6 +37,12 @@ class Argument:
     @property
     def is_tensor_list(self) -> bool:
         return self.type in ("Tensor[]", "Tensor?[]")
+
+    @property
+    def passed_by_identity(self) -> bool:
+        """Container-like uses (stored, or a list that is written): the run-time objects
+        themselves must reach the implementation, not their arrays."""
+        return self.wildcard or (self.is_tensor_list and self.alias is not None)
 
 
 @dataclass(frozen=True)
@@ -153,7 +160,7 @@ def _parse_arg(text: str, kwarg_only: bool) -> Argument:
         if m is None:
             raise ValueError(f"bad schema argument {text!r}")
         i = m.end()
-    type_text, alias = text[:i], None
+    type_text, alias, wildcard = text[:i], None, False
     while i < len(text) and text[i] in "([?":
         if text[i] == "?":
             type_text += "?"
@@ -162,6 +169,7 @@ def _parse_arg(text: str, kwarg_only: bool) -> Argument:
         j = _balanced(text, i)
         inner = text[i + 1:j - 1].strip()
         if text[i] == "(" and _ALIAS.fullmatch(inner):
+            wildcard = "*" in inner
             sets = inner.split("->")[0].strip()
             alias = sets.split("|")[0].strip().rstrip("!") + ("!" if "!" in sets else "")
         else:  # `[]`, `[2]`, or the parameters of a type such as Dict(str, t)
@@ -176,7 +184,7 @@ def _parse_arg(text: str, kwarg_only: bool) -> Argument:
         name = nm.group(1)
         if nm.group(2) is not None:
             default = _parse_default(nm.group(2))
-    return Argument(name, _normalize_type(type_text), default, kwarg_only, alias)
+    return Argument(name, _normalize_type(type_text), default, kwarg_only, alias, wildcard)
 
 
 def _normalize_type(t: str) -> str:
