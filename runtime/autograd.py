@@ -121,8 +121,11 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     if schema.variadic:
         return entry.impl(*args)
     args = with_defaults(entry, args)
-    raw = [_unwrap(v) if (a.is_tensor or a.is_tensor_list) and not a.passed_by_identity else v
-           for a, v in zip(schema.arguments, args)]
+    identity = entry.extras.get("identity")
+    if identity is None:
+        identity = entry.extras["identity"] = schema.identity_args
+    raw = [_unwrap(v) if (a.is_tensor or a.is_tensor_list) and not keep else v
+           for a, v, keep in zip(schema.arguments, args, identity)]
     tensor_args = _tensor_args(entry, args)
     record = entry.derivative is not None and is_grad_enabled() and _needs_grad(tensor_args)
     if schema.is_inplace:

@@ -38,11 +38,7 @@ class Argument:
     def is_tensor_list(self) -> bool:
         return self.type in ("Tensor[]", "Tensor?[]")
 
-    @property
-    def passed_by_identity(self) -> bool:
-        """Container-like uses (stored, or a list that is written): the run-time objects
-        themselves must reach the implementation, not their arrays."""
-        return self.wildcard or (self.is_tensor_list and self.alias is not None)
+
 
 
 @dataclass(frozen=True)
@@ -57,6 +53,16 @@ class Schema:
     @property
     def full_name(self) -> str:
         return f"{self.name}.{self.overload}" if self.overload else self.name
+
+    @property
+    def identity_args(self) -> tuple[bool, ...]:
+        """Per argument: whether the run-time object itself must reach the implementation
+        (a list that is written or aliased, or a tensor stored into a written container),
+        rather than its array."""
+        writes_container = any((a.alias or "").endswith("!") and not a.is_tensor
+                               for a in self.arguments)
+        return tuple((a.is_tensor_list and a.alias is not None) or (a.wildcard and writes_container)
+                     for a in self.arguments)
 
     @property
     def is_inplace(self) -> bool:
