@@ -6,7 +6,7 @@ from __future__ import annotations
 from compiler.ir.constants import constant_value
 from compiler.ir.graph import Graph
 from compiler.ir.node import Block, Node, Value
-from compiler.ir.types import NONE, TENSOR, ListType, TensorType, TupleType, Type
+from compiler.ir.types import ClassType, NONE, TENSOR, ListType, TensorType, TupleType, Type
 
 from .differentiable_ops import ALWAYS, in_symbolic_script
 from .gradient import Gradient
@@ -21,6 +21,9 @@ def type_requires_grad(t: Type) -> bool:
     """PyTorch's `Type::requires_grad()`: unknown tensor requires_grad counts as True."""
     if isinstance(t, TensorType):
         return True if t.requires_grad is None else bool(t.requires_grad)
+    if isinstance(t, ClassType):
+        # a module's class type contains its parameters' (unknown) tensor types
+        return True
     return any(type_requires_grad(c) for c in t.contained())
 
 

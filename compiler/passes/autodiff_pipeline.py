@@ -16,7 +16,7 @@ from .inline_autodiff_subgraphs import run as inline_autodiff_subgraphs
 from .propagate_requires_grad import run as propagate_requires_grad
 from .registry import all_passes
 
-REQUIRED = ("lower_grad_of", "remove_expands", "canonicalize", "eliminate_dead_code")
+REQUIRED = ("lower_grad_of", "remove_expands", "canonicalize_graph_fuser_ops", "eliminate_dead_code")
 OPTIMIZATION = ("eliminate_dead_code", "eliminate_common_subexpression", "constant_pooling",
                 "peephole", "constant_propagation", "unroll_loops",
                 "eliminate_common_subexpression")
@@ -47,7 +47,7 @@ def remove_tensor_type_specializations(graph) -> None:
 
 
 def autodiff(graph, node_threshold: Optional[int] = None, inline_threshold: Optional[int] = None,
-             input_types=None) -> bool:
+             input_types=None, grad_enabled: bool = True) -> bool:
     """Specialize, optimize, slice DifferentiableGraphs, differentiate them, inline small ones."""
     nt, it = default_thresholds()
     nt = nt if node_threshold is None else int(node_threshold)
@@ -64,7 +64,7 @@ def autodiff(graph, node_threshold: Optional[int] = None, inline_threshold: Opti
     propagate_requires_grad(graph)
     for name in OPTIMIZATION:
         _maybe(name, graph)
-    if needs_gradient(graph):
+    if grad_enabled and needs_gradient(graph):
         for dnode in create_autodiff_subgraphs(graph, nt):
             grad = differentiate(dnode.attr("Subgraph"))
             remove_tensor_type_specializations(grad.f)

@@ -29,8 +29,7 @@ def argument_spec(inputs: Sequence[Any], grad_enabled: bool) -> tuple:
 
 def specialized_type(declared: Type, spec: Optional[TensorSpec]) -> Type:
     """The input type a plan is compiled for: `Float(*, *, requires_grad=1, device=cpu)`."""
-    if spec is None or not spec[0] or not isinstance(declared, (TensorType,)) and \
-            "Tensor" not in str(declared):
+    if spec is None or not spec[0]:
         return declared
     _, dtype, rank, requires_grad = spec
     return TensorType(DTYPE_TO_SCALAR_TYPE.get(dtype), (None,) * rank, None, requires_grad, "cpu")
@@ -40,3 +39,51 @@ def needs_gradient(spec: tuple) -> bool:
     """Whether any input requires grad under grad mode (PyTorch's `needsGradient`)."""
     grad_enabled, specs = spec
     return grad_enabled and any(s is not None and s[3] for s in specs)
+
+
+def module_attribute_paths(graph) -> list[tuple[int, tuple[str, ...]]]:
+    """Tensor attributes read through `prim::GetAttr` chains from module inputs, as
+    (input index, attribute names): PyTorch's ArgumentSpecCreator specializes these too."""
+    from compiler.ir.types import ClassType, OptionalType
+    roots = {v: (i, ()) for i, v in enumerate(graph.inputs) if isinstance(v.type, ClassType)}
+    paths: list[tuple[int, tuple[str, ...]]] = []
+    for n in graph.walk():
+        if n.kind == "prim::GetAttr" and n.inputs[0] in roots:
+            i, names = roots[n.inputs[0]]
+            path = (i, names + (n.attr("name"),))
+            out = n.outputs[0]
+            t = out.type.elem if isinstance(out.type, OptionalType) else out.type
+            if isinstance(t, ClassType):
+                roots[out] = path
+            elif isinstance(t, TensorType) and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def attribute_nodes(graph, path: tuple[int, tuple[str, ...]]) -> list:
+    """The `prim::GetAttr` nodes of `graph` that read the attribute at `path`."""
+    i, names = path
+    frontier = {graph.inputs[i]}
+    found = []
+    for depth, name in enumerate(names):
+        nxt = set()
+        for n in graph.walk():
+            if n.kind == "prim::GetAttr" and n.inputs[0] in frontier and n.attr("name") == name:
+                if depth == len(names) - 1:
+                    found.append(n)
+                else:
+                    nxt.add(n.outputs[0])
+        frontier = nxt
+    return found
+
+
+def attribute_values(inputs: Sequence[Any], paths) -> list[Any]:
+    """The current values of the attributes at `paths` (None where missing)."""
+    values = []
+    for i, names in paths:
+        obj = inputs[i]
+        for name in names:
+            attrs = getattr(obj, "attributes", None)
+            obj = attrs.get(name) if attrs is not None else None
+        values.append(obj)
+    return values

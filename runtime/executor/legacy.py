@@ -9,7 +9,8 @@ from typing import Any, Optional
 from compiler.ir import Graph
 
 from ..autograd import is_grad_enabled
-from .argument_spec import argument_spec, specialized_type
+from .argument_spec import (argument_spec, attribute_nodes, attribute_values,
+                            module_attribute_paths, specialized_type)
 from .counters import COUNTERS, record_last_executed
 from .plan import ExecutionPlan
 from .settings import ExecutorSettings, get_settings
@@ -23,12 +24,13 @@ def thresholds(settings: ExecutorSettings) -> tuple[int, int]:
     return settings.autodiff_node_threshold, settings.autodiff_inline_threshold
 
 
-def run_autodiff_pipeline(graph: Graph, settings: ExecutorSettings) -> None:
+def run_autodiff_pipeline(graph: Graph, settings: ExecutorSettings, grad_enabled: bool = True) -> None:
     """Optimize `graph` in place the way compileSpec does (autodiff only where some input,
     as specialized, requires grad)."""
     from compiler.passes.autodiff_pipeline import autodiff
     node_threshold, inline_threshold = thresholds(settings)
-    autodiff(graph, node_threshold=node_threshold, inline_threshold=inline_threshold)
+    autodiff(graph, node_threshold=node_threshold, inline_threshold=inline_threshold,
+             grad_enabled=grad_enabled)
 
 
 class LegacyGraphExecutor:
@@ -42,17 +44,26 @@ class LegacyGraphExecutor:
         self.functions = functions or {}
         self.settings = settings or get_settings()
         self.plans: dict[tuple, ExecutionPlan] = {}
+        self.attr_paths = module_attribute_paths(graph)
         self.hits = self.misses = 0
         self._lock = threading.Lock()
         self._compiling: dict[tuple, threading.Lock] = {}
         COUNTERS.inc("executors_constructed")
 
+    def _spec(self, inputs: list) -> tuple:
+        values = list(inputs) + attribute_values(inputs, self.attr_paths)
+        return argument_spec(values, is_grad_enabled())
+
     def _compile(self, inputs: list, spec: tuple) -> ExecutionPlan:
         g = self.graph.copy()
         if self.optimize:
+            n_inputs = len(g.inputs)
             for v, s in zip(g.inputs, spec[1]):
                 v.type = specialized_type(v.type, s)
-            run_autodiff_pipeline(g, self.settings)
+            for path, s in zip(self.attr_paths, spec[1][n_inputs:]):
+                for node in attribute_nodes(g, path):
+                    node.outputs[0].type = specialized_type(node.outputs[0].type, s)
+            run_autodiff_pipeline(g, self.settings, grad_enabled=spec[0])
         return ExecutionPlan(g, self._make_child, self.functions)
 
     def _make_child(self, graph: Graph) -> "LegacyGraphExecutor":
@@ -60,7 +71,7 @@ class LegacyGraphExecutor:
 
     def plan_for(self, inputs: list, count: bool = True) -> ExecutionPlan:
         """The plan for these inputs, compiled on first use of their ArgumentSpec."""
-        spec = argument_spec(inputs, is_grad_enabled())
+        spec = self._spec(inputs)
         plan = self.plans.get(spec)
         if plan is not None:
             if count:

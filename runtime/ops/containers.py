@@ -18,36 +18,26 @@ from .registry import op
 
 
 def schema_compat(text: str) -> str:
-    """Rewrite a PyTorch schema into the subset `registry.parse_schema` reads today.
+    """The few rewrites of a PyTorch schema the registry and `call_op` still need; alias
+    annotations are kept (the passes read mutation from `(a!)`).
 
-    The registry cannot parse container types with spaces (`Dict(str, t)`, `(str, tVal)[]`),
-    alias sets like `t(c -> *)`, or a variadic tail (`str self, ...`); and `call_op` treats
-    any `(a!)` first argument as an in-place Tensor op and copies `Tensor`/`Tensor[]`
-    arguments (losing identity). So: alias annotations are dropped, nested commas lose their
-    spaces, `Tensor[]` lists that are mutated or returned and Tensor dict keys become `t[]`/`t`,
-    `(x, ...)` becomes `(...)`, and `-> ()` becomes
-    `-> NoneType`. Once the registry handles the exact text this becomes the
-    identity (see the report to the lead).
+    - `(str self, ...)` becomes `(...)`: `parse_schema` reads only a fully variadic list.
+    - `-> ()` becomes `-> NoneType`: `call_op` cannot wrap an empty return list.
+    - `Tensor[]` lists an op mutates or returns elements of (`Tensor[](a!)`, `Tensor[](a)`)
+      and the `Tensor` keys of `Dict(Tensor, t)` ops become `t[]`/`t`: `call_op` unwraps
+      Tensor-typed arguments, which would mutate a copy of the list / lose key identity.
+    Every other schema is registered verbatim (see the report to the lead).
     """
     head, _, rest = text.partition("(")
     args_text, _, ret = rest.rpartition(") -> ")
     if args_text.endswith(", ..."):
         args_text = "..."
     if "Dict(Tensor" in args_text:
-        args_text = re.sub(r"Tensor(?:\([a-z]\s*->\s*\*\))? (key|idx)\b", r"t \1", args_text)
-    args_text = re.sub(r"Tensor\[\]\([a-z]!?\)", "t[]", args_text)
-    args_text, ret = _ALIAS.sub("", args_text), _ALIAS.sub("", ret)
-    chars, depth = [], 0
-    for ch in args_text:  # nested commas lose their spaces: `Dict(str, t)` -> `Dict(str,t)`
-        if ch == " " and depth and chars and chars[-1] == ",":
-            continue
-        depth += (ch == "(") - (ch == ")")
-        chars.append(ch)
-    ret = "NoneType" if ret == "()" else ret.replace(", ", ",")  # call_op cannot return `()`
-    return f"{head}({''.join(chars)}) -> {ret}"
-
-
-_ALIAS = re.compile(r"\((?:[a-z]!?(?:\s*->\s*\*)?|\*)\)")
+        args_text = re.sub(r"\bTensor(\([a-z] -> \*\))? (key|idx)\b", r"t\1 \2", args_text)
+    args_text = re.sub(r"\bTensor\[\](\([a-z]!?\))", r"t[]\1", args_text)
+    if ret == "()":
+        ret = "NoneType"
+    return f"{head}({args_text}) -> {ret}"
 
 
 # registered (rewritten) schema text -> PyTorch's exact text

@@ -45,9 +45,14 @@ def _true_div(a, b):
     return a / b
 
 
-op(*_pairs("add"))(operator.add)
-op(*_pairs("sub"))(operator.sub)
-op(*_pairs("mul"))(operator.mul)
+def _binary(fn):
+    """A Python-level wrapper (so every registered impl is a function of this module)."""
+    return lambda a, b: fn(a, b)
+
+
+op(*_pairs("add"))(_binary(operator.add))
+op(*_pairs("sub"))(_binary(operator.sub))
+op(*_pairs("mul"))(_binary(operator.mul))
 
 @op("aten::div.int(int a, int b) -> float", "aten::div.float(float a, float b) -> float",
     "aten::div.complex(complex a, complex b) -> complex", "aten::div(Scalar a, Scalar b) -> float")
@@ -195,9 +200,9 @@ def ne_tensor_list(a, b):
 
 # ---- bool / int logic and identity
 
-op("aten::__and__.bool(bool a, bool b) -> bool", "aten::__and__.int(int a, int b) -> int")(operator.and_)
-op("aten::__or__.bool(bool a, bool b) -> bool", "aten::__or__.int(int a, int b) -> int")(operator.or_)
-op("aten::__xor__.bool(bool a, bool b) -> bool", "aten::__xor__.int(int a, int b) -> int")(operator.xor)
+op("aten::__and__.bool(bool a, bool b) -> bool", "aten::__and__.int(int a, int b) -> int")(_binary(operator.and_))
+op("aten::__or__.bool(bool a, bool b) -> bool", "aten::__or__.int(int a, int b) -> int")(_binary(operator.or_))
+op("aten::__xor__.bool(bool a, bool b) -> bool", "aten::__xor__.int(int a, int b) -> int")(_binary(operator.xor))
 
 
 @op("aten::__not__(bool self) -> bool")

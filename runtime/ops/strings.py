@@ -178,12 +178,19 @@ def rstrip(self, chars=_WHITESPACE):
     return self.rstrip(_chars(chars))
 
 
+def _str_method(name):
+    def impl(self):
+        return getattr(self, name)()
+    impl.__name__ = name
+    return impl
+
+
 for _name in ("lower", "upper", "swapcase", "title", "capitalize"):
-    cop(f"aten::{_name}(str self) -> str")(getattr(str, _name))
+    cop(f"aten::{_name}(str self) -> str")(_str_method(_name))
 
 for _name in ("isdigit", "isalpha", "isspace", "isalnum", "islower", "isupper", "istitle",
               "isnumeric", "isdecimal", "isidentifier", "isprintable"):
-    cop(f"aten::{_name}(str self) -> bool")(getattr(str, _name))
+    cop(f"aten::{_name}(str self) -> bool")(_str_method(_name))
 
 
 def _span(s: str, start: int, end: int) -> tuple[str, int]:
@@ -317,4 +324,4 @@ def chr_(i):
 
 
 for _name, _fn in (("hex", hex), ("oct", oct), ("bin", bin)):
-    cop(f"aten::{_name}(int i) -> str")(_fn)
+    cop(f"aten::{_name}(int i) -> str")(lambda i, _fn=_fn: _fn(i))
