@@ -34,13 +34,19 @@ class TensorData:
         return format_tensor(self.array)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AnnotatedValue:
     """A generic value printed with its type, as PyTorch prints empty containers:
-    `annotate(List[int], [])`."""
+    `annotate(List[int], [])`. Compared and hashed by its text."""
 
     text: str
     value: Any
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AnnotatedValue) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
 
     def __str__(self) -> str:
         return self.text
