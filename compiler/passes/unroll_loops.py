@@ -1,0 +1,190 @@
+"""Loop unrolling, mirroring PyTorch's UnrollLoops (loop_unrolling.cpp): for-loops with small
+bodies are unrolled completely when their trip count is a constant below 64, otherwise by a
+factor of 8 followed by an epilogue loop for the remaining iterations; then DCE."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from compiler.ir import Block, Graph, Node
+from compiler.ir.types import INT
+
+from .peephole_helpers import _local_dce, const_bool, const_int, eliminate_dead_code
+from .registry import register_pass
+
+UNROLL_FACTOR = 8
+MAX_BODY_SIZE = 32
+MAX_BODY_REPEATS = 64
+_NOT_EXECUTED = {"prim::Constant", "prim::profile", "prim::profile_ivalue"}
+
+
+# ---- cloning with PyTorch's naming side effects (createClone copies output metadata once,
+# Block::cloneFrom copies it once more), so debug-name suffixes come out as PyTorch's do.
+
+def create_clone(graph: Graph, n: Node, env: Callable, copy_blocks: bool = True) -> Node:
+    r = graph.create(n.kind, num_outputs=0)
+    for o in n.outputs:
+        r.add_output(o.type).copy_metadata(o)
+    r.copy_attrs(n)
+    r.source, r.scope = n.source, n.scope
+    for i in n.inputs:
+        r.add_input(env(i))
+    if copy_blocks:
+        for b in n.blocks:
+            clone_block_from(r.add_block(), b, env)
+    return r
+
+
+def clone_block_from(dest: Block, src: Block, env: Callable) -> None:
+    local: dict = {}
+
+    def lookup(v):
+        return local[v] if v in local else env(v)
+
+    for v in src.inputs:
+        local[v] = dest.add_input(v.type).copy_metadata(v)
+    for n in src.nodes():
+        c = dest.append_node(create_clone(dest.graph, n, lookup))
+        for o, no in zip(n.outputs, c.outputs):
+            local[o] = no
+            no.copy_metadata(o)
+    for v in src.outputs:
+        dest.register_output(lookup(v))
+
+
+def _is_for_loop(n: Node) -> bool:
+    return n.kind == "prim::Loop" and const_bool(n.inputs[1]) is True and \
+        const_bool(n.blocks[0].outputs[0]) is True
+
+
+def _limited_block_size(block: Block, limit: int) -> int:
+    i = 0
+    for n in list(block.nodes()) + [block.return_node]:
+        if i >= limit:
+            return limit
+        for b in n.blocks:
+            i += _limited_block_size(b, limit - i)
+        if n.kind not in _NOT_EXECUTED:
+            i += 1
+    return i
+
+
+def _is_small_block(block: Block) -> bool:
+    return _limited_block_size(block, MAX_BODY_SIZE + 1) <= MAX_BODY_SIZE
+
+
+def _insert_block_copy(graph: Graph, body: Block, inputs: list) -> list:
+    vmap = dict(zip(body.inputs, inputs))
+
+    def get(v):
+        return vmap.get(v, v)
+
+    for n in body.nodes():
+        c = graph.insert_node(create_clone(graph, n, get))
+        vmap.update(zip(n.outputs, c.outputs))
+    return [get(v) for v in body.outputs]
+
+
+def _repeat_body(body: Block, times: int, dest: Block) -> None:
+    graph = body.owning_node.graph
+    graph.set_insert_point(dest)
+    for v in body.inputs:
+        dest.add_input(v.type).copy_metadata(v)
+    io = list(dest.inputs)
+    for _ in range(times):
+        io[0] = body.inputs[0]
+        io = _insert_block_copy(graph, body, io)
+    for v in io:
+        dest.register_output(v)
+    _local_dce(dest)
+
+
+def _inline_body(loop: Node) -> None:
+    """Replace a loop known to run exactly once by its body."""
+    graph, body = loop.graph, loop.blocks[0]
+    vmap = {body.inputs[i - 1]: loop.inputs[i] for i in range(2, len(loop.inputs))}
+
+    def get(v):
+        return vmap.get(v, v)
+
+    graph.set_insert_point(loop)
+    for n in body.nodes():
+        c = graph.insert_node(create_clone(graph, n, get))
+        vmap.update(zip(n.outputs, c.outputs))
+    for i, out in enumerate(loop.outputs):
+        out.replace_all_uses_with(get(body.outputs[i + 1]))
+    loop.destroy()
+
+
+def _replace_loop_counter(loop: Node) -> None:
+    graph, body = loop.graph, loop.blocks[0]
+    graph.set_insert_point(loop)
+    init = graph.insert_constant(0)
+    loop.insert_input(2, init)
+    loop.insert_output(0, INT)
+    internal = body.insert_input(1, INT)
+    body.inputs[0].replace_all_uses_with(internal)
+    graph.set_insert_point(body)
+    one = graph.insert_constant(1)
+    result = graph.insert("aten::add", [internal, one], output_types=[INT]).output
+    body.insert_output(1, result)
+
+
+def _insert_int_op(graph: Graph, kind: str, a, b: int):
+    c = graph.insert_constant(b)
+    return graph.insert(kind, [a, c], output_types=[INT]).output
+
+
+def unroll(loop: Node) -> None:
+    graph, body = loop.graph, loop.blocks[0]
+    if body.inputs[0].uses:
+        _replace_loop_counter(loop)
+    n = const_int(loop.inputs[0])
+    if n is not None and n < MAX_BODY_REPEATS:
+        dest = loop.add_block()
+        _repeat_body(body, n, dest)
+        loop.erase_block(0)
+        _inline_body(loop)
+        return
+    epilogue = create_clone(graph, loop, lambda v: v).insert_after(loop)
+    for i, out in enumerate(loop.outputs):
+        out.replace_all_uses_with(epilogue.outputs[i])
+        epilogue.replace_input(i + 2, out)
+    dest = loop.add_block()
+    _repeat_body(body, UNROLL_FACTOR, dest)
+    loop.erase_block(0)
+    graph.set_insert_point(loop)
+    count = loop.inputs[0]
+    unrolled = _insert_int_op(graph, "aten::__round_to_zero_floordiv", count, UNROLL_FACTOR)
+    loop.replace_input(0, unrolled)
+    done = _insert_int_op(graph, "aten::mul", unrolled, UNROLL_FACTOR)
+    rest = graph.insert("aten::sub", [count, done], output_types=[INT]).output
+    epilogue.replace_input(0, rest)
+
+
+def unroll_block(block: Block, constant_only: bool) -> bool:
+    changed = False
+    for node in list(block.nodes()):
+        if not node.is_inserted():
+            continue
+        for b in node.blocks:
+            changed |= unroll_block(b, constant_only)
+        if not _is_for_loop(node):
+            continue
+        if constant_only:
+            if node.inputs[0].node.kind != "prim::Constant":
+                continue
+        elif not _is_small_block(node.blocks[0]):
+            continue
+        unroll(node)
+        changed = True
+    return changed
+
+
+@register_pass("unroll_loops")
+def run(graph: Graph, **_options) -> bool:
+    """PyTorch's UnrollLoops: unroll small for-loops (fully when the trip count is a small constant)."""
+    changed = unroll_block(graph.block, False)
+    if changed:
+        eliminate_dead_code(graph)
+    return changed

@@ -1,0 +1,110 @@
+"""insert_guards: TypeCheck/RequiresGradCheck + fallback, and BailOut-style guards."""
+
+import numpy as np
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compiler import parse_ir
+from compiler.passes import get_pass
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes"
+
+
+def renumber(text: str) -> str:
+    """Numeric value names renumbered in order of appearance, per graph section."""
+    out = []
+    for part in re.split(r"(?m)^(?=with )", text):
+        names: dict = {}
+        out.append(re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), part))
+    return "".join(out).strip()
+
+
+def run_pair(pass_name: str, example: str, **options) -> None:
+    before = (FIXTURES / f"pass_{example}_before.ir").read_text()
+    after = (FIXTURES / f"pass_{example}_after.ir").read_text()
+    g = parse_ir(before)
+    get_pass(pass_name).run(g, **options)
+    g.lint()
+    assert renumber(str(g)) == renumber(after)
+
+
+def run(pass_name: str, text: str, **options):
+    g = parse_ir(text)
+    changed = get_pass(pass_name).run(g, **options)
+    g.lint()
+    return g, changed
+
+from compiler.ir.types import TensorType  # noqa: E402
+from runtime.interpreter import Interpreter  # noqa: E402
+from runtime.profiling import record_profile  # noqa: E402
+from runtime.tensor import Tensor  # noqa: E402
+
+SRC = """graph(%x.1 : Tensor,
+      %y.1 : Tensor):
+  %2 : int = prim::Constant[value=1]()
+  %3 : float = prim::Constant[value=1.]()
+  %4 : Tensor = aten::mul(%x.1, %y.1)
+  %z.1 : Tensor = aten::add(%4, %3, %2)
+  %6 : Tensor = aten::tanh(%z.1)
+  %7 : Tensor = aten::sigmoid(%6)
+  %8 : Tensor = aten::mul(%7, %x.1)
+  return (%8)
+"""
+
+
+def _profiled(shape=(4, 4)):
+    g = parse_ir(SRC)
+    x = Tensor(np.full(shape, 0.5, np.float32), requires_grad=True)
+    y = Tensor(np.full(shape, 2.0, np.float32), requires_grad=True)
+    record_profile(g, [x, y])
+    return g, x, y
+
+
+def test_typecheck_layout_and_fallback_runs():
+    g, x, y = _profiled()
+    expected = Interpreter(parse_ir(SRC)).run([x, y])[0].data
+    assert get_pass("insert_guards").run(g)
+    g.lint()
+    text = renumber(str(g))
+    t = "Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)"
+    assert f"%0 : {t}, %1 : {t}, %2 : bool = prim::TypeCheck[types=[{t}, {t}]](%x.1, %y.1)" in text
+    assert "%3 : Tensor = prim::If(%2)" in text
+    assert '%10 : Function = prim::Constant[name="fallback_function", fallback=1]()' in text
+    assert "%11 : (Tensor) = prim::CallFunction(%10, %x.1, %y.1)" in text
+    assert "%12 : Tensor = prim::TupleUnpack(%11)" in text
+    assert "prim::profile" not in text
+    interp = Interpreter(g, functions=g.fallback_functions)
+    np.testing.assert_allclose(interp.run([x, y])[0].data, expected)
+    small = [Tensor(np.ones((2, 2), np.float32)), Tensor(np.ones((2, 2), np.float32))]
+    assert interp.run(small)[0].data.shape == (2, 2)  # the check fails: fallback path
+
+
+def test_requires_grad_check():
+    g, _, _ = _profiled()
+    assert get_pass("insert_guards").run(g, requires_grad_only=1)
+    assert ("prim::RequiresGradCheck[types=[Tensor(requires_grad=1), Tensor(requires_grad=1)]]"
+            in str(g))
+
+
+def test_bailout_style():
+    g, _, _ = _profiled()
+    assert get_pass("insert_guards").run(g, style="bailout")
+    g.lint()
+    text = renumber(str(g))
+    assert "%0 : int = prim::BailoutTemplate_0()" in text
+    assert "= prim::BailOut[index=0](%0, %x.1, %y.1)" in text
+    assert "= prim::BailOut[index=1](%0, %y.1, %1)" in text
+    assert "with prim::BailoutTemplate_0 = graph(%x.1 : Tensor," in text
+    template = g.block.first_node.attr("Subgraph")
+    assert [n.attr("index") for n in template.walk() if n.kind == "prim::BailOut"] == list(range(7))
+    assert all(isinstance(n.outputs[0].type, TensorType) and n.outputs[0].type.sizes == (4, 4)
+               for n in template.walk() if n.kind == "prim::BailOut")
+
+
+def test_nothing_profiled_nothing_guarded():
+    g = parse_ir(SRC)
+    assert not get_pass("insert_guards").run(g)
+    assert not get_pass("insert_guards").run(g, style="bailout")
