@@ -132,6 +132,8 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
         return _call_inplace(entry, args, raw, tensor_args, record, label)
     out = entry.impl(*raw)
     rets = schema.returns
+    if not rets:
+        return None
     if len(rets) == 1 and rets[0].alias and rets[0].alias.endswith("!"):
         return out  # returns the (mutated) container it was given
     if len(rets) == 1:

@@ -127,7 +127,8 @@ def _parse_default(text: str) -> Any:
         inner = text[1:-1].strip()
         return [] if not inner else [_parse_default(x) for x in inner.split(",")]
     if text.startswith(("'", '"')):
-        return text[1:-1]
+        import ast
+        return ast.literal_eval(text)
     if text == "contiguous_format":
         return 0
     if text in ("long", "float", "int"):
@@ -205,7 +206,7 @@ def parse_schema(text: str) -> Schema:
     if m is None:
         raise ValueError(f"bad schema {text!r}")
     name, overload, args_text, ret_text = m.group(1), m.group(2) or "", m.group(3), m.group(4)
-    if args_text.strip() == "...":
+    if args_text.strip() == "..." or args_text.rstrip().endswith(", ..."):
         return Schema(name, overload, (), (Argument("", "Any"),), True, text)
     args, kwarg_only = [], False
     for part in _split_top(args_text):
@@ -214,7 +215,9 @@ def parse_schema(text: str) -> Schema:
             continue
         args.append(_parse_arg(part, kwarg_only))
     ret_text = ret_text.strip()
-    if ret_text == "...":
+    if ret_text == "()":
+        rets = ()
+    elif ret_text == "...":
         rets = (Argument("", "Any"),)
     elif ret_text.startswith("(") and ret_text.endswith(")"):
         rets = tuple(_parse_arg(p, False) for p in _split_top(ret_text[1:-1]))
