@@ -9,7 +9,7 @@ import numpy as np
 
 from compiler import parse_ir
 from compiler.errors import IRTypeError
-from compiler.ir import ClassType, Graph, TensorData
+from compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 
 from .autograd import backward as run_backward, no_grad, set_grad_enabled
 from .interpreter import Interpreter
@@ -30,20 +30,24 @@ def _read_npz(source: Union[None, str, os.PathLike, dict]) -> dict[str, np.ndarr
         return {k: f[k] for k in f.files}
 
 
-def module_classes(graph: Graph) -> dict[str, str]:
-    """Dotted attribute path -> class name, read off `prim::GetAttr` chains from `%self`."""
+def attribute_types(graph: Graph) -> dict[str, object]:
+    """Dotted attribute path -> IR type, read off `prim::GetAttr` chains from `%self`."""
     if not graph.inputs or not isinstance(graph.inputs[0].type, ClassType):
         return {}
     paths = {graph.inputs[0]: ""}
-    classes = {"": graph.inputs[0].type.qualified_name}
+    types: dict[str, object] = {"": graph.inputs[0].type}
     for n in graph.walk():
         if n.kind == "prim::GetAttr" and n.inputs[0] in paths:
             base = paths[n.inputs[0]]
             path = f"{base}.{n.attr('name')}" if base else n.attr("name")
             paths[n.outputs[0]] = path
-            if isinstance(n.outputs[0].type, ClassType):
-                classes[path] = n.outputs[0].type.qualified_name
-    return classes
+            types[path] = n.outputs[0].type
+    return types
+
+
+def module_classes(graph: Graph) -> dict[str, str]:
+    """Dotted attribute path -> class name of the submodules a graph reaches."""
+    return {p: t.qualified_name for p, t in attribute_types(graph).items() if isinstance(t, ClassType)}
 
 
 def build_module(graph: Graph, params: dict[str, np.ndarray]) -> Module:
@@ -92,6 +96,7 @@ class Function:
         self.filename = filename or "<graph>"
         self.has_self = bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType)
         self.module = build_module(graph, _read_npz(params)) if self.has_self else None
+        self.attribute_types = attribute_types(graph)
         constants = _read_npz(constants)
         attach_constants(graph, constants)
         self.interpreter = Interpreter(graph, constants, functions, self.filename)
@@ -129,7 +134,8 @@ class Function:
                 path = f"{prefix}{name}"
                 if isinstance(v, Module):
                     visit(v, path + ".")
-                elif name not in BUFFER_NAMES and isinstance(v, (Tensor, np.ndarray)) and \
+                elif name not in BUFFER_NAMES and self._is_tensor_attribute(path) and \
+                        isinstance(v, (Tensor, np.ndarray)) and \
                         np.asarray(v.data if isinstance(v, Tensor) else v).dtype.kind == "f":
                     if isinstance(v, np.ndarray):
                         v = Tensor(np.array(v))
@@ -138,6 +144,11 @@ class Function:
         if self.module is not None:
             visit(self.module, "")
         return out
+
+    def _is_tensor_attribute(self, path: str) -> bool:
+        t = self.attribute_types.get(path)
+        t = getattr(t, "elem", t) if isinstance(t, OptionalType) else t
+        return t is None or isinstance(t, TensorType)
 
     def run(self, *inputs: Any, requires_grad: bool = True) -> list:
         """Run and return the raw run-time outputs (Tensors and Python values)."""
