@@ -14,28 +14,6 @@ from compiler.ir.types import ListType
 from .peephole_helpers import _MISSING, const_value, has_writers
 from .registry import register_pass
 
-_INT_MAX = (1 << 63) - 1
-
-
-def _slice_indices(length: int, start: int, stop: int, step: int) -> tuple[int, int]:
-    """CPython's PySlice_AdjustIndices, as PyTorch's slice_indices_adjust: (start, count)."""
-    if start < 0:
-        start += length
-        if start < 0:
-            start = -1 if step < 0 else 0
-    elif start >= length:
-        start = length - 1 if step < 0 else length
-    if stop < 0:
-        stop += length
-        if stop < 0:
-            stop = -1 if step < 0 else 0
-    elif stop >= length:
-        stop = length - 1 if step < 0 else length
-    if step < 0:
-        return start, (start - stop - 1) // (-step) + 1 if stop < start else 0
-    return start, (stop - start - 1) // step + 1 if start < stop else 0
-
-
 class _ListIdioms:
     def __init__(self, graph: Graph):
         self.graph = graph
@@ -101,12 +79,11 @@ class _ListIdioms:
                 bounds = [const_value(v) for v in node.inputs[1:]]
                 if any(b is _MISSING for b in bounds):
                     continue
-                start, stop, step = bounds
-                start = start if isinstance(start, int) else _INT_MAX
-                stop = stop if isinstance(stop, int) else _INT_MAX
-                step = step if isinstance(step, int) else 1
-                begin, count = _slice_indices(len(items), start, stop, step)
-                self._new_list(node, [items[begin + j * step] for j in range(count)], node.output)
+                start, stop, step = (b if isinstance(b, int) else None for b in bounds)
+                if step == 0:
+                    continue  # a run-time error, not ours to fold away
+                # TorchScript's list slicing is Python's (None bounds depend on the step's sign)
+                self._new_list(node, list(items)[slice(start, stop, step)], node.output)
                 changed = True
         return changed
 
