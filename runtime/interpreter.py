@@ -30,9 +30,10 @@ from .tensor import Tensor
 class FunctionRef:
     """The value of a `prim::Constant[name="f"]` of type Function."""
 
-    def __init__(self, name: str, fallback: bool = False):
+    def __init__(self, name: str, fallback: bool = False, node: Optional[Node] = None):
         self.name = name
         self.fallback = fallback
+        self.node = node  # the constant that made it (fallback functions are found by it)
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
@@ -61,6 +62,8 @@ class Interpreter:
         self.functions = functions or {}
         self.filename = filename or getattr(graph, "source_filename", None) or "<graph>"
         self.bailout = bailout  # called by prim::BailOut / guards when a check fails
+        self.fallback: Optional[Callable] = None  # runs `fallback_function`s (executors set it)
+        self.subgraph_runner: Optional[Callable] = None
         self._programs: dict[int, list[_Step]] = {}
         self._sub: dict[int, Interpreter] = {}
 
@@ -142,7 +145,7 @@ class Interpreter:
             return Tensor(data.array.copy())
         if t == NamedType("Function") or (kind == "s" and node.has_attr("name")) or \
                 (kind is None and node.has_attr("name")):
-            return FunctionRef(node.attr("name"), bool(node.attr("fallback", 0)))
+            return FunctionRef(node.attr("name"), bool(node.attr("fallback", 0)), node)
         if kind == "ival":
             v = node.attr("value")
             return getattr(v, "value", v)

@@ -117,9 +117,8 @@ def _call_method(interp, node: Node, args, env):
 def _call_function(interp, node: Node, args, env):
     fn, rest = args[0], args[1:]
     name = getattr(fn, "name", None)
-    if getattr(fn, "fallback", False) and interp.functions.get("fallback_function") is None \
-            and getattr(interp, "fallback", None) is not None:
-        return _results(node, interp.fallback(rest))
+    if getattr(fn, "fallback", False) and interp.fallback is not None:
+        return _results(node, interp.fallback(fn, rest))
     g = interp.functions.get(name)
     if g is None:
         raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::CallFunction: the graph of "
@@ -324,7 +323,7 @@ def _wait(interp, node, args, env):
       "prim::CudaFusionGroup", "prim::TensorExprDynamicGroup", "prim::StaticSubgraph",
       "prim::oneDNNFusionGroup", "prim::FallbackGraph")
 def _subgraph(interp, node, args, env):
-    runner = getattr(interp, "subgraph_runner", None)
+    runner = interp.subgraph_runner
     if runner is not None:
         return _results(node, runner(interp, node, list(args)))
     return _results(node, interp.sub_interpreter(node.attr("Subgraph")).run(list(args)))

@@ -103,7 +103,7 @@ class LegacyGraphExecutor:
         return outs
 
     def graph_for(self, *inputs: Any) -> Graph:
-        """The optimized graph these inputs run (compiling it if needed, counting nothing)."""
+        """The optimized graph these inputs run (compiled if needed; nothing is counted)."""
         return self.plan_for(list(inputs), count=False).graph
 
     def debug_state(self) -> str:

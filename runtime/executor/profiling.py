@@ -1,0 +1,177 @@
+"""The profiling executor (PyTorch's ProfilingGraphExecutorImpl): the first runs execute the
+graph instrumented with `prim::profile` nodes that record observed types; then the graph is
+specialized behind guards and optimized (autodiff included). A failing guard continues in
+the unoptimized code — a fallback function (2.x guards) or the BailoutTemplate graph
+(BailOut guards) — and is counted; each fallback is itself a profiling executor with one
+less re-specialization left, so a shape-changing workload stops compiling after
+`bailout_depth` levels and then runs unoptimized.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from compiler.ir import Graph, Node
+
+from ..autograd import is_grad_enabled
+from ..interpreter import Interpreter, _BailOut
+from ..profiling import ProfilingInterpreter
+from .counters import COUNTERS, record_last_executed
+from .legacy import thresholds
+from .plan import ExecutionPlan
+from .profiling_pipeline import optimize_profiled, profiling_insensitive
+from .settings import ExecutorSettings, get_settings
+
+
+class ProfilingGraphExecutor:
+    """Profile for `num_profiled_runs` runs, then run an optimized, guarded plan."""
+
+    def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
+                 settings: Optional[ExecutorSettings] = None,
+                 remaining_depth: Optional[int] = None):
+        self.graph = graph
+        self.optimize = optimize
+        self.functions = functions or {}
+        self.settings = settings or get_settings()
+        self.remaining_depth = self.settings.bailout_depth if remaining_depth is None \
+            else remaining_depth
+        self.profiled_graph: Optional[Graph] = None
+        self.profiling_runs_left = self.settings.num_profiled_runs
+        self.profiling_interpreter: Optional[Interpreter] = None
+        self.optimized_plan: Optional[ExecutionPlan] = None
+        self.simple_plan: Optional[ExecutionPlan] = None
+        self.fallbacks: dict[Node, Graph] = {}
+        self._fallback_executors: dict[int, ProfilingGraphExecutor] = {}
+        self.bailouts = 0
+        self._lock = threading.RLock()
+        COUNTERS.inc("executors_constructed")
+
+    # ---- plans
+    def _make_child(self, graph: Graph) -> "ProfilingGraphExecutor":
+        return ProfilingGraphExecutor(graph, self.optimize, self.functions, self.settings)
+
+    def _unoptimized_plan(self) -> ExecutionPlan:
+        """Depth exhausted or optimization off: the graph after profiling-insensitive passes."""
+        if self.simple_plan is None:
+            g = self.graph.copy()
+            if self.optimize:
+                profiling_insensitive(g)
+            self.simple_plan = ExecutionPlan(g, self._make_child, self.functions)
+        return self.simple_plan
+
+    def _profiling_interpreter(self) -> Interpreter:
+        if self.profiling_interpreter is None:
+            from compiler.passes import get_pass
+            g = self.graph.copy()
+            profiling_insensitive(g)
+            get_pass("insert_profiling").run(g)
+            self.profiled_graph = g
+            self.profiling_interpreter = ProfilingInterpreter(g, functions=self.functions)
+        return self.profiling_interpreter
+
+    def _build_optimized(self) -> ExecutionPlan:
+        g = self.profiled_graph.copy()
+        # copy() renumbers values and does not carry the profile attributes' identity issues
+        node_threshold, inline_threshold = thresholds(self.settings)
+        self.fallbacks = optimize_profiled(g, node_threshold, inline_threshold,
+                                           self.settings.guard_style, is_grad_enabled())
+        plan = ExecutionPlan(g, self._make_child, self.functions,
+                             fallback=self._run_fallback, bailout=self._bailout)
+        COUNTERS.inc("specializations")
+        return plan
+
+    def _plan(self):
+        """The plan for the next run: ('profile', interpreter) or ('run', plan)."""
+        with self._lock:
+            if not self.optimize or self.remaining_depth <= 0:
+                return "run", self._unoptimized_plan()
+            if self.optimized_plan is not None:
+                return "run", self.optimized_plan
+            interp = self._profiling_interpreter()
+            if self.profiling_runs_left > 0:
+                self.profiling_runs_left -= 1
+                return "profile", interp
+            self.optimized_plan = self._build_optimized()
+            return "run", self.optimized_plan
+
+    # ---- running
+    def run(self, *inputs: Any) -> list:
+        COUNTERS.inc("invocations")
+        what, runner = self._plan()
+        if what == "profile":
+            COUNTERS.inc("profiled_runs")
+            with self._lock:  # profile recording writes node attributes
+                outs = runner.run(list(inputs))
+            record_last_executed(runner.graph)
+            return outs
+        try:
+            outs = runner.run(list(inputs))
+        except _BailOut as b:
+            outs = self._resume_after_bailout(b, list(inputs))
+        record_last_executed(runner.graph)
+        return outs
+
+    def _fallback_executor(self, graph: Graph) -> "ProfilingGraphExecutor":
+        with self._lock:
+            ex = self._fallback_executors.get(id(graph))
+            if ex is None:
+                ex = self._fallback_executors[id(graph)] = ProfilingGraphExecutor(
+                    graph, self.optimize, self.functions, self.settings, self.remaining_depth - 1)
+            return ex
+
+    def _run_fallback(self, fn, args: list) -> list:
+        """A 2.x guard failed: call the fallback function (the unoptimized subgraph)."""
+        graph = self.fallbacks.get(getattr(fn, "node", None))
+        if graph is None:
+            raise RuntimeError("guard failed but its fallback function is unknown")
+        self._count_bailout()
+        out = self._fallback_executor(graph).run(*args)
+        return out
+
+    def _count_bailout(self) -> None:
+        with self._lock:
+            self.bailouts += 1
+        COUNTERS.inc("bailouts")
+
+    def _bailout(self, interp, node: Node, args, env):
+        raise _BailOut(node)
+
+    def _resume_after_bailout(self, b: _BailOut, inputs: list) -> list:
+        """A prim::BailOut failed: continue in the BailoutTemplate's unoptimized graph. Pure
+        graphs simply re-run it from the start (the same result); the template's own BailOut
+        nodes are pass-throughs there."""
+        self._count_bailout()
+        node = b.args[0]
+        template = None
+        for n in node.graph.walk():
+            if n.kind == "prim::BailoutTemplate":
+                template = n.attr("Subgraph")
+        if template is None:
+            raise RuntimeError("prim::BailOut failed without a prim::BailoutTemplate")
+        return self._fallback_executor(template).run(*inputs)
+
+    # ---- introspection
+    def graph_for(self, *inputs: Any) -> Graph:
+        """As PyTorch's `graph_for`: the optimized graph once there is one (with each
+        DifferentiableGraph showing its forward graph as optimized by its own executor);
+        before that, run once with these inputs and return what that run executed — so the
+        first call shows the profiled graph and a later one the optimized graph."""
+        with self._lock:
+            plan = self.optimized_plan
+        if plan is None:
+            self.run(*inputs)
+            from .counters import last_executed_optimized_graph
+            return last_executed_optimized_graph()
+        return plan.graph
+
+    def debug_state(self) -> str:
+        parts = [f"ProfilingGraphExecutor: profiled runs left {self.profiling_runs_left}, "
+                 f"bailout depth left {self.remaining_depth}, {self.bailouts} bailout(s)"]
+        if self.profiled_graph is not None:
+            parts.append(f"# profiled graph\n{self.profiled_graph}")
+        if self.optimized_plan is not None:
+            parts.append(f"# optimized graph\n{self.optimized_plan.graph}")
+        for g, ex in self._fallback_executors.items():
+            parts.append("# fallback\n" + ex.debug_state())
+        return "\n".join(parts)

@@ -1,0 +1,238 @@
+"""What the profiling executor does to a profiled graph once its profiling runs are over
+(PyTorch's ProfilingGraphExecutorImpl: runProfilingInsensitiveOptimizations before
+instrumenting, runProfilingOptimizations after), in both guard styles:
+
+- "typecheck" (2.x): DifferentiableGraphs are guarded by `prim::RequiresGradCheck` over their
+  inputs feeding a `prim::If` whose other branch calls a fallback function (the unoptimized
+  subgraph); profile nodes are removed.
+- "bailout" (1.x, as in the forum question): every profiled value gets a `prim::BailOut`,
+  fed by a `prim::BailoutTemplate` holding the unoptimized graph; autodiff follows.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from compiler.ir import Graph, Node, Value
+from compiler.ir.types import BOOL, FUNCTION, TENSOR, OptionalType, TensorType, TupleType
+from compiler.passes import all_passes, get_pass
+
+PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "remove_expands",
+                         "canonicalize_graph_fuser_ops", "eliminate_dead_code", "decompose_ops",
+                         "constant_propagation", "eliminate_dead_code",
+                         "eliminate_common_subexpression", "constant_pooling", "peephole",
+                         "eliminate_dead_code", "lower_tuples")
+PRE_AUTODIFF = ("remove_expands", "canonicalize_graph_fuser_ops", "eliminate_dead_code",
+                "specialize_autograd_zero", "eliminate_dead_code",
+                "eliminate_common_subexpression", "peephole", "constant_propagation",
+                "constant_pooling", "eliminate_dead_code")
+FORWARD = ("eliminate_dead_code", "eliminate_common_subexpression", "constant_pooling",
+           "peephole", "eliminate_dead_code")
+
+
+def run_passes(graph: Graph, names, **options) -> None:
+    passes = all_passes()
+    for name in names:
+        info = passes.get(name)
+        if info is not None:
+            try:
+                info.run(graph, **options.get(name, {}))
+            except Exception:  # noqa: BLE001 - an optional rewrite that cannot apply is skipped
+                if name in ("lower_tuples", "decompose_ops"):
+                    continue
+                raise
+
+
+def profiling_insensitive(graph: Graph) -> None:
+    """Rewrites that do not need profiles (run before instrumenting the graph)."""
+    run_passes(graph, PROFILING_INSENSITIVE)
+
+
+def _profile_counter(graph: Graph) -> Optional[Node]:
+    for n in graph.nodes():
+        if n.kind == "prim::profile" and not n.inputs and not n.outputs:
+            return n
+    return None
+
+
+def remove_profile_counter(graph: Graph) -> None:
+    n = _profile_counter(graph)
+    if n is not None:
+        n.destroy()
+
+
+def profiled_types(graph: Graph) -> dict[Value, TensorType]:
+    """Each profiled value's observed type (merged over its profile nodes)."""
+    from runtime.profiling import merge_profiled
+    out: dict[Value, TensorType] = {}
+    for n in graph.walk():
+        if n.kind == "prim::profile" and n.inputs and n.has_attr("profiled_type"):
+            t = n.attr("profiled_type")
+            if not isinstance(t, TensorType) or (t.scalar_type is None and t.sizes is None):
+                continue
+            v = n.inputs[0]
+            out[v] = t if v not in out else merge_profiled(out[v], t)
+            if n.outputs:
+                out[n.outputs[0]] = out[v]
+    return out
+
+
+def remove_profile_nodes(graph: Graph) -> None:
+    for n in list(graph.walk()):
+        if n.kind in ("prim::profile", "prim::profile_ivalue") and n.owning_block is not None:
+            if n.inputs and n.outputs:
+                n.outputs[0].replace_all_uses_with(n.inputs[0])
+            n.destroy()
+
+
+def needs_gradient(profiles: dict[Value, TensorType], grad_enabled: bool) -> bool:
+    """PyTorch's needsGradientInProfilingMode: some profiled tensor required grad."""
+    return grad_enabled and any(t.requires_grad for t in profiles.values())
+
+
+def _tuple_graph(sub: Graph) -> Graph:
+    """A copy of `sub` returning its outputs as one tuple (how fallback functions return)."""
+    g = sub.copy()
+    outs = list(g.outputs)
+    tup = TupleType(tuple(TENSOR if isinstance(o.type, TensorType) else o.type for o in outs))
+    g.set_insert_point(g.return_node)
+    t = g.insert("prim::TupleConstruct", outs, output_types=[tup]).output
+    while g.outputs:
+        g.erase_output(0)
+    g.register_output(t)
+    for n in [g.param_node] + list(g.walk()):
+        for v in n.outputs:
+            if isinstance(v.type, TensorType):
+                v.type = TENSOR
+    return g
+
+
+def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
+                               fallbacks: dict) -> bool:
+    """PyTorch's guardDifferentiableGraph: type the node's inputs from their profiles and put
+    it behind a `prim::RequiresGradCheck`; False (and the subgraph inlined back) when an
+    input was never profiled."""
+    from compiler.autodiff.subgraph_utils import unmerge_subgraph
+    for v in dnode.inputs:
+        if isinstance(v.type, TensorType) and v in profiles:
+            v.type = profiles[v].with_(undefined=None)
+        elif isinstance(v.type, OptionalType) and isinstance(v.type.elem, TensorType):
+            unmerge_subgraph(dnode)
+            return False
+    g = dnode.graph
+    checked = [v for v in dnode.inputs if isinstance(v.type, TensorType)
+               and v.node.kind not in ("prim::Constant", "prim::FusionGroup")]
+    if not checked:
+        return True
+    types = tuple(TENSOR.with_(requires_grad=True if v.type.requires_grad is None
+                               else v.type.requires_grad) for v in checked)
+    check = g.create("prim::RequiresGradCheck", checked,
+                     output_types=[v.type for v in checked] + [BOOL])
+    check.set_attr("types", "tys", types)
+    check.insert_before(dnode)
+    vif = g.create("prim::If", [check.outputs[-1]], output_types=[o.type for o in dnode.outputs])
+    vif.insert_after(check)
+    for o, vo in zip(dnode.outputs, vif.outputs):
+        o.replace_all_uses_with(vo)
+    then_b, else_b = vif.add_block(), vif.add_block()
+    # the false branch: the unoptimized subgraph, called as a fallback function
+    fallback = _tuple_graph(dnode.attr("Subgraph"))
+    f = g.create("prim::Constant", output_types=[FUNCTION])
+    f.set_attr("name", "s", "fallback_function")
+    f.set_attr("fallback", "i", 1)
+    else_b.append_node(f)
+    fallbacks[f] = fallback
+    tup = fallback.outputs[0].type
+    call = else_b.append_node(g.create("prim::CallFunction", [f.output] + list(dnode.inputs),
+                                       output_types=[tup]))
+    unpack = else_b.append_node(g.create("prim::TupleUnpack", [call.output],
+                                         output_types=list(tup.elems)))
+    for o in unpack.outputs:
+        else_b.register_output(o)
+    dnode.move_before(then_b.return_node)
+    for i, v in enumerate(dnode.inputs):
+        if v in checked:
+            dnode.replace_input(i, check.outputs[checked.index(v)])
+    for o in dnode.outputs:
+        then_b.register_output(o)
+    return True
+
+
+def _forward_requires_no_grad(f: Graph) -> None:
+    """RemoveTensorTypeSpecializations + UpdateDifferentiableGraphRequiresGrad(f, false)."""
+    for n in [f.param_node] + list(f.walk()):
+        if n.kind == "prim::Constant":
+            continue
+        for v in n.outputs:
+            if isinstance(v.type, TensorType):
+                v.type = TENSOR.with_(requires_grad=False)
+
+
+def differentiate_node(dnode: Node) -> None:
+    from compiler.autodiff import differentiate
+    from compiler.autodiff.side_table import set_gradient
+    grad = differentiate(dnode.attr("Subgraph"))
+    remove_profile_nodes(grad.f)
+    _forward_requires_no_grad(grad.f)
+    run_passes(grad.f, FORWARD)
+    dnode.set_attr("Subgraph", "g", grad.f)
+    set_gradient(dnode, grad)
+
+
+def optimize_profiled(graph: Graph, node_threshold: int, inline_threshold: int, style: str,
+                      grad_enabled: bool = True) -> dict:
+    """Turn a profiled graph (after its runs) into the optimized one; returns the fallback
+    graphs of the guards, keyed by their `fallback_function` constant nodes."""
+    from compiler.passes.create_autodiff_subgraphs import create_autodiff_subgraphs
+    remove_profile_counter(graph)
+    fallbacks: dict = {}
+    if style == "bailout":
+        get_pass("insert_guards").run(graph, style="bailout")
+        run_passes(graph, PRE_AUTODIFF)
+        profiles = {n.outputs[0]: n.outputs[0].type for n in graph.walk()
+                    if n.kind == "prim::BailOut" and isinstance(n.outputs[0].type, TensorType)}
+        if needs_gradient(profiles, grad_enabled):
+            for dnode in create_autodiff_subgraphs(graph, node_threshold):
+                differentiate_node(dnode)
+            get_pass("inline_autodiff_subgraphs").run(graph, threshold=inline_threshold)
+    else:
+        run_passes(graph, PRE_AUTODIFF)
+        profiles = profiled_types(graph)
+        if needs_gradient(profiles, grad_enabled):
+            remove_profile_nodes(graph)
+            for dnode in create_autodiff_subgraphs(graph, node_threshold):
+                if guard_differentiable_graph(dnode, profiles, fallbacks):
+                    differentiate_node(dnode)
+            get_pass("inline_autodiff_subgraphs").run(graph, threshold=inline_threshold)
+            _remove_orphan_guards(graph)
+            _drop_unused_fallbacks(graph, fallbacks)
+    get_pass("eliminate_dead_code").run(graph)
+    return fallbacks
+
+
+def _remove_orphan_guards(graph: Graph) -> None:
+    """A guard whose DifferentiableGraph was inlined back guards nothing: keep only the
+    guarded code (the If's first branch), running on the unchecked inputs."""
+    for vif in [n for n in graph.walk() if n.kind == "prim::If"]:
+        check = vif.inputs[0].node
+        then_b = vif.blocks[0]
+        if check.kind != "prim::RequiresGradCheck" or len(check.outputs[-1].uses) != 1:
+            continue
+        if any(n.kind == "prim::DifferentiableGraph" for n in then_b.walk()):
+            continue
+        for n in list(then_b.nodes()):
+            n.move_before(vif)
+        for o, inner in zip(vif.outputs, then_b.outputs):
+            o.replace_all_uses_with(inner)
+        vif.destroy()
+        for src, out in zip(check.inputs, check.outputs):
+            out.replace_all_uses_with(src)
+        check.destroy()
+
+
+def _drop_unused_fallbacks(graph: Graph, fallbacks: dict) -> None:
+    """Inlined DifferentiableGraphs take their guards' fallbacks with them (PyTorch removes
+    the guard when it inlines); keep only the fallbacks still in the graph."""
+    live = {n for n in graph.walk() if n.kind == "prim::Constant"}
+    for k in [k for k in fallbacks if k not in live]:
+        del fallbacks[k]
