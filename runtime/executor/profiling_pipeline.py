@@ -113,9 +113,11 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
     it behind a `prim::RequiresGradCheck`; False (and the subgraph inlined back) when an
     input was never profiled."""
     from compiler.autodiff.subgraph_utils import unmerge_subgraph
-    for v in dnode.inputs:
+    sub = dnode.attr("Subgraph")
+    for v, inner in zip(dnode.inputs, sub.inputs):
         if isinstance(v.type, TensorType) and v in profiles:
             v.type = profiles[v].with_(undefined=None)
+            inner.type = v.type  # what differentiate() sees (traced graphs declare stale types)
         elif isinstance(v.type, OptionalType) and isinstance(v.type.elem, TensorType):
             unmerge_subgraph(dnode)
             return False

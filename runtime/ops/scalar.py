@@ -274,3 +274,15 @@ def _nan_min(a, b):
 
 _minmax("max", _nan_max)
 _minmax("min", _nan_min)
+
+
+@op("aten::all.bool(bool[] self) -> bool", "aten::all.int(int[] self) -> bool",
+    "aten::all.float(float[] self) -> bool")
+def all_list(self):
+    return all(bool(x) for x in self)
+
+
+@op("aten::any.bool(bool[] self) -> bool", "aten::any.int(int[] self) -> bool",
+    "aten::any.float(float[] self) -> bool", "aten::any.str(str[] self) -> bool")
+def any_list(self):
+    return any(bool(x) for x in self)
