@@ -21,7 +21,7 @@ PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "remove_expands",
                          "canonicalize_graph_fuser_ops", "eliminate_dead_code", "decompose_ops",
                          "constant_propagation", "eliminate_dead_code",
                          "eliminate_common_subexpression", "constant_pooling", "peephole",
-                         "eliminate_dead_code", "lower_tuples")
+                         "eliminate_dead_code")  # (no LowerAllTuples: it changes the outputs)
 PRE_AUTODIFF = ("remove_expands", "canonicalize_graph_fuser_ops", "eliminate_dead_code",
                 "specialize_autograd_zero", "eliminate_dead_code",
                 "eliminate_common_subexpression", "peephole", "constant_propagation",
@@ -38,7 +38,7 @@ def run_passes(graph: Graph, names, **options) -> None:
             try:
                 info.run(graph, **options.get(name, {}))
             except Exception:  # noqa: BLE001 - an optional rewrite that cannot apply is skipped
-                if name in ("lower_tuples", "decompose_ops"):
+                if name == "decompose_ops":
                     continue
                 raise
 
