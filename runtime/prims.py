@@ -380,6 +380,8 @@ def _requires_grad_check(interp, node, args, env):
 
 @prim("prim::BailOut")
 def _bailout(interp, node, args, env):
+    if node.inputs[0].node.kind != "prim::BailoutTemplate":
+        return args[0]  # inside a BailoutTemplate graph: where execution resumes, no check
     value = args[1]
     if not type_matches(node.outputs[0].type, value):
         if interp.bailout is not None:

@@ -43,6 +43,7 @@ class ProfilingGraphExecutor:
         self.simple_plan: Optional[ExecutionPlan] = None
         self.fallbacks: dict[Node, Graph] = {}
         self._fallback_executors: dict[int, ProfilingGraphExecutor] = {}
+        self._unguarded: dict[int, Graph] = {}
         self.bailouts = 0
         self._lock = threading.RLock()
         COUNTERS.inc("executors_constructed")
@@ -149,7 +150,11 @@ class ProfilingGraphExecutor:
                 template = n.attr("Subgraph")
         if template is None:
             raise RuntimeError("prim::BailOut failed without a prim::BailoutTemplate")
-        return self._fallback_executor(template).run(*inputs)
+        with self._lock:
+            unguarded = self._unguarded.get(id(template))
+            if unguarded is None:
+                unguarded = self._unguarded[id(template)] = _without_bailouts(template)
+        return self._fallback_executor(unguarded).run(*inputs)
 
     # ---- introspection
     def graph_for(self, *inputs: Any) -> Graph:
@@ -175,3 +180,14 @@ class ProfilingGraphExecutor:
         for g, ex in self._fallback_executors.items():
             parts.append("# fallback\n" + ex.debug_state())
         return "\n".join(parts)
+
+
+def _without_bailouts(template: Graph) -> Graph:
+    """The BailoutTemplate's graph with its BailOut nodes replaced by the values they guard:
+    the unoptimized graph the fallback executor runs (and may re-specialize)."""
+    g = template.copy()
+    for n in list(g.walk()):
+        if n.kind == "prim::BailOut":
+            n.outputs[0].replace_all_uses_with(n.inputs[0])
+            n.destroy()
+    return g
