@@ -89,8 +89,17 @@ def cmd_run(args) -> int:
     params = read_npz(args.params, "params")
     constants = read_npz(args.constants, "constants")
     from compiler import parse_ir
+    from runtime.executor import COUNTERS, update_settings
     graph = parse_ir(text, name)
-    fn = runtime.load(graph, params=params, constants=constants)
+    changes = {k: v for k, v in (("autodiff_node_threshold", args.autodiff_node_threshold),
+                                 ("autodiff_inline_threshold", args.autodiff_inline_threshold),
+                                 ("num_profiled_runs", args.profiled_runs),
+                                 ("guard_style", args.guard_style)) if v is not None}
+    if args.runs < 1:
+        raise RunUsageError("--runs must be at least 1")
+    update_settings(**changes)
+    COUNTERS.reset()
+    fn = runtime.load(graph, params=params, constants=constants, executor=args.executor)
     fn.filename = fn.interpreter.filename = name
     if args.seed is not None:
         runtime.manual_seed(args.seed)
@@ -102,7 +111,8 @@ def cmd_run(args) -> int:
             raise RunUsageError(f"{args.inputs}: missing {', '.join(missing)} "
                                 f"(the graph takes {len(fn.input_values)} inputs)")
         values = [inputs[f"arg{i}"] for i in range(len(fn.input_values))]
-    outs = fn.run(*values, requires_grad=args.grad)
+    for _ in range(args.runs):
+        outs = fn.run(*values, requires_grad=args.grad)
     results: dict[str, np.ndarray] = {}
     for i, (path, leaf) in enumerate(flatten_value(tuple(outs))):
         results[f"out{i}"] = to_numpy(leaf)
@@ -111,6 +121,13 @@ def cmd_run(args) -> int:
         for key, g in fn.backward().items():
             results[f"grad.{key}"] = g
             print(_summary(f"grad.{key}", g))
+    if args.executor != "interp":
+        counters = " ".join(f"{k}={v}" for k, v in COUNTERS.as_dict().items())
+        print(f"executor: {args.executor}, runs: {args.runs}; {counters}")
+        if args.show_graph:
+            print(f"# the graph the last run executed\n{fn.executor.last_graph}", end="")
+    elif args.show_graph:
+        print(f"# executed graph\n{graph}", end="")
     if args.out:
         write_npz_atomically(args.out, results)
     return 0
@@ -126,4 +143,16 @@ def register(sub) -> None:
                     help="also compute gradients of the sum of all floating-point outputs")
     sp.add_argument("--out", help="write outputs (out0, ...) and gradients (grad.*) to this .npz")
     sp.add_argument("--seed", type=int, help="seed for random inputs and random ops (dropout)")
+    sp.add_argument("--executor", choices=("interp", "legacy", "profiling"), default="interp",
+                    help="plain interpreter (default), or a graph executor as TorchScript runs graphs")
+    sp.add_argument("--runs", type=int, default=1,
+                    help="run this many times (executors profile and specialize on early runs)")
+    sp.add_argument("--show-graph", action="store_true",
+                    help="print the graph that ran last (the optimized one under an executor)")
+    sp.add_argument("--autodiff-node-threshold", type=int, help="smallest DifferentiableGraph kept (2)")
+    sp.add_argument("--autodiff-inline-threshold", type=int,
+                    help="DifferentiableGraphs smaller than this are inlined back (5)")
+    sp.add_argument("--profiled-runs", type=int, help="runs profiled before specializing (1)")
+    sp.add_argument("--guard-style", choices=("typecheck", "bailout"),
+                    help="2.x RequiresGradCheck/TypeCheck guards (default) or 1.x prim::BailOut")
     sp.set_defaults(func=cmd_run)

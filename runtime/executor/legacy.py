@@ -46,6 +46,7 @@ class LegacyGraphExecutor:
         self.plans: dict[tuple, ExecutionPlan] = {}
         self.attr_paths = module_attribute_paths(graph)
         self.hits = self.misses = 0
+        self.last_graph: Optional[Graph] = None  # what this executor's latest run executed
         self._lock = threading.Lock()
         self._compiling: dict[tuple, threading.Lock] = {}
         COUNTERS.inc("executors_constructed")
@@ -99,6 +100,7 @@ class LegacyGraphExecutor:
         COUNTERS.inc("invocations")
         plan = self.plan_for(list(inputs))
         outs = plan.run(list(inputs))
+        self.last_graph = plan.graph
         record_last_executed(plan.graph)  # after running, as PyTorch does: nested executors ran first
         return outs
 

@@ -45,6 +45,7 @@ class ProfilingGraphExecutor:
         self._fallback_executors: dict[int, ProfilingGraphExecutor] = {}
         self._unguarded: dict[int, Graph] = {}
         self.bailouts = 0
+        self.last_graph: Optional[Graph] = None  # what this executor's latest run executed
         self._lock = threading.RLock()
         COUNTERS.inc("executors_constructed")
 
@@ -104,12 +105,14 @@ class ProfilingGraphExecutor:
             COUNTERS.inc("profiled_runs")
             with self._lock:  # profile recording writes node attributes
                 outs = runner.run(list(inputs))
+            self.last_graph = runner.graph
             record_last_executed(runner.graph)
             return outs
         try:
             outs = runner.run(list(inputs))
         except _BailOut as b:
             outs = self._resume_after_bailout(b, list(inputs))
+        self.last_graph = runner.graph
         record_last_executed(runner.graph)
         return outs
 

@@ -123,9 +123,6 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
             return False
     # requires_grad inside the subgraph follows from its (now profiled) inputs
     get_pass("propagate_requires_grad").run(sub)
-    for o, inner in zip(dnode.outputs, sub.outputs):
-        if isinstance(o.type, TensorType) and isinstance(inner.type, TensorType):
-            o.type = o.type.with_(requires_grad=inner.type.requires_grad)
     g = dnode.graph
     checked = [v for v in dnode.inputs if isinstance(v.type, TensorType)
                and v.node.kind not in ("prim::Constant", "prim::FusionGroup")]
