@@ -56,6 +56,10 @@ class _LegacyReader:
         self.graph.next_unique = max((int(m) for m in re.findall(r"%([0-9]+)\b", text)), default=-1) + 1
         self.env: dict[str, Value] = {}
 
+    def error(self, reason: str, line: int, column: int) -> IRParseError:
+        line_text = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return IRParseError(reason, self.filename, line, column, line_text)
+
     def error_at(self, tok: Token, reason: str, offset: int = 0) -> IRParseError:
         line_text = self.lines[tok.line - 1] if 0 < tok.line <= len(self.lines) else None
         return IRParseError(reason, self.filename, tok.line, tok.column + offset, line_text)

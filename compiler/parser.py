@@ -57,6 +57,7 @@ class _GraphState:
         self.blocks: list[Block] = [graph.block]
         self.indent: list[Optional[int]] = [None]
         self.group_candidates: list[Node] = []
+        self.pending: list[list[tuple[str, Value]]] = []  # outputs of nodes whose blocks are open
 
 
 class _Builder(Transformer):
@@ -82,6 +83,9 @@ class _Builder(Transformer):
     # nodes and blocks
     def node_head(self, c):
         self.r.add_node(c)
+
+    def stmt(self, c):
+        self.r.bind_node_outputs()
 
     def block_head(self, c):
         self.r.open_block(c[0], c[1:])
@@ -125,7 +129,7 @@ class _Reader:
             values.append(v)
         return values
 
-    def define(self, tok: Token, make) -> Value:
+    def define(self, tok: Token, make, bind: bool = True) -> Value:
         """Create the value a DECL token `%name : Type` declares via `make(type, unique)`."""
         text = str(tok)
         colon = text.index(":")
@@ -144,8 +148,16 @@ class _Reader:
         else:
             v = make(t, None)
             v.set_debug_name(name)
-        self.state.env.bind(name, v)
+        if bind:
+            self.state.env.bind(name, v)
+        else:
+            self.state.pending[-1].append((name, v))
         return v
+
+    def bind_node_outputs(self) -> None:
+        """A node's outputs become visible after its blocks (they are not defined inside)."""
+        for name, v in self.state.pending.pop():
+            self.state.env.bind(name, v)
 
     # ---- indentation: lines of one block share a column, deeper than the enclosing line
     def check_indent(self, tok: Token, adjust: int = 0) -> None:
@@ -207,8 +219,9 @@ class _Reader:
             elif tok.type == "COMMENT":
                 n.source = SourceLocation.from_text(str(tok)[1:].strip())
             j += 1
+        st.pending.append([])
         for decl in outputs:
-            self.define(decl, lambda t, u: n.add_output(t, u))
+            self.define(decl, lambda t, u: n.add_output(t, u), bind=False)
         if n.kind == "prim::Constant":
             self.check_constant(n, rest[0] if rest and rest[0].type == "ATTRS" else kind_tok)
         st.blocks[-1].append_node(n)

@@ -18,7 +18,7 @@ def _value_list(values) -> str:
 
 def is_group_node(n: Node) -> bool:
     """Nodes printed as `kind_N(...)` with a `with kind_N = graph(...)` section."""
-    return n.attr_kind("Subgraph") == "g"
+    return n.attr_kind("Subgraph") == "g" and n.attr("Subgraph") is not None
 
 
 def format_attributes(n: Node, ignore_subgraph: bool = False) -> str:

@@ -268,6 +268,8 @@ class _AttrBuilder(Transformer):
     def attr(self, c):
         kind, value = c[1]
         name = str(c[0])
+        if kind == "?":  # a constant's value is a tuple; other attributes hold types
+            kind, value = ("ival", value[0]) if name == "value" else ("ty", value[1])
         if kind == "is" and not value and name == "types":
             kind = "tys"
         return (name, kind, value)
@@ -313,6 +315,22 @@ class _AttrBuilder(Transformer):
         text = str(c[0])
         return ("t", TensorData(parse_printed_tensor(text), text))
 
+    def parenthesized_value(self, c):
+        """`(...)`: a tuple constant, or else a tuple type (`types=[(int, int)]`)."""
+        tok = c[0]
+        literal = _tuple_literal(str(tok))
+        try:
+            type_ = parse_type_text(str(tok))
+        except SubParseError as e:
+            if literal is None:
+                raise SubParseError(e.reason, tok.start_pos + e.offset) from None
+            type_ = None
+        if literal is None:
+            return ("ty", type_)
+        if type_ is None:
+            return ("ival", literal)
+        return ("?", (literal, type_))  # `()` or `(None, None)`: decided by the context
+
     def annotated_value(self, c):
         text = str(c[0])
         inner = text[len("annotate("):-1]
@@ -331,17 +349,21 @@ class _AttrBuilder(Transformer):
             raise SubParseError(e.reason, tok.start_pos + e.offset) from None
 
     def list_value(self, c):
+        if any(k == "?" for k, _ in c):
+            as_types = any(k == "ty" for k, _ in c) or all(k == "?" for k, _ in c)
+            c = [(("ty", v[1]) if as_types else ("ival", v[0])) if k == "?" else (k, v)
+                 for k, v in c]
         kinds = {k for k, _ in c}
         if not c:
             return ("is", ())
         if kinds <= {"is", "fs", "ss", "ival"}:  # nested lists are generic values (IValues)
             return ("ival", [_as_ivalue(k, v) for k, v in c])
-        if len(kinds) != 1 or next(iter(kinds)) not in ("i", "f", "s", "ty", "t"):
+        if len(kinds) != 1 or next(iter(kinds)) not in ("i", "f", "s", "ty", "t", "c"):
             if kinds <= {"i", "f"}:
                 return ("fs", tuple(float(v) for _, v in c))
             raise SubParseError("attribute lists must not mix numbers, strings, types and lists")
         kind = next(iter(kinds))
-        return ({"i": "is", "f": "fs", "s": "ss", "ty": "tys", "t": "ts"}[kind],
+        return ({"i": "is", "f": "fs", "s": "ss", "ty": "tys", "t": "ts", "c": "cs"}[kind],
                 tuple(v for _, v in c))
 
 
@@ -349,16 +371,47 @@ def _as_ivalue(kind: str, value: Any) -> Any:
     return list(value) if kind in ("is", "fs", "ss") else value
 
 
+_LITERAL_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?inf|nan|None|True|False|'
+                            r'-?[0-9]+\.[0-9]*(?:e[-+]?[0-9]+)?|-?[0-9]+e[-+]?[0-9]+|-?[0-9]+|[(),\[\]])')
+
+
 def _tuple_literal(text: str):
-    """A tuple constant printed as an IValue (`("a", "b")`, `(None, None)`), or None."""
-    import ast
+    """A tuple constant printed as an IValue (`("a", "b")`, `(None, inf)`), or None."""
     if not text.startswith("("):
         return None
-    try:
-        value = ast.literal_eval(text.replace("\\'", "'"))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return value if isinstance(value, tuple) else None
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _LITERAL_TOKEN.match(text, pos)
+        if m is None:
+            return None
+        tokens.append(m.group(1))
+        pos = m.end()
+        if text[pos:].strip() == "":
+            break
+    value, i = _literal(tokens, 0)
+    return value if i == len(tokens) and isinstance(value, tuple) else None
+
+
+def _literal(tokens: list, i: int):
+    tok = tokens[i] if i < len(tokens) else None
+    if tok in ("(", "["):
+        close = ")" if tok == "(" else "]"
+        items, i = [], i + 1
+        while i < len(tokens) and tokens[i] != close:
+            item, i = _literal(tokens, i)
+            items.append(item)
+            if i < len(tokens) and tokens[i] == ",":
+                i += 1
+        return (tuple(items) if tok == "(" else items), i + 1
+    if tok is None or tok in (")", "]", ","):
+        return None, len(tokens) + 1  # malformed: makes the caller's length check fail
+    if tok.startswith('"'):
+        return unquote_string(tok), i + 1
+    consts = {"None": None, "True": True, "False": False, "inf": float("inf"),
+              "-inf": float("-inf"), "nan": float("nan")}
+    if tok in consts:
+        return consts[tok], i + 1
+    return (float(tok) if any(c in tok for c in ".e") else int(tok)), i + 1
 
 
 _attr_parser: Lark | None = None

@@ -23,7 +23,7 @@ def read_source(path: str) -> tuple[str, str]:
     if path == "-":
         return sys.stdin.read(), "<stdin>"
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", newline="") as f:  # keep \r\n: fmt --check sees it
             return f.read(), path
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None

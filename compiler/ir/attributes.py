@@ -75,8 +75,9 @@ def format_double(d: float) -> str:
 
 
 def format_complex(c: complex) -> str:
-    return f"{format_double(c.real)}+{format_double(c.imag)}j" if c.imag >= 0 else \
-        f"{format_double(c.real)}-{format_double(-c.imag)}j"
+    """`1.+2.j`: the real part, the imaginary part's sign, then its magnitude."""
+    sign = "-" if c.imag < 0 else "+"
+    return f"{format_double(c.real)}{sign}{format_double(abs(c.imag))}j"
 
 
 _ESCAPES = {"\\": "\\\\", "'": "\\'", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f",

@@ -167,10 +167,10 @@ class Node:
     def copy_attrs(self, other: "Node") -> "Node":
         from .graph import Graph
         for name, (kind, value) in other.attrs.items():
-            if kind == "g":
+            if kind == "g" and value is not None:
                 value = value.copy()
             elif kind == "gs":
-                value = tuple(g.copy() for g in value)
+                value = tuple(g.copy() for g in value if g is not None)
             self.attrs[name] = (kind, value)
         return self
 

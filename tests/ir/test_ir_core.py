@@ -327,9 +327,6 @@ def test_copy_of_built_loop_graph():
     assert c.outputs[0] is not g.outputs[0]
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="Node.copy_attrs calls .copy() on the None value that a parsed opaque "
-                          "`<Graph>` attribute holds")
 def test_copy_with_opaque_graph_attribute():
     """A graph whose node has a `<Graph>` attribute read from text can be copied."""
     text = ("graph(%x : Tensor):\n  %1 : Tensor = aten::foo[g=<Graph>](%x)\n"
@@ -337,9 +334,6 @@ def test_copy_with_opaque_graph_attribute():
     assert str(parse_ir(text).copy()) == text
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="an attribute `Subgraph=<Graph>` read from text makes the printer "
-                          "treat the node as a group and print the None subgraph")
 def test_opaque_subgraph_attribute_prints_or_is_rejected():
     """`aten::foo[Subgraph=<Graph>]` either raises IRParseError or prints back as read."""
     text = ("graph(%x : Tensor):\n  %1 : Tensor = aten::foo[Subgraph=<Graph>](%x)\n"
@@ -542,17 +536,11 @@ def test_complex_constant_round_trips(value, text):
     assert str(parsed) == printed
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="format_complex prints a negative-zero imaginary part as `+-0.`; "
-                          "PyTorch prints the sign, then abs(imag): `+0.`")
 def test_complex_negative_zero_imaginary_prints_like_pytorch():
     """complex(0.5, -0.0) prints `0.5+0.j`, as PyTorch's printComplex does."""
     assert format_attribute("c", complex(0.5, -0.0)) == "0.5+0.j"
 
 
-@pytest.mark.xfail(strict=True, raises=IRParseError,
-                   reason="the COMPLEX terminal needs a `.` in each part and no inf/nan, but "
-                          "PyTorch prints `1e+20+1.j` and `inf+1.j`")
 @pytest.mark.parametrize("value", [1e20 + 1j, complex(float("inf"), 1.0)],
                          ids=["exponent", "inf"])
 def test_complex_constant_with_exponent_or_inf_round_trips(value):
@@ -563,9 +551,6 @@ def test_complex_constant_with_exponent_or_inf_round_trips(value):
     assert str(parse_ir(printed)) == printed
 
 
-@pytest.mark.xfail(strict=True, raises=IRParseError,
-                   reason="complex-list attributes (kind `cs`, `[1.+2.j, 3.-1.j]`) print but "
-                          "the attribute parser rejects them as a mixed list")
 def test_complex_list_attribute_round_trips():
     """A `cs` attribute prints as `[1.+2.j, 3.-1.j]` and parses back."""
     g = Graph()

@@ -174,19 +174,12 @@ def test_degenerate_inputs_raise_parse_error(text):
     assert e.reason.strip() and "\n" not in e.reason
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="compiler.legacy_parser reports Lark errors through "
-                                       "parser.lark_error, which calls the missing "
-                                       "_LegacyReader.error: AttributeError")
 def test_malformed_legacy_format_raises_parse_error():
     """A 2017-format text with a syntax error (no `;`) raises IRParseError, not AttributeError."""
     e = _parse_error(_g("graph(%x : Float(1)) {", "  return (%x)", "}"))
     assert e.line == 2
 
 
-@pytest.mark.xfail(strict=True, reason="the parser binds a node's outputs before reading its "
-                                       "blocks, so `-> (%1)` inside %1's own If is accepted "
-                                       "and the graph then fails lint")
 def test_node_output_used_inside_its_own_block():
     """A node's outputs are not visible inside its blocks: `-> (%1)` within %1's If is an error."""
     e = _parse_error(_g("graph(%c : bool):",

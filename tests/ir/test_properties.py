@@ -287,9 +287,6 @@ def test_random_type_text_parses_to_equal_type(t):
     assert str(parsed) == str(t)
 
 
-@pytest.mark.xfail(strict=True, raises=IRParseError,
-                   reason="tuple constants holding non-ASCII strings (PyTorch's `\\0)+` "
-                          "escapes) or inf/nan do not parse")
 @pytest.mark.parametrize("value", [("é",), (float("inf"),), (float("nan"), 1)],
                          ids=["non_ascii", "inf", "nan"])
 def test_tuple_constant_edge_cases(value):
@@ -302,9 +299,6 @@ def test_tuple_constant_edge_cases(value):
     assert str(parse_ir(text)) == text
 
 
-@pytest.mark.xfail(strict=True, raises=IRParseError,
-                   reason="the type grammar knows only some `<Scalar>Tensor` names: "
-                                       "`QInt8Tensor(requires_grad=0)` does not parse")
 def test_unranked_quantized_tensor_type_round_trips():
     """An unranked tensor type of every scalar type, with a flag, prints and parses back."""
     for scalar in sorted(RANKED_ONLY):
@@ -409,10 +403,6 @@ LEGACY_TEXT = """graph(%1 : Float(1)
 """
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="syntax errors in 2017-format text crash with "
-                                       "AttributeError: '_LegacyReader' object has no "
-                                       "attribute 'error' (parser.lark_error calls it)")
 @settings(FAST, max_examples=100)
 @given(st.integers(0, len(LEGACY_TEXT) - 1), st.integers(1, 4),
        st.text(MUTATION_ALPHABET, max_size=3))

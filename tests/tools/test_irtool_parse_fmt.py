@@ -144,8 +144,6 @@ def test_fmt_stdin(monkeypatch, capsys):
     assert capsys.readouterr().out == CANONICAL
 
 
-@pytest.mark.xfail(strict=True, reason="read_source opens files with universal newlines, so a "
-                                       "CRLF file compares equal to its LF printout")
 def test_fmt_check_flags_crlf(tmp_path, capsys):
     """A file with CRLF line endings is not byte-identical to the canonical form."""
     crlf = tmp_path / "crlf.ir"
