@@ -200,8 +200,9 @@ def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
     """A Function from a graph, `.ir` path or IR text; `params` / `constants` are `.npz`
     paths or dicts of arrays (dotted attribute paths / value names); `executor` is "interp",
     "legacy" or "profiling"."""
+    fns = {k: (parse_ir(v, k) if isinstance(v, str) else v) for k, v in (functions or {}).items()}
     if isinstance(source, Graph):
-        return Function(source, params, constants, functions, executor=executor)
+        return Function(source, params, constants, fns, executor=executor)
     text, filename = source, "<string>"
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                            and os.path.exists(source)):
@@ -209,7 +210,6 @@ def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
         with open(filename, encoding="utf-8") as f:
             text = f.read()
     graph = parse_ir(text, filename)
-    fns = {k: (parse_ir(v) if isinstance(v, str) else v) for k, v in (functions or {}).items()}
     return Function(graph, params, constants, fns, filename, executor=executor)
 
 

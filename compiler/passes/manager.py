@@ -18,6 +18,9 @@ ALIASES: dict[str, str] = {
     "cse": "eliminate_common_subexpression",
     "constprop": "constant_propagation",
     "inline": "inline",
+    "canonicalize_ops": "canonicalize_graph_fuser_ops",  # PyTorch's CanonicalizeOps
+    "lower_all_tuples": "lower_tuples",
+    "profile": "insert_profiling",
 }
 
 _PIPELINES: set[str] = set()
