@@ -84,6 +84,18 @@ class Interpreter:
         steps = self._programs.get(id(block))
         if steps is None:
             steps = self._programs[id(block)] = self._compile(block)
+        return self._run_steps(block, steps, env)
+
+    def run_block_from(self, block: Block, after: Node, env: dict) -> list:
+        """Run the nodes of `block` that follow `after` (its values must already be in
+        `env`): how execution continues in a bailout graph."""
+        steps = self._programs.get(id(block))
+        if steps is None:
+            steps = self._programs[id(block)] = self._compile(block)
+        start = next(i for i, s in enumerate(steps) if s.node is after) + 1
+        return self._run_steps(block, steps[start:], env)
+
+    def _run_steps(self, block: Block, steps: list, env: dict) -> list:
         step = None
         try:
             for step in steps:

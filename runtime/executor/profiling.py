@@ -44,6 +44,7 @@ class ProfilingGraphExecutor:
         self.fallbacks: dict[Node, Graph] = {}
         self._fallback_executors: dict[int, ProfilingGraphExecutor] = {}
         self._unguarded: dict[int, Graph] = {}
+        self._template_interpreters: dict[int, Interpreter] = {}
         self.bailouts = 0
         self.last_graph: Optional[Graph] = None  # what this executor's latest run executed
         self._lock = threading.RLock()
@@ -139,25 +140,42 @@ class ProfilingGraphExecutor:
         COUNTERS.inc("bailouts")
 
     def _bailout(self, interp, node: Node, args, env):
-        raise _BailOut(node)
+        raise _BailOut(node, list(args))
 
     def _resume_after_bailout(self, b: _BailOut, inputs: list) -> list:
-        """A prim::BailOut failed: continue in the BailoutTemplate's unoptimized graph. Pure
-        graphs simply re-run it from the start (the same result); the template's own BailOut
-        nodes are pass-throughs there."""
+        """A prim::BailOut failed: continue in the BailoutTemplate's unoptimized graph from
+        the matching `prim::BailOut[index=k]`, with the live values the failing node carried
+        (PyTorch's bailout). A guard nested in a block whose template point is not at the top
+        level re-runs the unoptimized graph from the start instead (same result for graphs
+        without side effects), through a fallback executor that may re-specialize."""
         self._count_bailout()
-        node = b.args[0]
-        template = None
-        for n in node.graph.walk():
-            if n.kind == "prim::BailoutTemplate":
-                template = n.attr("Subgraph")
+        node, args = b.args[0], b.args[1]
+        template = next((n.attr("Subgraph") for n in node.graph.walk()
+                         if n.kind == "prim::BailoutTemplate"), None)
         if template is None:
             raise RuntimeError("prim::BailOut failed without a prim::BailoutTemplate")
+        from compiler.passes.bailout_template import bailout_points
+        point = bailout_points(template).get(node.attr("index"))
+        if point is not None and point.owning_block is template.block and \
+                node.owning_block is node.graph.block:
+            return self._continue_in_template(template, point, args[1:])
         with self._lock:
             unguarded = self._unguarded.get(id(template))
             if unguarded is None:
                 unguarded = self._unguarded[id(template)] = _without_bailouts(template)
         return self._fallback_executor(unguarded).run(*inputs)
+
+    def _continue_in_template(self, template: Graph, point: Node, live: list) -> list:
+        interp = self._template_interpreters.get(id(template))
+        if interp is None:
+            interp = self._template_interpreters[id(template)] = Interpreter(
+                template, functions=self.functions)
+        env = {v: x for v, x in zip(point.inputs, live)}
+        env[point.outputs[0]] = live[0]
+        for n in template.nodes():
+            if n.kind == "prim::Constant":
+                env[n.outputs[0]] = interp.constant(n)
+        return interp.run_block_from(template.block, point, env)
 
     # ---- introspection
     def graph_for(self, *inputs: Any) -> Graph:

@@ -191,3 +191,25 @@ def test_two_threads_share_one_profiling_executor():
         t.join()
     assert not errors and len(ok) == 20 and all(ok)
     assert ex.optimized_plan is not None
+
+
+def test_a_failed_bailout_continues_after_the_guard_without_repeating_side_effects():
+    text = """graph(%l : int[]):
+  %one : int = prim::Constant[value=1]()
+  %two : float = prim::Constant[value=2.]()
+  %none : NoneType = prim::Constant()
+  %l2 : int[] = aten::append(%l, %one)
+  %n : int = aten::len(%l)
+  %sizes : int[] = prim::ListConstruct(%n)
+  %z : Tensor = aten::ones(%sizes, %none, %none, %none, %none)
+  %y : Tensor = aten::mul(%z, %two)
+  return (%y)
+"""
+    g = compiler.parse_ir(text)
+    ex = ProfilingGraphExecutor(g, settings=ExecutorSettings(guard_style="bailout"))
+    lst = []
+    for run in range(1, 6):
+        (y,) = ex.run(lst)
+        assert len(lst) == run  # one append per run, even when the run bailed out after it
+        np.testing.assert_allclose(y.data, np.full(run, 2.0))
+    assert ex.bailouts >= 3 and ex._template_interpreters
