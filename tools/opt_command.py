@@ -13,23 +13,8 @@ class OptUsageError(IRTypeError):
     irtool's main prints it as `irtool: error: ...`)."""
 
 
-def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except FileNotFoundError:
-        raise OptUsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise OptUsageError(f"{path}: is a directory") from None
-    except UnicodeDecodeError as e:
-        raise OptUsageError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise OptUsageError(f"{path}: {e.strerror}") from None
-
-
 def cmd_opt(args) -> int:
+    from .irtool import read_source
     import compiler.passes  # noqa: F401  (registers every pass)
     from compiler import parse_ir
     from compiler.passes.manager import PassError, PassManager, describe_passes
@@ -46,7 +31,7 @@ def cmd_opt(args) -> int:
                               print_after_all=args.print_after_all, stream=sys.stderr)
     except PassError as e:
         raise OptUsageError(str(e)) from None
-    text, name = _read(args.file)
+    text, name = read_source(args.file)
     graph = parse_ir(text, name)
     if args.input_types is not None:
         try:

@@ -48,8 +48,8 @@ def remove_profile_nodes(block: Block) -> None:
             n.destroy()
 
 
-def _unprofiled_copy(graph: Graph) -> Graph:
-    """The fallback function: the unprofiled graph, returning its outputs as one tuple."""
+def fallback_graph(graph: Graph) -> Graph:
+    """A fallback function's graph: the unprofiled graph, returning its outputs as one tuple."""
     g = graph.copy()
     remove_profile_nodes(g.block)
     outs = list(g.outputs)
@@ -67,7 +67,7 @@ def insert_typecheck(graph: Graph, requires_grad_only: bool = False) -> bool:
     checked = [(v, t) for v, t in checked if t is not None]
     if not checked:
         return False
-    fallback = _unprofiled_copy(graph)
+    fallback = fallback_graph(graph)
     g = graph
     g.set_insert_point(g.block.first_node)
     kind = "prim::RequiresGradCheck" if requires_grad_only else "prim::TypeCheck"

@@ -78,11 +78,8 @@ def profiled_types(graph: Graph) -> dict[Value, TensorType]:
 
 
 def remove_profile_nodes(graph: Graph) -> None:
-    for n in list(graph.walk()):
-        if n.kind in ("prim::profile", "prim::profile_ivalue") and n.owning_block is not None:
-            if n.inputs and n.outputs:
-                n.outputs[0].replace_all_uses_with(n.inputs[0])
-            n.destroy()
+    from compiler.passes.insert_guards import remove_profile_nodes as remove_in_block
+    remove_in_block(graph.block)
 
 
 def needs_gradient(profiles: dict[Value, TensorType], grad_enabled: bool) -> bool:
@@ -91,15 +88,9 @@ def needs_gradient(profiles: dict[Value, TensorType], grad_enabled: bool) -> boo
 
 
 def _tuple_graph(sub: Graph) -> Graph:
-    """A copy of `sub` returning its outputs as one tuple (how fallback functions return)."""
-    g = sub.copy()
-    outs = list(g.outputs)
-    tup = TupleType(tuple(TENSOR if isinstance(o.type, TensorType) else o.type for o in outs))
-    g.set_insert_point(g.return_node)
-    t = g.insert("prim::TupleConstruct", outs, output_types=[tup]).output
-    while g.outputs:
-        g.erase_output(0)
-    g.register_output(t)
+    """The fallback function: an unspecialized copy of `sub` returning one tuple."""
+    from compiler.passes.insert_guards import fallback_graph
+    g = fallback_graph(sub)
     for n in [g.param_node] + list(g.walk()):
         for v in n.outputs:
             if isinstance(v.type, TensorType):
