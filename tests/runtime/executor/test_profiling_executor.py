@@ -213,3 +213,29 @@ def test_a_failed_bailout_continues_after_the_guard_without_repeating_side_effec
         assert len(lst) == run  # one append per run, even when the run bailed out after it
         np.testing.assert_allclose(y.data, np.full(run, 2.0))
     assert ex.bailouts >= 3 and ex._template_interpreters
+
+
+def test_settings_setters_take_effect_for_new_executors():
+    from runtime.executor import (set_autodiff_thresholds, set_guard_style,
+                                  set_num_profiled_runs)
+    previous = get_settings()
+    try:
+        set_num_profiled_runs(2)
+        set_autodiff_thresholds(node_threshold=1, inline_threshold=1)
+        set_guard_style("bailout")
+        g = _graph()
+        ex = make_executor(g, "profiling")
+        m, _ = _module(g)
+        x = _x()
+        ex.run(m, x)
+        ex.run(m, x)
+        assert ex.optimized_plan is None  # still profiling: two profiled runs
+        ex.run(m, x)
+        text = str(ex.last_graph)
+        assert "prim::BailoutTemplate_0" in text and "prim::DifferentiableGraph_1" in text
+        with pytest.raises(ValueError):
+            set_guard_style("sometimes")
+        with pytest.raises(ValueError):
+            set_num_profiled_runs(0)
+    finally:
+        update_settings(**{f: getattr(previous, f) for f in previous.__dataclass_fields__})
