@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from compiler.ir import Graph, Node
+from compiler.ir.attributes import AnnotatedValue
 from compiler.ir.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
 
 from . import shape_rules as rules
@@ -57,7 +58,9 @@ class _Propagator:
     def value(self, v) -> Any:
         if v in self.values:
             return self.values[v]
-        return const_value(v)
+        x = const_value(v)
+        # an empty container constant, `annotate(List[int], [])`: its plain value
+        return x.value if isinstance(x, AnnotatedValue) else x
 
     def set_type(self, v, t: Type) -> None:
         if t != v.type:

@@ -1,0 +1,156 @@
+"""Every registered pass, with its default options, on every PyTorch graph of
+tests/fixtures/roundtrip/: the result must pass `graph.lint()` and its printout must parse
+(and lint) again. A pass may instead raise one of its documented errors, listed by name in
+ACCEPTED_ERRORS. Known bugs are (pass, fixture) pairs in KNOWN_FAILURES, run as strict
+xfails with a minimal reproduction, so fixing one makes its entry fail until removed."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from compiler import parse_ir
+from compiler.autodiff.differentiate import DifferentiationError
+from compiler.errors import IRTypeError
+from compiler.ir import IRVerificationError
+from compiler.autodiff.symbolic_emitter import NotSymbolic
+from compiler.passes import all_passes
+from compiler.passes.lower_tuples import TupleLoweringError
+
+ROUNDTRIP = Path(__file__).resolve().parent.parent / "fixtures" / "roundtrip"
+FIXTURES = sorted(ROUNDTRIP.glob("*.ir"))
+_TEXTS: dict[str, str] = {}
+
+# passes that cannot run with their default options, and why (none at the moment; a pass
+# with a required option must be listed here, see test_every_pass_is_covered)
+NEEDS_ARGUMENTS: dict[str, str] = {}
+
+# the documented errors a pass may raise instead of rewriting a graph
+ACCEPTED_ERRORS: dict[str, tuple[type[BaseException], ...]] = {
+    # "Couldn't lower all tuples": tuples reaching prim::CallMethod, prim::Uninitialized, ...
+    "lower_tuples": (TupleLoweringError,),
+    # differentiate(): unsupported nodes (control flow inside an already-built
+    # DifferentiableGraph, tensor lists it cannot unpack) and formulas needing shapes
+    "autodiff": (DifferentiationError, NotSymbolic),
+}
+
+_ONE_BLOCK_IF = (
+    "a prim::If with a single block (PyTorch's parser and Graph::lint accept it; PyTorch's own "
+    "passes fail on it too: 'ArrayRef: invalid index Index = 1; Length = 1'); the pass unpacks "
+    "two blocks. Repro: graph(%c : bool, %x : Tensor):\\n  %r : Tensor = prim::If(%c)\\n"
+    "    block0():\\n      -> (%x)\\n  return (%r)")
+_GRADOF_CLOSURE = (
+    "subgraph_utils.merge_node_into_subgraph (compiler/autodiff) does not capture values a "
+    "merged node's blocks use from outside (PyTorch's collectNestedUses), so the subgraph "
+    "references outer values and lint fails. Repro, default options: graph(%x : "
+    "Float(2, requires_grad=1), %y : Float(2, requires_grad=1)):\\n  %g : Tensor = "
+    "prim::GradOf[name=\"aten::neg\"](%x)\\n    block0():\\n      %n : Tensor = aten::neg(%y)\\n"
+    "      -> (%n)\\n  %r : Tensor = aten::mul(%g, %x)\\n  return (%r)")
+_UNKNOWN_OP_GRADIENT = (
+    "re-running autodiff on a graph holding a DifferentiableGraph: differentiate() asks the "
+    "runtime registry for {op}, which raises IRTypeError('unknown operator {op}') instead of "
+    "DifferentiationError (PyTorch: 'differentiation of {op} is not supported'); the fix "
+    "belongs in compiler/autodiff/differentiate.py. Repro: graph(%x : Float(2, requires_grad=1)):"
+    "\\n  %y : Tensor = prim::DifferentiableGraph_0(%x)\\n  return (%y)\\nwith "
+    "prim::DifferentiableGraph_0 = graph(%a : Tensor):\\n  %p : Tensor = {repro}\\n"
+    "  %b : Tensor = aten::neg(%p)\\n  return (%b)")
+_PROFILE = _UNKNOWN_OP_GRADIENT.format(
+    op="prim::profile", repro="prim::profile[profiled_type=Float(2, requires_grad=1)](%a)")
+_FUSION = _UNKNOWN_OP_GRADIENT.format(
+    op="prim::FusionGroup", repro="prim::FusionGroup_0(%a) (any FusionGroup subgraph)")
+
+# (pass, fixture) -> (why, the error it raises now)
+KNOWN_FAILURES: dict[tuple[str, str], tuple[str, tuple[type[BaseException], ...]]] = {
+    **{(name, "606_irparser_If2.ir"): (_ONE_BLOCK_IF, (ValueError, IndexError)) for name in (
+        "autodiff", "batch_mm", "constant_propagation", "constant_propagation_immutable_types",
+        "peephole", "propagate_device", "propagate_input_shapes", "propagate_requires_grad")},
+    **{("create_autodiff_subgraphs", f): (_GRADOF_CLOSURE, (IRVerificationError,)) for f in (
+        "577_autodiff_shape_fn_divs_lowered_df.ir", "599_autodiff_hand_matmul_relu_df.ir")},
+    **{("autodiff", f): (_PROFILE, (IRTypeError,)) for f in (
+        "304_prof_fn_loop_grad_graph_for.ir", "307_prof_fn_cat_where_grad_graph_for.ir",
+        "328_prof_mod_mycell_grad_graph_for.ir", "331_prof_mod_mlp_grad_graph_for.ir",
+        "334_prof_mod_lstm_cell_grad_graph_for.ir", "358_prof_mod_rnn_loop_grad_graph_for.ir")},
+    ("autodiff", "547_legacyfuser_fn_pointwise_grad_run1.ir"): (_FUSION, (IRTypeError,)),
+}
+
+
+def _required_options(name: str) -> list[str]:
+    fn = all_passes()[name].run
+    fn = getattr(fn, "__wrapped__", fn)
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    return [p.name for p in params if p.default is p.empty
+            and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+
+
+RUNNABLE = sorted(n for n in all_passes() if n not in NEEDS_ARGUMENTS)
+
+
+def _text(name: str) -> str:
+    if name not in _TEXTS:
+        _TEXTS[name] = (ROUNDTRIP / name).read_text()
+    return _TEXTS[name]
+
+
+def check(pass_name: str, fixture: str) -> str:
+    """Run the pass on the fixture; return "ok" or "raised" (an accepted error), or raise."""
+    text = _text(fixture)
+    graph = parse_ir(text, fixture)
+    try:
+        all_passes()[pass_name].run(graph)
+    except ACCEPTED_ERRORS.get(pass_name, ()):
+        return "raised"
+    graph.lint()
+    out = str(graph)
+    if out != text:  # the fixtures print back verbatim, so an unchanged printout parses
+        parse_ir(out, f"{fixture} after {pass_name}").lint()
+    return "ok"
+
+
+def test_every_pass_is_covered():
+    for name in all_passes():
+        if name not in NEEDS_ARGUMENTS:
+            assert not _required_options(name), f"{name} needs options: list it in NEEDS_ARGUMENTS"
+    assert len(FIXTURES) >= 191
+    for (name, fixture) in KNOWN_FAILURES:
+        assert name in all_passes() and (ROUNDTRIP / fixture).exists(), (name, fixture)
+
+
+@pytest.mark.parametrize("pass_name", RUNNABLE)
+def test_pass_keeps_lint(pass_name):
+    failures = []
+    for path in FIXTURES:
+        if (pass_name, path.name) in KNOWN_FAILURES:
+            continue
+        try:
+            check(pass_name, path.name)
+        except Exception as e:  # noqa: BLE001 - every other error is a failure, reported below
+            failures.append(f"{path.name}: {type(e).__module__}.{type(e).__name__}: {e}")
+    assert not failures, f"{pass_name} fails on {len(failures)} fixture(s):\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("pass_name,fixture", [
+    pytest.param(p, f, marks=pytest.mark.xfail(strict=True, reason=why, raises=raises),
+                 id=f"{p}-{f}") for (p, f), (why, raises) in sorted(KNOWN_FAILURES.items())])
+def test_known_failures(pass_name, fixture):
+    check(pass_name, fixture)
+
+
+# ---- regressions found by the sweep above
+
+def test_propagate_input_shapes_reads_empty_list_constants():
+    # 051_trace_conv1d_inlined through `autodiff`: a stride of `annotate(List[int], [])`
+    # reached the pooling rule as an AnnotatedValue (TypeError in `num // s`)
+    g = parse_ir("""graph(%x : Float(1, 4, 16)):
+  %k : int[] = prim::Constant[value=[2]]()
+  %s : int[] = prim::Constant[value=annotate(List[int], [])]()
+  %p : int[] = prim::Constant[value=[0]]()
+  %d : int[] = prim::Constant[value=[1]]()
+  %c : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::max_pool1d(%x, %k, %s, %p, %d, %c)
+  return (%y)
+""")
+    all_passes()["propagate_input_shapes"].run(g)
+    g.lint()
+    assert g.outputs[0].type.sizes == (1, 4, 8)
