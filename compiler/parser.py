@@ -23,7 +23,7 @@ from .ir.graph import Graph
 from .ir.node import Block, Node, Value
 from .ir.source import SourceLocation
 from .ir.types import SCALAR_TYPES, ListType, TensorType
-from .type_parser import describe_expected, parse_attributes_text, parse_type_text
+from .type_parser import parse_attributes_text, parse_type_text
 
 _GROUP_KIND = re.compile(r"^(.*)_([0-9]+)$")
 _ARG_NAME = re.compile(r"%([A-Za-z0-9_.]+)")

@@ -57,8 +57,6 @@ def _unwrap(v: Any) -> Any:
 def _to_python(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
-    if isinstance(v, np.ndarray) and v.ndim == 0 and False:
-        return v.item()
     return v
 
 

@@ -19,8 +19,7 @@ from compiler.ir.constants import Device, constant_value
 from compiler.ir.types import (ClassType, ListType, NamedType, OptionalType, TensorType,
                                TupleType, Type)
 
-from .autograd import call_op, is_grad_enabled
-from .dtypes import CODE_OF_DTYPE
+from .autograd import call_op
 from .module import Module
 from .ops.registry import find_op
 from .prims import PRIM_HANDLERS
@@ -174,11 +173,7 @@ class _BailOut(Exception):
 
 
 def _run_registered_op(interp: Interpreter, node: Node, args: list, env: dict) -> Any:
-    entry = find_op(node.kind, args)
-    out = call_op(entry, args, node.kind)
-    if len(node.outputs) > 1 and isinstance(out, (tuple, list)):
-        return out
-    return out
+    return call_op(find_op(node.kind, args), args, node.kind)
 
 
 # ---- checking inputs against the graph's declared types

@@ -367,7 +367,6 @@ def _guard_failed(interp, node: Node):
 
 @prim("prim::TypeCheck")
 def _type_check(interp, node, args, env):
-    types = node.attr("types")
     ok = all(type_matches(out.type, x) for out, x in zip(node.outputs[:-1], args))
     return list(args) + [ok]
 

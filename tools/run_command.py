@@ -4,7 +4,6 @@ input types), print a summary, and optionally write outputs and gradients to an 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from typing import Any
 

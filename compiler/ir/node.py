@@ -165,7 +165,6 @@ class Node:
         return self.attr("Subgraph")
 
     def copy_attrs(self, other: "Node") -> "Node":
-        from .graph import Graph
         for name, (kind, value) in other.attrs.items():
             if kind == "g" and value is not None:
                 value = value.copy()

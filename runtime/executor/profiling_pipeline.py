@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from compiler.ir import Graph, Node, Value
-from compiler.ir.types import BOOL, FUNCTION, TENSOR, OptionalType, TensorType, TupleType
+from compiler.ir.types import BOOL, FUNCTION, TENSOR, OptionalType, TensorType
 from compiler.passes import all_passes, get_pass
 
 PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "remove_expands",
