@@ -22,10 +22,10 @@ selected output folders are wiped and rewritten.
 
 Run it with a dev venv that has torch 2.13.0 (never a project dependency)::
 
-    python3 -m venv /tmp/torchdev
-    /tmp/torchdev/bin/pip install torch==2.13.0 numpy
-    /tmp/torchdev/bin/python -m tools.fixturegen --out tests/fixtures/generated
-    /tmp/torchdev/bin/python -m tools.fixturegen --out tests/fixtures/generated --only run
+    python3 -m venv .venv-torch
+    .venv-torch/bin/pip install torch==2.13.0 numpy
+    .venv-torch/bin/python -m tools.fixturegen --out tests/fixtures/generated
+    .venv-torch/bin/python -m tools.fixturegen --out tests/fixtures/generated --only run
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ README = """# Generated IR fixtures
 Written by `tools/fixturegen` (PyTorch 2.13.0, CPU) - do not edit by hand. Regenerate from the
 repository root with a dev venv holding torch 2.13.0 (never a project dependency):
 
-    /tmp/torchdev/bin/python -m tools.fixturegen --out tests/fixtures/generated [--only roundtrip|run]
+    .venv-torch/bin/python -m tools.fixturegen --out tests/fixtures/generated [--only roundtrip|run]
     python -m tools.fixturegen.verify tests/fixtures/generated   # numpy-only sanity checks
 
 Formats are those of `shared/fixtures` (see its README.md); source paths are normalised the same way
