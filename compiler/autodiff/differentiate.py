@@ -3,14 +3,18 @@ from the op registry's formulas through `SymbolicEmitter`."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from compiler.ir.constants import constant_value
 from compiler.ir.graph import Graph
 from compiler.ir.node import Block, Node, Value
-from compiler.ir.types import ClassType, NONE, TENSOR, ListType, TensorType, TupleType, Type
+from compiler.ir.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, TensorType, TupleType,
+                               Type)
 
 from .differentiable_ops import ALWAYS, in_symbolic_script
 from .gradient import Gradient
-from .symbolic_emitter import NotSymbolic, SymbolicEmitter, python_value, resolve
+from .symbolic_emitter import (NotSymbolic, SymbolicEmitter, is_tensor_list_type, python_value, resolve,
+                               static_eval, static_list_shapes)
 
 
 class DifferentiationError(Exception):
@@ -52,8 +56,12 @@ def is_differentiable(node: Node) -> bool:
         return False
     if not in_symbolic_script(kind, entry.schema.overload) or entry.derivative is None:
         return False
-    if any(a.is_tensor_list for a in entry.schema.arguments):
-        return False  # list inputs would need ListConstruct/ListUnpack gradients
+    if any(a.is_tensor_list for a in entry.schema.arguments + entry.schema.returns):
+        # cat/stack/split/unbind/...: differentiate() handles them when the list is built by a
+        # ListConstruct (or unpacked by a ListUnpack) in the same graph, but PyTorch's slicer
+        # leaves those list nodes outside the DifferentiableGraph, whose list-typed inputs and
+        # outputs we cannot differentiate (their lengths are unknown) nor the executor hook up
+        return False
     return _dry_run(node)
 
 
@@ -75,7 +83,7 @@ def _dry_run(node: Node) -> bool:
             o.type = o.type.with_(requires_grad=True)
         g.register_output(o)
     try:
-        differentiate(g)
+        differentiate(g, infer_shapes=False)  # what the node's own types allow, as before
     except (NotSymbolic, DifferentiationError, TypeError, ValueError, KeyError, IndexError,
             AttributeError, AssertionError, NotImplementedError):
         return False
@@ -84,80 +92,360 @@ def _dry_run(node: Node) -> bool:
     return True
 
 
+# ---- static shapes
+
+class _StaticShapes:
+    """Value -> static shape for values of `graph` whose IR type lacks complete sizes,
+    computed on first use by propagating the inputs' complete types on a copy of the graph
+    (PropagateInputShapes, plus what it does not follow through tensor lists: the pieces of
+    chunk/split/unbind and the results of cat/stack of a ListConstruct). PyTorch's
+    differentiate sees profiled (complete) types instead."""
+
+    def __init__(self, graph: Graph, infer: bool = True):
+        self.graph = graph
+        self.known: dict[Value, tuple] = {}
+        self._propagated: dict[Value, tuple] | None = None if infer else {}
+
+    def __call__(self, v: Value):
+        if v in self.known:
+            return self.known[v]
+        if self._propagated is None:
+            self._propagated = self._propagate()
+        return self._propagated.get(v)
+
+    def _propagate(self) -> dict:
+        from compiler.passes.propagate_input_shapes import run as propagate_input_shapes
+        clone, vm = Graph(), {}
+        try:
+            clone.block.clone_from(self.graph.block, vm)
+            for _ in range(64):
+                propagate_input_shapes(clone)
+                if not (_type_list_pieces(clone) | _type_list_consumers(clone)):
+                    break
+        except Exception:  # noqa: BLE001 - no shapes: formulas that need them refuse
+            return {}
+        out = {}
+        for v, c in vm.items():
+            if isinstance(c.type, TensorType) and c.type.complete_sizes() is not None:
+                out[v] = tuple(c.type.complete_sizes())
+        return out
+
+
+def _complete_sizes(v: Value):
+    t = v.type
+    sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+    return tuple(sizes) if sizes is not None else None
+
+
+def _complete_type(shape, like: TensorType, dtype=None) -> TensorType:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.insert(0, acc)
+        acc *= max(d, 1)
+    st = DTYPE_TO_SCALAR_TYPE.get(str(dtype)) if dtype is not None else like.scalar_type
+    return TensorType(st, tuple(shape), tuple(strides), like.requires_grad, like.device)
+
+
+def _type_list_pieces(graph: Graph) -> bool:
+    """Give the pieces of `prim::ListUnpack(chunk/split/unbind(...))` and `prim::ConstantChunk`
+    complete types from their input's; True when a type changed."""
+    changed = False
+    for n in graph.walk():
+        if n.kind not in ("prim::ListUnpack", "prim::ConstantChunk"):
+            continue
+        if all(_complete_sizes(o) is not None for o in n.outputs):
+            continue
+        try:
+            if n.kind == "prim::ConstantChunk":
+                x = n.inputs[0]
+                entry = resolve("aten::chunk", [x, 0, 0])
+                args = [x, n.attr("chunks"), n.attr("dim")]
+            else:
+                src = n.inputs[0].node
+                if src.kind == "prim::ListConstruct" and len(src.inputs) == len(n.outputs):
+                    for o, i in zip(n.outputs, src.inputs):
+                        if _complete_sizes(o) is None and _complete_sizes(i) is not None:
+                            o.type = i.type
+                            changed = True
+                    continue
+                if not src.kind.startswith("aten::"):
+                    continue
+                args = list(src.inputs)
+                entry = resolve(src.kind, [python_value(a) for a in args])
+            x = next(a for a in args if isinstance(a, Value) and isinstance(a.type, TensorType))
+            shapes = static_list_shapes(entry, args, _complete_sizes)
+        except Exception:  # noqa: BLE001 - unknown shapes or length
+            continue
+        if len(shapes) != len(n.outputs):
+            continue
+        for o, shape in zip(n.outputs, shapes):
+            o.type = _complete_type(shape, x.type)
+        changed = True
+    return changed
+
+
+def _type_list_consumers(graph: Graph) -> bool:
+    """Complete the tensor results of ops taking a ListConstruct'ed `Tensor[]` (cat, stack)."""
+    from compiler.passes.shape_rules import DATA_DEPENDENT
+    changed = False
+    for n in graph.walk():
+        if not n.kind.startswith("aten::") or n.kind in DATA_DEPENDENT:
+            continue
+        lists = [v for v in n.inputs if is_tensor_list_type(v.type)]
+        if not lists or not all(v.node.kind == "prim::ListConstruct" for v in lists):
+            continue
+        outs = [o for o in n.outputs if isinstance(o.type, TensorType) and _complete_sizes(o) is None]
+        if len(outs) != len(n.outputs) or len(outs) != 1:
+            continue
+        try:
+            entry = resolve(n.kind, [python_value(a) for a in n.inputs])
+            res = np.asarray(static_eval(entry, list(n.inputs), _complete_sizes))
+            like = next(x for v in lists for x in v.node.inputs if isinstance(x.type, TensorType))
+        except Exception:  # noqa: BLE001 - unknown shapes
+            continue
+        outs[0].type = _complete_type(res.shape, like.type, res.dtype)
+        changed = True
+    return changed
+
+
 # ---- the reverse program
+#
+# Tensor lists: the gradient of a `Tensor[]` value is kept element-wise, as a Python list of
+# gradient values (None where statically zero) aligned with the list's elements: those of the
+# `prim::ListConstruct` that built it, or the outputs of the `prim::ListUnpack` that takes it
+# apart. Registry formulas receive a `Tensor[]` argument as the list of its elements and
+# return a list of gradients for it; the gradients of a `Tensor[]` result (chunk, split,
+# unbind) reach them flattened, one per element, as the tape's do.
+
+def _is_tensor_list(v: Value) -> bool:
+    return is_tensor_list_type(v.type)
+
 
 class _Reverse:
-    def __init__(self, grad: Gradient):
+    def __init__(self, grad: Gradient, infer_shapes: bool = True):
         self.grad = grad
         self.f = grad.f
         self.node = self.f.create("prim::Reverse", num_outputs=0)  # never inserted, as in PyTorch
         self.block: Block = self.node.add_block()
-        self.grad_map: dict[Value, Value] = {}
+        self.grad_map: dict[Value, object] = {}  # Value -> Value, or a list for a Tensor[]
         self.sizes: dict[Value, Value] = {}
+        self.shapes = _StaticShapes(self.f, infer_shapes)
+        self.elements: dict[Value, list[Value]] = {}
 
     def insert_here(self) -> None:
         self.f.set_insert_point(self.block)
 
+    def zero(self) -> Value:
+        self.insert_here()
+        return self.f.insert("prim::AutogradZero", [], output_types=[TENSOR]).output
+
     def get_grad(self, v: Value) -> Value:
         g = self.grad_map.get(v)
         if g is None:
-            self.insert_here()
-            g = self.grad_map[v] = self.f.insert("prim::AutogradZero", [], output_types=[TENSOR]).output
+            g = self.grad_map[v] = self.zero()
         return g
 
-    def set_grad(self, x: Value, dx: Value) -> None:
+    def _add(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        self.insert_here()
+        return self.f.insert("prim::AutogradAdd", [a, b], output_types=[TENSOR]).output
+
+    def set_grad(self, x: Value, dx) -> None:
         prev = self.grad_map.get(x)
-        if prev is None:
+        if isinstance(dx, list) or isinstance(prev, list):
+            dx = self._as_elements(x, dx)
+            if prev is not None:
+                dx = [self._add(a, b) for a, b in zip(self._as_elements(x, prev), dx)]
+            self.grad_map[x] = dx
+        elif prev is None:
             self.grad_map[x] = dx
         else:
-            self.insert_here()
-            self.grad_map[x] = self.f.insert("prim::AutogradAdd", [prev, dx], output_types=[TENSOR]).output
+            self.grad_map[x] = self._add(prev, dx)
 
-    def linear_gradient(self, node: Node, grads: list[Value]) -> list:
-        """The node's input gradients, computed inside a `prim::GradOf` block."""
-        known = [None if g.node.kind == "prim::AutogradZero" else g for g in grads]
-        if all(g is None for g in known):
-            return [None] * len(node.inputs)  # statically zero: PyTorch leaves this to specializeAutogradZero
+    # ---- tensor lists
+    def list_elements(self, v: Value) -> list[Value]:
+        """The forward values a `Tensor[]` holds: its ListConstruct's inputs or its ListUnpack's
+        outputs; for a list an op returns and nothing unpacks, a `prim::ListUnpack` is added
+        to the forward graph when the op's static shapes give its length."""
+        els = self.elements.get(v)
+        if els is not None:
+            return els
+        n = v.node
+        if n.kind == "prim::ListConstruct":
+            els = list(n.inputs)
+        else:
+            unpack = next((u.user for u in v.uses if u.user.kind == "prim::ListUnpack"
+                           and u.user.owning_block is self.f.block), None)
+            if unpack is not None:
+                els = list(unpack.outputs)
+            else:
+                els = self._unpack_forward(v)
+        self.elements[v] = els
+        return els
+
+    def _unpack_forward(self, v: Value) -> list[Value]:
+        n = v.node
+        if n.owning_block is not self.f.block or not n.kind.startswith("aten::"):
+            raise DifferentiationError(
+                f"differentiation through the Tensor[] %{v.name} needs its elements: build it with "
+                "prim::ListConstruct or unpack it with prim::ListUnpack in the differentiated graph")
+        try:
+            entry = resolve(n.kind, [python_value(i) for i in n.inputs])
+            shapes = static_list_shapes(entry, list(n.inputs), self.shapes_of)
+        except Exception as e:  # noqa: BLE001
+            raise DifferentiationError(f"the length of the Tensor[] %{v.name} ({n.kind}) is not "
+                                       f"known statically: {e}") from e
+        unpack = self.f.create("prim::ListUnpack", [v], output_types=[TENSOR] * len(shapes))
+        unpack.insert_after(n)
+        for o, shape in zip(unpack.outputs, shapes):
+            self.shapes.known[o] = shape
+        return list(unpack.outputs)
+
+    def shapes_of(self, v: Value):
+        t = v.type
+        sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+        return tuple(sizes) if sizes is not None else self.shapes(v)
+
+    def _as_elements(self, x: Value, g) -> list:
+        """A list gradient as a Python list (a `Tensor[]` gradient value is unpacked)."""
+        if isinstance(g, list):
+            return list(g)
+        els = self.list_elements(x)
         self.insert_here()
-        gof = self.f.insert("prim::GradOf", grads, num_outputs=0, name=("s", node.kind))
+        unpack = self.f.insert("prim::ListUnpack", [g], output_types=[TENSOR] * len(els))
+        return list(unpack.outputs)
+
+    def list_grad(self, v: Value):
+        """The element-wise gradient of a `Tensor[]` (None when it has none)."""
+        g = self.grad_map.get(v)
+        if g is None:
+            return None
+        if not isinstance(g, list):
+            g = self.grad_map[v] = self._as_elements(v, g)
+        return g
+
+    def packed_grad(self, v: Value) -> Value:
+        """A gradient as one value of the backward graph (a list is re-built)."""
+        g = self.grad_map.get(v)
+        if not isinstance(g, list):
+            return self.get_grad(v)
+        elems = [x if x is not None else self.zero() for x in g]
+        self.insert_here()
+        return self.f.insert("prim::ListConstruct", elems, output_types=[ListType(TENSOR)]).output
+
+    @staticmethod
+    def _defined(g) -> bool:
+        return g is not None and not (isinstance(g, Value) and g.node.kind == "prim::AutogradZero")
+
+    def list_node_gradient(self, node: Node) -> None:
+        """ListConstruct: the list's element gradients go to its inputs. ListUnpack: its
+        outputs' gradients become the list's (element-wise, None where statically zero)."""
+        if node.kind == "prim::ListConstruct":
+            g = self.list_grad(node.output)
+            if g is None:
+                return
+            for inp, gi in zip(node.inputs, g):
+                if self._defined(gi) and requires_grad(inp):
+                    self.set_grad(inp, gi)
+            return
+        lst = node.inputs[0]
+        if not _is_tensor_list(lst):
+            raise DifferentiationError(f"differentiation of prim::ListUnpack of {lst.type} is not supported")
+        grads = [self.grad_map.get(o) for o in node.outputs]
+        grads = [g if self._defined(g) else None for g in grads]
+        if requires_grad(lst) and any(g is not None for g in grads):
+            self.elements.setdefault(lst, list(node.outputs))
+            self.set_grad(lst, grads)
+
+    # ---- ops
+    def linear_gradient(self, node: Node) -> list:
+        """The node's input gradients (a list for a `Tensor[]` input), computed inside a
+        `prim::GradOf` block. A `Tensor[]` output's gradient reaches the formula flattened,
+        one per element, with None for the statically undefined ones."""
+        per_output = []
+        for o in node.outputs:
+            if _is_tensor_list(o):
+                lg = self.list_grad(o)
+                per_output.append(None if lg is None else [g if self._defined(g) else None for g in lg])
+            else:
+                per_output.append(self.get_grad(o))
+        if not any(self._defined(g) for p in per_output for g in (p if isinstance(p, list) else [p])):
+            return [None] * len(node.inputs)  # statically zero: PyTorch leaves this to specializeAutogradZero
+        flat_outs, grads = [], []
+        for o, p in zip(node.outputs, per_output):
+            if _is_tensor_list(o):
+                els = self.list_elements(o)
+                flat_outs += els
+                grads += p if p is not None else [None] * len(els)
+            else:
+                flat_outs.append(o)
+                grads.append(p)
+        known = [g if self._defined(g) else None for g in grads]
+        gof_inputs = [g if g is not None else self.zero() for g in grads]
+        self.insert_here()
+        gof = self.f.insert("prim::GradOf", gof_inputs, num_outputs=0, name=("s", node.kind))
         body = gof.add_block()
         self.f.set_insert_point(body)
-        results = self.gradient(node, known)
+        results = self.gradient(node, known, flat_outs)
         outs = []
-        for r in results:
-            if not isinstance(r, Value) or (r.node.kind == "prim::Constant" and r.type == NONE):
-                outs.append(None)
-                continue
-            body.register_output(r)
-            outs.append(gof.add_output(r.type))
+        for inp, r in zip(node.inputs, results):
+            if _is_tensor_list(inp) and isinstance(r, Value) and _is_tensor_list(r):
+                els = self.list_elements(inp)
+                self.f.set_insert_point(body)
+                r = list(self.f.insert("prim::ListUnpack", [r], output_types=[TENSOR] * len(els)).outputs)
+            if isinstance(r, list):
+                sub = [self._gradof_output(gof, body, x) for x in r]
+                outs.append(sub if any(x is not None for x in sub) else None)
+            else:
+                outs.append(self._gradof_output(gof, body, r))
         self.insert_here()
         return outs
 
-    def gradient(self, node: Node, grads: list) -> list:
+    @staticmethod
+    def _gradof_output(gof: Node, body: Block, r):
+        if not isinstance(r, Value) or (r.node.kind == "prim::Constant" and r.type == NONE):
+            return None
+        body.register_output(r)
+        return gof.add_output(r.type)
+
+    def gradient(self, node: Node, grads: list, outputs: list) -> list:
         kind = node.kind
         if kind in ("prim::Constant", "prim::AutogradZero"):
             return []
         if kind == "prim::AutogradAdd":
             return [grads[0], grads[0]]
-        e = SymbolicEmitter(self.f, node, self.f.block, self.sizes)
+        e = SymbolicEmitter(self.f, node, self.f.block, self.sizes, shape_oracle=self.shapes)
         if kind == "prim::ConstantChunk":
             parts = [g if g is not None else e.zeros_like(o) for g, o in zip(grads, node.outputs)]
-            lst = self.f.insert("prim::ListConstruct", parts, output_types=[ListType(TENSOR)]).output
-            return [e.op("aten::cat", lst, node.attr("dim"))]
-        inputs = [python_value(v) for v in node.inputs]
-        entry = resolve(kind, inputs)
+            return [e.op("aten::cat", parts, node.attr("dim"))]
+        entry = resolve(kind, [python_value(v) for v in node.inputs])
         if entry.derivative is None:
             raise DifferentiationError(f"differentiation of {kind} is not supported")
-        res = entry.derivative(e, list(grads), inputs, list(node.outputs))
+        inputs = []
+        for a, v in zip(entry.schema.arguments, node.inputs):
+            if a.is_tensor_list and _is_tensor_list(v):
+                inputs.append([python_value(x) for x in self.list_elements(v)])
+            else:
+                inputs.append(python_value(v))
+        inputs += [python_value(v) for v in node.inputs[len(inputs):]]
+        res = entry.derivative(e, list(grads), inputs, list(outputs))
         res = list(res) + [None] * (len(node.inputs) - len(res))
-        for r in res:
+        out = []
+        for v, r in zip(node.inputs, res[:len(node.inputs)]):
             if isinstance(r, (list, tuple)):
-                raise NotSymbolic(f"{kind}: gradients of list inputs are not supported")
-        return [r if isinstance(r, Value) else None for r in res[:len(node.inputs)]]
+                if not _is_tensor_list(v):
+                    raise NotSymbolic(f"{kind}: a list gradient for the non-list input %{v.name}")
+                out.append([x if isinstance(x, Value) else None for x in r])
+            else:
+                out.append(r if isinstance(r, Value) else None)
+        return out
 
 
-def _add_reverse_inline(grad: Gradient) -> _Reverse:
-    rev = _Reverse(grad)
+def _add_reverse_inline(grad: Gradient, infer_shapes: bool = True) -> _Reverse:
+    rev = _Reverse(grad, infer_shapes)
     f = grad.f
     for i, out in enumerate(f.outputs):
         if not requires_grad(out):
@@ -170,13 +458,16 @@ def _add_reverse_inline(grad: Gradient) -> _Reverse:
             continue
         if node.blocks:
             raise DifferentiationError(f"differentiation of {node.kind} (control flow) is not supported")
-        grad_inputs = rev.linear_gradient(node, [rev.get_grad(o) for o in node.outputs])
+        if node.kind in ("prim::ListConstruct", "prim::ListUnpack"):
+            rev.list_node_gradient(node)
+            continue
+        grad_inputs = rev.linear_gradient(node)
         for inp, g in zip(node.inputs, grad_inputs):
             if g is not None and requires_grad(inp):
                 rev.set_grad(inp, g)
     for i, inp in enumerate(f.inputs):
         if requires_grad(inp) and inp in rev.grad_map:
-            rev.block.register_output(rev.get_grad(inp))
+            rev.block.register_output(rev.packed_grad(inp))
             grad.df_output_vjps.append(i)
     return rev
 
@@ -293,6 +584,8 @@ def _lambda_lift(grad: Gradient, rev: _Reverse) -> None:
     for i in range(grad.f_real_outputs, len(f.outputs)):
         tmp = f.outputs[i]
         prev = rev.grad_map.get(tmp)
+        if isinstance(prev, list):
+            continue  # a captured Tensor[]: temporaries' vjps are undefined anyway
         if prev is None or (prev.node.kind != "prim::Param" and not prev.node.is_inserted()):
             continue
         vjp_in = block.add_input(tmp.type)
@@ -343,10 +636,16 @@ def update_requires_grad(block: Block, value: bool) -> None:
             update_requires_grad(b, value)
 
 
-def differentiate(graph: Graph) -> Gradient:
-    """Split `graph` (mutated: it becomes `f`) into forward `f` and backward `df`."""
+def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
+    """Split `graph` (mutated: it becomes `f`) into forward `f` and backward `df`.
+
+    Formulas that need static shapes (views, reductions with dims, cat, ...) read them from
+    the values' types; with `infer_shapes`, shapes missing there are propagated from the
+    graph inputs' complete types. `Tensor[]` values are differentiated element-wise when the
+    graph builds them with `prim::ListConstruct` or takes them apart with `prim::ListUnpack`
+    (or an op's static shapes give their length)."""
     grad = Gradient(f=graph)
-    rev = _add_reverse_inline(grad)
+    rev = _add_reverse_inline(grad, infer_shapes)
     _lift_constants(rev.block, rev.block)
     eliminate_common_subexpression(graph.block)
     _deduplicate_size_captures(graph, rev)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -19,24 +19,38 @@ def run_forward(grad: Gradient, inputs: Sequence) -> list:
         return Interpreter(grad.f).run(list(inputs))
 
 
+def _vjp(g: Any, out: Any) -> Any:
+    """A real output's vjp: zeros when missing (for a `Tensor[]` output, per element)."""
+    if isinstance(out, list):
+        gs = g if g is not None else [None] * len(out)
+        return [_vjp(x, o) for x, o in zip(gs, out)]
+    if g is None:
+        g = np.zeros_like(np.asarray(out.data if isinstance(out, Tensor) else out))
+    return Tensor(np.asarray(g))
+
+
+def _result(g: Any) -> Any:
+    if isinstance(g, list):
+        return [_result(x) for x in g]
+    return g.data if isinstance(g, Tensor) else g
+
+
 def run_backward(grad: Gradient, inputs: Sequence, f_outputs: Sequence,
                  output_grads: Sequence[Optional[np.ndarray]]) -> dict[int, np.ndarray]:
     """Input index -> gradient. Missing real-output gradients are zeros (PyTorch would pass an
-    undefined tensor and skip the GradOf); temporaries' vjps are undefined (None)."""
+    undefined tensor and skip the GradOf); temporaries' vjps are undefined (None). A `Tensor[]`
+    output takes a list of gradients, and a `Tensor[]` input gets one (None where undefined)."""
     args = []
     for i in grad.df_input_vjps:
         if i < grad.f_real_outputs:
-            g = output_grads[i]
-            if g is None:
-                g = np.zeros_like(np.asarray(f_outputs[i].data if isinstance(f_outputs[i], Tensor) else f_outputs[i]))
-            args.append(Tensor(np.asarray(g)))
+            args.append(_vjp(output_grads[i], f_outputs[i]))
         else:
             args.append(None)
     args += [inputs[i] for i in grad.df_input_captured_inputs]
     args += [f_outputs[i] for i in grad.df_input_captured_outputs]
     with no_grad():
         (result,) = _interpreter(grad.df).run_block(grad.df.block, args, {})
-    return {i: (g.data if isinstance(g, Tensor) else g) for i, g in zip(grad.df_output_vjps, result)}
+    return {i: _result(g) for i, g in zip(grad.df_output_vjps, result)}
 
 
 def _interpreter(g) -> Interpreter:

@@ -38,10 +38,58 @@ def _representative(t: Type) -> Any:
     return None
 
 
+def _representative_arg(a: Any) -> Any:
+    if isinstance(a, Value):
+        return _representative(a.type)
+    if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a):
+        return [_representative_arg(x) for x in a]  # a list the emitter will construct
+    return a
+
+
 def resolve(kind: str, args: list) -> OpEntry:
-    """The registry overload for IR values (by type) and Python constants (by value)."""
-    reps = [_representative(a.type) if isinstance(a, Value) else a for a in args]
-    return find_op(kind, reps)
+    """The registry overload for IR values (by type) and Python constants (by value); a Python
+    list holding IR values (`[%a, %b]`, which the emitter builds with `prim::ListConstruct`)
+    resolves as a list of its elements' types."""
+    return find_op(kind, [_representative_arg(a) for a in args])
+
+
+def is_tensor_list_type(t: Type) -> bool:
+    return isinstance(t, ListType) and isinstance(t.elem, TensorType)
+
+
+def _dummy(v: Any, shape_of) -> Any:
+    """A run-time stand-in for `v` (zeros of its static shape for a tensor, a list of them for
+    a ListConstruct'ed `Tensor[]`), or raise NotSymbolic when its value or shape is not known
+    statically."""
+    if isinstance(v, Value):
+        if isinstance(v.type, TensorType):
+            shape = shape_of(v)
+            if shape is None:
+                raise NeedsShapes(f"the static shape of %{v.name} is not known")
+            from compiler.ir.types import SCALAR_TYPES
+            dt = SCALAR_TYPES.get(v.type.scalar_type or "Float") or "float32"
+            return np.zeros(shape, dtype=dt)
+        if v.node.kind == "prim::Constant":
+            return constant_value(v.node)
+        if is_tensor_list_type(v.type) and v.node.kind == "prim::ListConstruct":
+            return [_dummy(x, shape_of) for x in v.node.inputs]
+        raise NotSymbolic(f"%{v.name} is not a constant")
+    if isinstance(v, (list, tuple)):
+        return type(v)(_dummy(x, shape_of) for x in v)
+    return v
+
+
+def static_eval(entry: OpEntry, args: list, shape_of) -> Any:
+    """Run `entry` on zeros of its tensor arguments' static shapes (for output shapes only:
+    never for ops whose result shape depends on the data). Raises NotSymbolic when an input's
+    shape or a non-tensor argument is not known statically."""
+    from runtime.ops.registry import with_defaults
+    return entry.impl(*with_defaults(entry, [_dummy(a, shape_of) for a in args]))
+
+
+def static_list_shapes(entry: OpEntry, args: list, shape_of) -> list[tuple]:
+    """The shapes of the tensors of a `Tensor[]`-returning op (chunk, split, unbind, ...)."""
+    return [tuple(np.shape(t)) for t in static_eval(entry, args, shape_of)]
 
 
 _RETURN_TYPES = {"Tensor": TENSOR, "int": INT, "float": FLOAT, "bool": BOOL, "int[]": ListType(INT),
@@ -77,13 +125,15 @@ class SymbolicEmitter:
     symbolic = True
 
     def __init__(self, graph, node: Optional[Node] = None, forward_block=None,
-                 size_cache: Optional[dict] = None):
+                 size_cache: Optional[dict] = None, shape_oracle=None):
         self.graph = graph
         self.node = node
         self.forward_block = forward_block
         self._fwd_after = node
         self._sizes = size_cache if size_cache is not None else {}
         self._sums: dict[Value, Value] = {}
+        # Value -> static shape (or None) for values whose IR type has no complete sizes
+        self._shape_oracle = shape_oracle
 
     # ---- the emitter interface used by registry formulas
     def op(self, kind: str, *args: Any) -> Any:
@@ -109,11 +159,23 @@ class SymbolicEmitter:
     def shape(self, x: Any) -> tuple:
         if isinstance(x, (list, tuple)):
             return tuple(x)
-        t = x.type if isinstance(x, Value) else None
-        sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+        sizes = self.static_shape(x) if isinstance(x, Value) else None
         if sizes is None:
             raise NeedsShapes(f"the formula needs the static shape of %{getattr(x, 'name', x)}")
         return tuple(sizes)
+
+    def static_shape(self, x: Value) -> Optional[tuple]:
+        """`x`'s sizes from its type, else from the shape oracle (None when unknown)."""
+        t = x.type
+        sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+        if sizes is None and self._shape_oracle is not None and isinstance(t, TensorType):
+            sizes = self._shape_oracle(x)
+        return tuple(sizes) if sizes is not None else None
+
+    def dtype_code(self, x: Any) -> Any:
+        """The ScalarType code of `x`, read at run time (`prim::dtype`, as PyTorch's
+        `result.dtype` in symbolic_script): IR types may be stale."""
+        return self.graph.insert("prim::dtype", [self._value(x)], output_types=[INT]).output
 
     def size(self, x: Any) -> list:
         return list(self.shape(x))
@@ -141,6 +203,8 @@ class SymbolicEmitter:
     def _value(self, a: Any) -> Value:
         if isinstance(a, Value):
             return a
+        if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a):
+            return self._list(a)
         if isinstance(a, np.ndarray):
             raise NotSymbolic("a formula built a numpy array; it needs run-time values")
         if a is not None and not isinstance(a, (bool, int, float, list, tuple, str, np.generic)):
@@ -149,11 +213,41 @@ class SymbolicEmitter:
             a = a.item()
         return self.graph.insert_constant(list(a) if isinstance(a, tuple) else a)
 
+    def _list(self, items) -> Value:
+        """`prim::ListConstruct` of IR values and Python constants (a `Tensor[]` when every
+        element is a tensor, `Tensor?[]` when some are None)."""
+        elems = [self._value(x) for x in items]
+        types = [v.type for v in elems]
+        if all(isinstance(t, TensorType) for t in types):
+            elem = TENSOR
+        elif any(isinstance(t, TensorType) for t in types):
+            elem = OptionalType(TENSOR)
+        elif any(t == FLOAT for t in types):
+            elem = FLOAT
+        elif types and all(t == BOOL for t in types):
+            elem = BOOL
+        else:
+            elem = next((t for t in types if t != NONE), INT)
+        return self.graph.insert("prim::ListConstruct", elems, output_types=[ListType(elem)]).output
+
     def _emit(self, kind: str, entry: OpEntry, ins: list[Value], graph=None) -> Any:
         rets = entry.schema.returns
         types = [return_type(r.type) for r in rets]
-        n = (graph or self.graph).insert(kind, ins, output_types=types)
+        g = graph or self.graph
+        n = g.insert(kind, ins, output_types=types)
+        if len(n.outputs) == 1 and is_tensor_list_type(n.output.type):
+            return self._unpack(n, ins, entry, g)
         return n.outputs[0] if len(n.outputs) == 1 else tuple(n.outputs)
+
+    def _unpack(self, n: Node, ins: list[Value], entry: OpEntry, g) -> Any:
+        """A `Tensor[]` result as a Python list of values (`prim::ListUnpack`), as the eager
+        emitter returns a list; the list value itself when its length is not static."""
+        try:
+            shapes = static_list_shapes(entry, ins, self.static_shape)
+        except Exception:  # noqa: BLE001 - unknown length: formulas get the list value
+            return n.output
+        unpack = g.insert("prim::ListUnpack", [n.output], output_types=[TENSOR] * len(shapes))
+        return list(unpack.outputs)
 
     def _forward(self, kind: str, *ins: Value) -> Value:
         """Emit `kind(ins)` into the forward graph, after the node being differentiated."""
