@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from compiler.errors import IRTypeError
 from compiler.ir.constants import constant_value
 from compiler.ir.graph import Graph
 from compiler.ir.node import Block, Node, Value
@@ -421,7 +422,11 @@ class _Reverse:
         if kind == "prim::ConstantChunk":
             parts = [g if g is not None else e.zeros_like(o) for g, o in zip(grads, node.outputs)]
             return [e.op("aten::cat", parts, node.attr("dim"))]
-        entry = resolve(kind, [python_value(v) for v in node.inputs])
+        try:
+            entry = resolve(kind, [python_value(v) for v in node.inputs])
+        except IRTypeError:
+            raise DifferentiationError(f"differentiation of {kind} is not supported "
+                                       "(no schema for it in the op registry)") from None
         if entry.derivative is None:
             raise DifferentiationError(f"differentiation of {kind} is not supported")
         inputs = []

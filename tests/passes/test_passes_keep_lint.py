@@ -13,7 +13,6 @@ import pytest
 
 from compiler import parse_ir
 from compiler.autodiff.differentiate import DifferentiationError
-from compiler.errors import IRTypeError
 from compiler.ir import IRVerificationError
 from compiler.autodiff.symbolic_emitter import NotSymbolic
 from compiler.passes import all_passes
@@ -48,18 +47,6 @@ _GRADOF_CLOSURE = (
     "Float(2, requires_grad=1), %y : Float(2, requires_grad=1)):\\n  %g : Tensor = "
     "prim::GradOf[name=\"aten::neg\"](%x)\\n    block0():\\n      %n : Tensor = aten::neg(%y)\\n"
     "      -> (%n)\\n  %r : Tensor = aten::mul(%g, %x)\\n  return (%r)")
-_UNKNOWN_OP_GRADIENT = (
-    "re-running autodiff on a graph holding a DifferentiableGraph: differentiate() asks the "
-    "runtime registry for {op}, which raises IRTypeError('unknown operator {op}') instead of "
-    "DifferentiationError (PyTorch: 'differentiation of {op} is not supported'); the fix "
-    "belongs in compiler/autodiff/differentiate.py. Repro: graph(%x : Float(2, requires_grad=1)):"
-    "\\n  %y : Tensor = prim::DifferentiableGraph_0(%x)\\n  return (%y)\\nwith "
-    "prim::DifferentiableGraph_0 = graph(%a : Tensor):\\n  %p : Tensor = {repro}\\n"
-    "  %b : Tensor = aten::neg(%p)\\n  return (%b)")
-_PROFILE = _UNKNOWN_OP_GRADIENT.format(
-    op="prim::profile", repro="prim::profile[profiled_type=Float(2, requires_grad=1)](%a)")
-_FUSION = _UNKNOWN_OP_GRADIENT.format(
-    op="prim::FusionGroup", repro="prim::FusionGroup_0(%a) (any FusionGroup subgraph)")
 
 # (pass, fixture) -> (why, the error it raises now)
 KNOWN_FAILURES: dict[tuple[str, str], tuple[str, tuple[type[BaseException], ...]]] = {
@@ -68,11 +55,6 @@ KNOWN_FAILURES: dict[tuple[str, str], tuple[str, tuple[type[BaseException], ...]
         "peephole", "propagate_device", "propagate_input_shapes", "propagate_requires_grad")},
     **{("create_autodiff_subgraphs", f): (_GRADOF_CLOSURE, (IRVerificationError,)) for f in (
         "577_autodiff_shape_fn_divs_lowered_df.ir", "599_autodiff_hand_matmul_relu_df.ir")},
-    **{("autodiff", f): (_PROFILE, (IRTypeError,)) for f in (
-        "304_prof_fn_loop_grad_graph_for.ir", "307_prof_fn_cat_where_grad_graph_for.ir",
-        "328_prof_mod_mycell_grad_graph_for.ir", "331_prof_mod_mlp_grad_graph_for.ir",
-        "334_prof_mod_lstm_cell_grad_graph_for.ir", "358_prof_mod_rnn_loop_grad_graph_for.ir")},
-    ("autodiff", "547_legacyfuser_fn_pointwise_grad_run1.ir"): (_FUSION, (IRTypeError,)),
 }
 
 
