@@ -21,7 +21,7 @@ def merge_node_into_subgraph(to_merge: Node, group: Node) -> None:
     in_map = {outer: inner for outer, inner in zip(group.inputs, sub.inputs)}
     first = sub.block.first_node
     vm: dict[Value, Value] = {}
-    for v in to_merge.inputs:
+    for v in _free_values(to_merge):
         if v in vm:
             continue
         if v in in_map:
@@ -53,6 +53,24 @@ def merge_node_into_subgraph(to_merge: Node, group: Node) -> None:
             out = group.add_output(old.type)
             old.replace_all_uses_with(out)
     to_merge.destroy()
+
+
+def _free_values(n: Node) -> list[Value]:
+    """The node's inputs and the values its nested blocks use from outside it, in order."""
+    free: list[Value] = list(n.inputs)
+    defined: set[Value] = set()
+    for m in n.walk():
+        for b in m.blocks:
+            defined.update(b.inputs)
+        defined.update(m.outputs)
+    for b in n.blocks:
+        defined.update(b.inputs)
+    for m in list(n.walk()) + [b.return_node for b in n.blocks]:
+        free.extend(v for v in m.inputs if v not in defined and v not in free)
+    for m in n.walk():
+        for b in m.blocks:
+            free.extend(v for v in b.outputs if v not in defined and v not in free)
+    return free
 
 
 def unmerge_subgraph(group: Node) -> list[Node]:

@@ -13,7 +13,6 @@ import pytest
 
 from compiler import parse_ir
 from compiler.autodiff.differentiate import DifferentiationError
-from compiler.ir import IRVerificationError
 from compiler.autodiff.symbolic_emitter import NotSymbolic
 from compiler.passes import all_passes
 from compiler.passes.lower_tuples import TupleLoweringError
@@ -40,21 +39,12 @@ _ONE_BLOCK_IF = (
     "passes fail on it too: 'ArrayRef: invalid index Index = 1; Length = 1'); the pass unpacks "
     "two blocks. Repro: graph(%c : bool, %x : Tensor):\\n  %r : Tensor = prim::If(%c)\\n"
     "    block0():\\n      -> (%x)\\n  return (%r)")
-_GRADOF_CLOSURE = (
-    "subgraph_utils.merge_node_into_subgraph (compiler/autodiff) does not capture values a "
-    "merged node's blocks use from outside (PyTorch's collectNestedUses), so the subgraph "
-    "references outer values and lint fails. Repro, default options: graph(%x : "
-    "Float(2, requires_grad=1), %y : Float(2, requires_grad=1)):\\n  %g : Tensor = "
-    "prim::GradOf[name=\"aten::neg\"](%x)\\n    block0():\\n      %n : Tensor = aten::neg(%y)\\n"
-    "      -> (%n)\\n  %r : Tensor = aten::mul(%g, %x)\\n  return (%r)")
 
 # (pass, fixture) -> (why, the error it raises now)
 KNOWN_FAILURES: dict[tuple[str, str], tuple[str, tuple[type[BaseException], ...]]] = {
     **{(name, "606_irparser_If2.ir"): (_ONE_BLOCK_IF, (ValueError, IndexError)) for name in (
         "autodiff", "batch_mm", "constant_propagation", "constant_propagation_immutable_types",
         "peephole", "propagate_device", "propagate_input_shapes", "propagate_requires_grad")},
-    **{("create_autodiff_subgraphs", f): (_GRADOF_CLOSURE, (IRVerificationError,)) for f in (
-        "577_autodiff_shape_fn_divs_lowered_df.ir", "599_autodiff_hand_matmul_relu_df.ir")},
 }
 
 
