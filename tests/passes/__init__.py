@@ -53,3 +53,22 @@ def pair_ids(pairs: list[dict]) -> list[str]:
 def parse(text: str):
     from compiler import parse_ir
     return parse_ir(text)
+
+
+def run_example(pass_name: str, example: str, **options) -> None:
+    """Run `pass_name` on PyTorch's `pass_<example>_before.ir` and assert the result equals
+    its `_after.ir` up to value numbering (the graph linted)."""
+    from compiler.passes import get_pass
+    g = parse(read_fixture(f"pass_{example}_before.ir"))
+    get_pass(pass_name).run(g, **options)
+    g.lint()
+    assert renumber(str(g)).strip() == renumber(read_fixture(f"pass_{example}_after.ir")).strip()
+
+
+def run_text(pass_name: str, text: str, **options):
+    """Parse `text`, run `pass_name` on it, lint; return (graph, changed)."""
+    from compiler.passes import get_pass
+    g = parse(text)
+    changed = get_pass(pass_name).run(g, **options)
+    g.lint()
+    return g, changed

@@ -2,33 +2,13 @@
 
 import numpy as np
 
-import re
 from pathlib import Path
 
-import pytest
 
 from compiler import parse_ir
 from compiler.passes import get_pass
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes"
-
-
-def renumber(text: str) -> str:
-    """Numeric value names renumbered in order of appearance, per graph section."""
-    out = []
-    for part in re.split(r"(?m)^(?=with )", text):
-        names: dict = {}
-        out.append(re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), part))
-    return "".join(out).strip()
-
-
-def run_pair(pass_name: str, example: str, **options) -> None:
-    before = (FIXTURES / f"pass_{example}_before.ir").read_text()
-    after = (FIXTURES / f"pass_{example}_after.ir").read_text()
-    g = parse_ir(before)
-    get_pass(pass_name).run(g, **options)
-    g.lint()
-    assert renumber(str(g)) == renumber(after)
 
 
 def run(pass_name: str, text: str, **options):
@@ -41,6 +21,7 @@ from compiler.ir.types import TensorType  # noqa: E402
 from runtime.interpreter import Interpreter  # noqa: E402
 from runtime.profiling import record_profile  # noqa: E402
 from runtime.tensor import Tensor  # noqa: E402
+from . import renumber
 
 SRC = """graph(%x.1 : Tensor,
       %y.1 : Tensor):
