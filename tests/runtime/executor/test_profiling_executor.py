@@ -239,3 +239,25 @@ def test_settings_setters_take_effect_for_new_executors():
             set_num_profiled_runs(0)
     finally:
         update_settings(**{f: getattr(previous, f) for f in previous.__dataclass_fields__})
+
+
+def test_optimized_pointwise_function_matches_pytorch_2_13_outside_the_subgraph():
+    """PyTorch 2.13's `last_executed_optimized_graph()` after run 2 of the pointwise function
+    with inputs that require grad (fixture 285): the same guard, subgraph node and fallback,
+    up to value numbering. (Inside the subgraph the formulas' bookkeeping differs.)"""
+    import re
+    from runtime.loader import Function
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    want = (fixtures / "roundtrip" / "285_prof_fn_pointwise_grad_run2.ir").read_text()
+    fn = Function(compiler.parse_ir((fixtures / "generated" / "run" / "pointwise_fn_script"
+                                     / "graph.ir").read_text()), executor="profiling")
+    x = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+    fn.run(x, x.copy())
+    fn.run(x, x.copy())
+    got = str(fn.executor.last_graph)
+
+    def top(text):
+        head = text.split("\nwith ")[0]
+        names: dict = {}
+        return re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), head)
+    assert top(got) == top(want)
