@@ -8,7 +8,7 @@ graph and records the observed types into `profiled_type`/`seen_none`."""
 from __future__ import annotations
 
 from compiler.ir import Block, Graph, Node
-from compiler.ir.types import TENSOR, TensorType
+from compiler.ir.types import TENSOR, OptionalType, TensorType
 
 from .fuse_graph import FUSIBLE_OPS
 from .registry import register_pass
@@ -47,11 +47,15 @@ def _producer_profiled(n: Node) -> bool:
     return _consumer_profiled(n) or n.kind in ("prim::AutogradAdd", "prim::AutogradZero")
 
 
+def _tensor_like(t) -> bool:
+    """Tensors and optional tensors (`Tensor?`, profiled with `seen_none`) are profiled."""
+    return isinstance(t, TensorType) or (isinstance(t, OptionalType) and isinstance(t.elem, TensorType))
+
+
 def insert_profile(user: Node, offset: int) -> Node:
     g = user.graph
     v = user.inputs[offset]
-    p = g.create("prim::profile", [v], output_types=[v.type if isinstance(v.type, TensorType)
-                                                       else TENSOR])
+    p = g.create("prim::profile", [v], output_types=[v.type if _tensor_like(v.type) else TENSOR])
     p.set_attr("profiled_type", "ty", TENSOR)
     p.set_attr("seen_none", "i", 0)
     p.insert_before(user)
@@ -62,7 +66,7 @@ def insert_profile(user: Node, offset: int) -> Node:
 def instrument_block(block: Block) -> None:
     for n in list(block.nodes()):
         for i, v in enumerate(list(n.inputs)):
-            if isinstance(v.type, TensorType) and (_consumer_profiled(n) or _producer_profiled(v.node)):
+            if _tensor_like(v.type) and (_consumer_profiled(n) or _producer_profiled(v.node)):
                 insert_profile(n, i)
         for b in n.blocks:
             instrument_block(b)

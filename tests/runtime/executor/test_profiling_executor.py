@@ -261,3 +261,22 @@ def test_optimized_pointwise_function_matches_pytorch_2_13_outside_the_subgraph(
         names: dict = {}
         return re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), head)
     assert top(got) == top(want)
+
+
+def test_profiled_seed_graph_matches_pytorch_2_13_run1():
+    """After one run with inputs that require grad, the executed (profiled) graph of the seed
+    module is PyTorch 2.13's (fixture 338), up to value numbering."""
+    import re
+    from runtime.loader import Function
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    case = fixtures / "run" / "conv_relu_script"
+    fn = Function(compiler.parse_ir((case / "graph.ir").read_text()), params=str(case / "params.npz"),
+                  executor="profiling")
+    with np.load(case / "inputs.npz") as f:
+        fn.run(f["arg0"])
+    want = (fixtures / "roundtrip" / "338_prof_mod_conv_relu_grad_run1.ir").read_text()
+
+    def renumbered(text):
+        names: dict = {}
+        return re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), text)
+    assert renumbered(str(fn.executor.last_graph)) == renumbered(want)
