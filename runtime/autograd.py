@@ -119,14 +119,19 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     if schema.variadic:
         return entry.impl(*args)
     args = with_defaults(entry, args)
-    identity = entry.extras.get("identity")
-    if identity is None:
-        identity = entry.extras["identity"] = schema.identity_args
-    raw = [_unwrap(v) if (a.is_tensor or a.is_tensor_list) and not keep else v
-           for a, v, keep in zip(schema.arguments, args, identity)]
-    tensor_args = _tensor_args(entry, args)
-    record = entry.derivative is not None and is_grad_enabled() and _needs_grad(tensor_args)
-    if schema.is_inplace:
+    plan = entry.extras.get("call_plan")
+    if plan is None:  # per schema, computed once: which arguments to unwrap, in-place, view
+        unwrap = tuple((a.is_tensor or a.is_tensor_list) and not keep
+                       for a, keep in zip(schema.arguments, schema.identity_args))
+        plan = entry.extras["call_plan"] = (unwrap, schema.is_inplace, schema.is_view)
+    unwrap, inplace, view = plan
+    raw = [_unwrap(v) if u else v for u, v in zip(unwrap, args)]
+    if entry.derivative is not None and is_grad_enabled():
+        tensor_args = _tensor_args(entry, args)
+        record = _needs_grad(tensor_args)
+    else:
+        tensor_args, record = None, False
+    if inplace:
         return _call_inplace(entry, args, raw, tensor_args, record, label)
     out = entry.impl(*raw)
     rets = schema.returns
@@ -140,7 +145,7 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     else:
         outs = [_wrap(o, r.type) for o, r in zip(out, rets)]
         result = tuple(outs)
-    if schema.is_view and isinstance(args[0], Tensor):
+    if view and isinstance(args[0], Tensor):
         for r in (result if isinstance(result, list) else [result]):
             if isinstance(r, Tensor) and r is not args[0] and np.shares_memory(r.data, args[0].data):
                 r._version = args[0]._version

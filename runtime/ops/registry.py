@@ -287,9 +287,11 @@ def is_registered(kind: str) -> bool:
 # ---- overload resolution from runtime values
 
 
+_ARRAY_TYPES: tuple = (np.ndarray,)
+
+
 def _type_key(v: Any) -> Any:
-    from ..tensor import Tensor
-    if isinstance(v, (Tensor, np.ndarray)):
+    if isinstance(v, _ARRAY_TYPES):
         return "T"
     if isinstance(v, (list, tuple)):
         if not v:
@@ -344,8 +346,17 @@ def _matches(key: Any, t: str, loose: bool) -> bool:
 _resolution_cache: dict[tuple, OpEntry] = {}
 
 
+def _register_tensor_type() -> None:
+    """Run-time Tensors count as tensors in overload resolution (imported late: no cycle)."""
+    global _ARRAY_TYPES
+    from ..tensor import Tensor
+    _ARRAY_TYPES = (Tensor, np.ndarray)
+
+
 def find_op(kind: str, args: list) -> OpEntry:
     """The overload of `kind` that TorchScript would pick for these argument values."""
+    if len(_ARRAY_TYPES) == 1:
+        _register_tensor_type()
     keys = tuple(_type_key(a) for a in args)
     cache_key = (kind, keys)
     entry = _resolution_cache.get(cache_key)
