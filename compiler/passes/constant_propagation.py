@@ -98,6 +98,8 @@ class _ConstantPropagator:
         self.changed = True
 
     def _remove_extra_if_outputs(self, n: Node) -> None:
+        if len(n.blocks) != 2:  # a one-branch If (PyTorch's parser accepts it) is left alone
+            return
         t, f = n.blocks
         before = len(t.outputs)
         self.graph.set_insert_point(n)

@@ -212,7 +212,7 @@ def _non_tensor(block) -> bool:  # noqa: C901
         for b in node.blocks:
             changed |= _non_tensor(b)
         k = node.kind
-        if k == "prim::If":
+        if k == "prim::If" and len(node.blocks) == 2:
             then_b, else_b = node.blocks
             for i, out in enumerate(node.outputs):
                 if out.type != BOOL:

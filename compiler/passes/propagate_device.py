@@ -64,7 +64,7 @@ def _no_device_arg(node: Node) -> bool:
 def _node(node: Node) -> bool:
     if node.kind == "prim::If":
         changed = any([_block(b) for b in node.blocks])
-        for i, o in enumerate(node.outputs):
+        for i, o in enumerate(node.outputs if len(node.blocks) == 2 else ()):
             a, b = (blk.outputs[i].type for blk in node.blocks)
             if isinstance(o.type, TensorType) and isinstance(a, TensorType) and isinstance(b, TensorType) \
                     and a.device is not None and a.device == b.device and o.type.device != a.device:

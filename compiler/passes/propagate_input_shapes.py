@@ -79,7 +79,7 @@ class _Propagator:
     def if_node(self, n: Node) -> None:
         for b in n.blocks:
             self.block(b)
-        for i, out in enumerate(n.outputs):
+        for i, out in enumerate(n.outputs if len(n.blocks) == 2 else ()):
             a, b = n.blocks[0].outputs[i].type, n.blocks[1].outputs[i].type
             if isinstance(out.type, TensorType) and isinstance(a, TensorType) and isinstance(b, TensorType):
                 m = merge_types(a, b)

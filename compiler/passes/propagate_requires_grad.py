@@ -43,7 +43,10 @@ def _simple(node: Node) -> None:
 
 
 def _node(node: Node) -> None:
-    if node.kind == "prim::If":
+    if node.kind == "prim::If" and len(node.blocks) != 2:
+        for b in node.blocks:
+            _block(b)
+    elif node.kind == "prim::If":
         t, f = node.blocks
         _block(t)
         _block(f)

@@ -34,17 +34,9 @@ ACCEPTED_ERRORS: dict[str, tuple[type[BaseException], ...]] = {
     "autodiff": (DifferentiationError, NotSymbolic),
 }
 
-_ONE_BLOCK_IF = (
-    "a prim::If with a single block (PyTorch's parser and Graph::lint accept it; PyTorch's own "
-    "passes fail on it too: 'ArrayRef: invalid index Index = 1; Length = 1'); the pass unpacks "
-    "two blocks. Repro: graph(%c : bool, %x : Tensor):\\n  %r : Tensor = prim::If(%c)\\n"
-    "    block0():\\n      -> (%x)\\n  return (%r)")
 
 # (pass, fixture) -> (why, the error it raises now)
 KNOWN_FAILURES: dict[tuple[str, str], tuple[str, tuple[type[BaseException], ...]]] = {
-    **{(name, "606_irparser_If2.ir"): (_ONE_BLOCK_IF, (ValueError, IndexError)) for name in (
-        "autodiff", "batch_mm", "constant_propagation", "constant_propagation_immutable_types",
-        "peephole", "propagate_device", "propagate_input_shapes", "propagate_requires_grad")},
 }
 
 
