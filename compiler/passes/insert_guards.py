@@ -173,6 +173,9 @@ def _real_users(v: Value) -> list:
 @register_pass("insert_guards")
 def run(graph: Graph, style: str = "typecheck", requires_grad_only: bool = False, **_options) -> bool:
     """Guard a profiled graph: TypeCheck/RequiresGradCheck + fallback, or BailOut nodes."""
+    if style not in ("typecheck", "bailout"):
+        from .manager import PassError
+        raise PassError(f"insert_guards: style must be typecheck or bailout, not {style!r}")
     if style == "bailout":
         return insert_bailouts(graph)
     return insert_typecheck(graph, bool(int(requires_grad_only)))

@@ -1,5 +1,7 @@
 """`irtool opt`: passes over a file, printed in PyTorch's format; clean one-line errors."""
 
+from pathlib import Path
+
 import pytest
 
 from tools.irtool import main
@@ -81,3 +83,15 @@ def test_opt_list(capsys):
                  "constant_propagation", "constant_propagation_immutable_types", "inline",
                  "lower_tuples", "canonicalize", "dce"):
         assert name in out
+
+
+@pytest.mark.parametrize("pipeline,message", [
+    ("autodiff{node-threshold=x}", "option node-threshold of pass autodiff takes an integer"),
+    ("insert_guards{style=weird}", "style must be typecheck or bailout"),
+])
+def test_bad_option_values_are_one_line_errors(pipeline, message, capsys):
+    from tools.irtool import main
+    seed = Path(__file__).resolve().parents[1] / "fixtures" / "seed" / "script_conv_relu.ir"
+    assert main(["opt", f"--passes={pipeline}", str(seed)]) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
