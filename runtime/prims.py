@@ -360,21 +360,23 @@ def type_matches(t: Type, x: Any) -> bool:
     return True
 
 
-def _guard_failed(interp, node: Node):
-    from .interpreter import _BailOut
-    raise _BailOut(node)
+
+def _guards_enforced(interp) -> bool:
+    """Outside an executor there is no fallback to go to; the guarded code computes the same
+    function for any inputs (guards only select specialized code), so it just runs."""
+    return interp.fallback is not None or "fallback_function" in interp.functions
 
 
 @prim("prim::TypeCheck")
 def _type_check(interp, node, args, env):
     ok = all(type_matches(out.type, x) for out, x in zip(node.outputs[:-1], args))
-    return list(args) + [ok]
+    return list(args) + [ok or not _guards_enforced(interp)]
 
 
 @prim("prim::RequiresGradCheck")
 def _requires_grad_check(interp, node, args, env):
     ok = all(type_matches(t, x) for t, x in zip(node.attr("types"), args))
-    return list(args) + [ok]
+    return list(args) + [ok or not _guards_enforced(interp)]
 
 
 @prim("prim::BailOut")
@@ -382,11 +384,9 @@ def _bailout(interp, node, args, env):
     if node.inputs[0].node.kind != "prim::BailoutTemplate":
         return args[0]  # inside a BailoutTemplate graph: where execution resumes, no check
     value = args[1]
-    if not type_matches(node.outputs[0].type, value):
-        if interp.bailout is not None:
-            return interp.bailout(interp, node, args, env)
-        _guard_failed(interp, node)
-    return value
+    if not type_matches(node.outputs[0].type, value) and interp.bailout is not None:
+        return interp.bailout(interp, node, args, env)
+    return value  # no executor to bail out to: the guarded code is still correct
 
 
 @prim("prim::BailoutTemplate")
@@ -396,8 +396,8 @@ def _bailout_template(interp, node, args, env):
 
 @prim("prim::Guard")
 def _guard(interp, node, args, env):
-    if not type_matches(node.outputs[0].type, args[0]):
-        _guard_failed(interp, node)
+    if not type_matches(node.outputs[0].type, args[0]) and interp.bailout is not None:
+        return interp.bailout(interp, node, [None] + list(args), env)
     return args[0]
 
 
