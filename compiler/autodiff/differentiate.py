@@ -436,7 +436,12 @@ class _Reverse:
             else:
                 inputs.append(python_value(v))
         inputs += [python_value(v) for v in node.inputs[len(inputs):]]
-        res = entry.derivative(e, list(grads), inputs, list(outputs))
+        try:
+            res = entry.derivative(e, list(grads), inputs, list(outputs))
+        except (TypeError, ValueError) as err:
+            # the formula needs a Python value (a size list, a dim) that is only known at run
+            # time here: not symbolically differentiable in this graph
+            raise NotSymbolic(f"the formula of {kind} needs constant arguments ({err})") from None
         res = list(res) + [None] * (len(node.inputs) - len(res))
         out = []
         for v, r in zip(node.inputs, res[:len(node.inputs)]):

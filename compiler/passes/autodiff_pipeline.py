@@ -31,6 +31,20 @@ def _maybe(name: str, graph) -> None:
         info.run(graph)
 
 
+def try_differentiate(dnode):
+    """The Gradient of a DifferentiableGraph node's body; when the body cannot be
+    differentiated symbolically (control flow, an op without a formula, missing shapes) the
+    node is inlined back, so its nodes run under the tape autograd instead, and None."""
+    from compiler.autodiff.differentiate import DifferentiationError
+    from compiler.autodiff.subgraph_utils import unmerge_subgraph
+    from compiler.autodiff.symbolic_emitter import NotSymbolic
+    try:
+        return differentiate(dnode.attr("Subgraph"))
+    except (DifferentiationError, NotSymbolic):
+        unmerge_subgraph(dnode)
+        return None
+
+
 def needs_gradient(graph) -> bool:
     """PyTorch's needsGradient: some input's type requires grad (unknown tensors do)."""
     return any(type_requires_grad(v.type) for v in graph.inputs)
@@ -66,7 +80,9 @@ def autodiff(graph, node_threshold: Optional[int] = None, inline_threshold: Opti
         _maybe(name, graph)
     if grad_enabled and needs_gradient(graph):
         for dnode in create_autodiff_subgraphs(graph, nt):
-            grad = differentiate(dnode.attr("Subgraph"))
+            grad = try_differentiate(dnode)
+            if grad is None:
+                continue
             remove_tensor_type_specializations(grad.f)
             for name in FORWARD_OPTIMIZATION:
                 _maybe(name, grad.f)

@@ -114,10 +114,16 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
             return False
     # requires_grad inside the subgraph follows from its (now profiled) inputs
     get_pass("propagate_requires_grad").run(sub)
+    fallback = _tuple_graph(sub)  # the unoptimized body, before differentiate() rewrites it
+    from compiler.passes.autodiff_pipeline import try_differentiate
+    grad = try_differentiate(dnode)
+    if grad is None:
+        return False
     g = dnode.graph
     checked = [v for v in dnode.inputs if isinstance(v.type, TensorType)
                and v.node.kind not in ("prim::Constant", "prim::FusionGroup")]
     if not checked:
+        differentiate_node(dnode, grad)
         return True
     types = tuple(TENSOR.with_(requires_grad=True if v.type.requires_grad is None
                                else v.type.requires_grad) for v in checked)
@@ -131,7 +137,6 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
         o.replace_all_uses_with(vo)
     then_b, else_b = vif.add_block(), vif.add_block()
     # the false branch: the unoptimized subgraph, called as a fallback function
-    fallback = _tuple_graph(dnode.attr("Subgraph"))
     f = g.create("prim::Constant", output_types=[FUNCTION])
     f.set_attr("name", "s", "fallback_function")
     f.set_attr("fallback", "i", 1)
@@ -150,6 +155,7 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
             dnode.replace_input(i, check.outputs[checked.index(v)])
     for o in dnode.outputs:
         then_b.register_output(o)
+    differentiate_node(dnode, grad)
     return True
 
 
@@ -163,15 +169,20 @@ def _forward_requires_no_grad(f: Graph) -> None:
                 v.type = TENSOR.with_(requires_grad=False)
 
 
-def differentiate_node(dnode: Node) -> None:
-    from compiler.autodiff import differentiate
+def differentiate_node(dnode: Node, grad=None) -> bool:
+    """Differentiate the node's body and keep the forward graph as its subgraph; False (and
+    the node inlined back) when the body cannot be differentiated symbolically."""
     from compiler.autodiff.side_table import set_gradient
-    grad = differentiate(dnode.attr("Subgraph"))
+    from compiler.passes.autodiff_pipeline import try_differentiate
+    grad = grad if grad is not None else try_differentiate(dnode)
+    if grad is None:
+        return False
     remove_profile_nodes(grad.f)
     _forward_requires_no_grad(grad.f)
     run_passes(grad.f, FORWARD)
     dnode.set_attr("Subgraph", "g", grad.f)
     set_gradient(dnode, grad)
+    return True
 
 
 def optimize_profiled(graph: Graph, node_threshold: int, inline_threshold: int, style: str,
@@ -196,8 +207,7 @@ def optimize_profiled(graph: Graph, node_threshold: int, inline_threshold: int, 
         if needs_gradient(profiles, grad_enabled):
             remove_profile_nodes(graph)
             for dnode in create_autodiff_subgraphs(graph, node_threshold):
-                if guard_differentiable_graph(dnode, profiles, fallbacks):
-                    differentiate_node(dnode)
+                guard_differentiable_graph(dnode, profiles, fallbacks)
             get_pass("inline_autodiff_subgraphs").run(graph, threshold=inline_threshold)
             _remove_orphan_guards(graph)
             _drop_unused_fallbacks(graph, fallbacks)
