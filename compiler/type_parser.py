@@ -31,6 +31,25 @@ _TERMINAL_NAMES = {
 }
 
 
+def split_top_level(text: str) -> list[str]:
+    """`text` split at the commas outside brackets, stripped; `""` gives `[]`."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    last = "".join(cur).strip()
+    if last or parts:
+        parts.append(last)
+    return parts
+
+
 def describe_expected(expected) -> str:
     names = sorted({_TERMINAL_NAMES.get(e, e.lower() if e.isupper() else repr(e)) for e in expected})
     return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")

@@ -16,20 +16,9 @@ class InputTypeError(Exception):
 def parse_input_types(text: str) -> list[Type]:
     """`"Float(1, 3, requires_grad=1), int"` -> types (commas inside brackets do not split)."""
     from compiler.errors import SubParseError
-    from compiler.type_parser import parse_type_text
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur).strip())
-    if parts == [""]:
+    from compiler.type_parser import parse_type_text, split_top_level
+    parts = split_top_level(text)
+    if not parts:
         return []
     types = []
     for p in parts:

@@ -97,24 +97,10 @@ _BY_FULL_NAME: dict[str, OpEntry] = {}
 
 # ---- schema parsing
 
-_TYPE_RE = r"[A-Za-z_][A-Za-z0-9_]*(?:\([a-z!]+\))?(?:\[[0-9]*\])*\??(?:\[[0-9]*\])*"
 
-
-def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur).strip())
-    return parts
+def _split_args(text: str) -> list[str]:
+    from compiler.type_parser import split_top_level
+    return [p for p in split_top_level(text) if p]
 
 
 def _parse_default(text: str) -> Any:
@@ -209,7 +195,7 @@ def parse_schema(text: str) -> Schema:
     if args_text.strip() == "..." or args_text.rstrip().endswith(", ..."):
         return Schema(name, overload, (), (Argument("", "Any"),), True, text)
     args, kwarg_only = [], False
-    for part in _split_top(args_text):
+    for part in _split_args(args_text):
         if part == "*":
             kwarg_only = True
             continue
@@ -220,7 +206,7 @@ def parse_schema(text: str) -> Schema:
     elif ret_text == "...":
         rets = (Argument("", "Any"),)
     elif ret_text.startswith("(") and ret_text.endswith(")"):
-        rets = tuple(_parse_arg(p, False) for p in _split_top(ret_text[1:-1]))
+        rets = tuple(_parse_arg(p, False) for p in _split_args(ret_text[1:-1]))
     else:
         rets = (_parse_arg(ret_text, False),)
     return Schema(name, overload, tuple(args), rets, False, text)
