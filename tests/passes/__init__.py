@@ -8,6 +8,19 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "passes"
 
+# The pointwise function of the fixtures (x * y + 1 -> tanh -> sigmoid -> * x).
+POINTWISE_SRC = """graph(%x.1 : Tensor,
+      %y.1 : Tensor):
+  %2 : int = prim::Constant[value=1]()
+  %3 : float = prim::Constant[value=1.]()
+  %4 : Tensor = aten::mul(%x.1, %y.1)
+  %z.1 : Tensor = aten::add(%4, %3, %2)
+  %6 : Tensor = aten::tanh(%z.1)
+  %7 : Tensor = aten::sigmoid(%6)
+  %8 : Tensor = aten::mul(%7, %x.1)
+  return (%8)
+"""
+
 _NUMBER = re.compile(r"%(\d+)(?![\w.])")
 
 

@@ -1,39 +1,19 @@
 """insert_guards: TypeCheck/RequiresGradCheck + fallback, and BailOut-style guards."""
 
-import numpy as np
-
 from pathlib import Path
 
+import numpy as np
 
 from compiler import parse_ir
+from compiler.ir.types import TensorType
 from compiler.passes import get_pass
+from runtime.interpreter import Interpreter
+from runtime.profiling import record_profile
+from runtime.tensor import Tensor
+
+from . import POINTWISE_SRC as SRC, renumber
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes"
-
-
-def run(pass_name: str, text: str, **options):
-    g = parse_ir(text)
-    changed = get_pass(pass_name).run(g, **options)
-    g.lint()
-    return g, changed
-
-from compiler.ir.types import TensorType  # noqa: E402
-from runtime.interpreter import Interpreter  # noqa: E402
-from runtime.profiling import record_profile  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
-from . import renumber
-
-SRC = """graph(%x.1 : Tensor,
-      %y.1 : Tensor):
-  %2 : int = prim::Constant[value=1]()
-  %3 : float = prim::Constant[value=1.]()
-  %4 : Tensor = aten::mul(%x.1, %y.1)
-  %z.1 : Tensor = aten::add(%4, %3, %2)
-  %6 : Tensor = aten::tanh(%z.1)
-  %7 : Tensor = aten::sigmoid(%6)
-  %8 : Tensor = aten::mul(%7, %x.1)
-  return (%8)
-"""
 
 
 def _profiled(shape=(4, 4)):

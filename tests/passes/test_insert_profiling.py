@@ -7,29 +7,9 @@ import pytest
 
 from compiler import parse_ir
 from compiler.passes import get_pass
-from . import renumber
+from . import renumber, run_text as run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes"
-
-
-def run(pass_name: str, text: str, **options):
-    g = parse_ir(text)
-    changed = get_pass(pass_name).run(g, **options)
-    g.lint()
-    return g, changed
-
-SRC = """graph(%x.1 : Tensor,
-      %y.1 : Tensor):
-  %2 : int = prim::Constant[value=1]()
-  %3 : float = prim::Constant[value=1.]()
-  %4 : Tensor = aten::mul(%x.1, %y.1)
-  %z.1 : Tensor = aten::add(%4, %3, %2)
-  %6 : Tensor = aten::tanh(%z.1)
-  %7 : Tensor = aten::sigmoid(%6)
-  %8 : Tensor = aten::mul(%7, %x.1)
-  return (%8)
-"""
-
 
 EXTRA = Path(__file__).resolve().parents[1] / "fixtures" / "passes_extra"
 
