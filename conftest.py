@@ -1,1 +1,1 @@
-"""Pytest configuration: the repository root is importable (compiler, runtime, tools, grammar)."""
+"""Pytest configuration: the repository root is on sys.path, so `import irjit` reads this checkout."""

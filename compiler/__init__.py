@@ -1,6 +1,6 @@
 """irjit's compiler: the IR, the parser and printer, passes, autodiff and code generation."""
 
-from .errors import IRParseError, IRRuntimeError, IRTypeError
+from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 from .ir import Graph
 from .parser import parse_ir
 from .printer import print_graph

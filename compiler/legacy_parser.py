@@ -14,12 +14,14 @@ from typing import Optional
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput
 
-from grammar import grammar_text
+from irjit.grammar import grammar_text
 
-from .errors import IRParseError, SubParseError
+from irjit.ops.errors import IRParseError, SubParseError
 from .ir.graph import Graph
 from .ir.node import Node, Value
-from .type_parser import parse_attributes_text, parse_type_text
+from irjit.ops.type_parser import parse_type_text
+
+from .attribute_parser import parse_attributes_text
 
 _ARG_NAME = re.compile(r"%([A-Za-z0-9_.]+)")
 

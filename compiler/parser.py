@@ -15,15 +15,17 @@ from typing import Optional
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput
 
-from grammar import grammar_text
+from irjit.grammar import grammar_text
 
-from .errors import IRParseError, SubParseError
+from irjit.ops.errors import IRParseError, SubParseError
 from .ir.attributes import TensorData
 from .ir.graph import Graph
 from .ir.node import Block, Node, Value
 from .ir.source import SourceLocation
-from .ir.types import SCALAR_TYPES, ListType, TensorType
-from .type_parser import parse_attributes_text, parse_type_text
+from irjit.ops.types import SCALAR_TYPES, ListType, TensorType
+from irjit.ops.type_parser import parse_type_text
+
+from .attribute_parser import parse_attributes_text
 
 _GROUP_KIND = re.compile(r"^(.*)_([0-9]+)$")
 _ARG_NAME = re.compile(r"%([A-Za-z0-9_.]+)")

@@ -1,11 +1,11 @@
 """irjit's runtime: the numpy interpreter, the op registry, autograd and (later) executors."""
 
-from . import ops  # noqa: F401  (registers every op)
+import irjit.ops  # noqa: F401  (registers every op)
 from .autograd import no_grad, set_grad_enabled
 from .interpreter import Interpreter
 from .loader import Function, grad, load
-from .random import manual_seed
-from .tensor import Tensor
+from irjit.ops.random import manual_seed
+from irjit.ops.tensor import Tensor
 
 __all__ = ["Function", "Interpreter", "Tensor", "grad", "load", "manual_seed", "no_grad",
            "set_grad_enabled"]

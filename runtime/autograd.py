@@ -13,11 +13,11 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from compiler.errors import IRRuntimeError
+from irjit.ops.errors import IRRuntimeError
 
-from .dtypes import is_floating
-from .ops.registry import OpEntry, find_op, with_defaults
-from .tensor import Tensor
+from irjit.ops.dtypes import is_floating
+from irjit.ops.registry import OpEntry, find_op, with_defaults
+from irjit.ops.tensor import Tensor
 
 _state = threading.local()
 

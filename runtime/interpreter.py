@@ -13,17 +13,17 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from compiler.errors import IRRuntimeError, IRTypeError
-from compiler.ir import Block, Graph, Node, TensorData, Value
-from compiler.ir.constants import Device, constant_value
-from compiler.ir.types import (ClassType, ListType, NamedType, OptionalType, TensorType,
+from irjit.ops.errors import IRRuntimeError, IRTypeError
+from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
+from irjit.compiler.ir.constants import Device, constant_value
+from irjit.ops.types import (ClassType, ListType, NamedType, OptionalType, TensorType,
                                TupleType, Type)
 
 from .autograd import call_op
 from .module import Module
-from .ops.registry import find_op
+from irjit.ops.registry import find_op
 from .prims import PRIM_HANDLERS
-from .tensor import Tensor
+from irjit.ops.tensor import Tensor
 
 
 class FunctionRef:
@@ -193,7 +193,7 @@ def _accepts(t: Type, x: Any) -> bool:
         if not isinstance(x, Tensor):
             return False
         if t.scalar_type is not None:
-            from compiler.ir.types import SCALAR_TYPES
+            from irjit.ops.types import SCALAR_TYPES
             want = SCALAR_TYPES.get(t.scalar_type)
             if want is not None and str(x.dtype) != want:
                 return False

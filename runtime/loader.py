@@ -7,14 +7,14 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from compiler import parse_ir
-from compiler.errors import IRTypeError
-from compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
+from irjit.compiler import parse_ir
+from irjit.ops.errors import IRTypeError
+from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 
 from .autograd import backward as run_backward, no_grad, set_grad_enabled
 from .interpreter import Interpreter
 from .module import Module
-from .tensor import Tensor
+from irjit.ops.tensor import Tensor
 from .values import flatten_value, from_array, to_python
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).

@@ -20,7 +20,7 @@ import numpy as np
 
 from .autograd import run_op
 from .module import Module
-from .tensor import Tensor
+from irjit.ops.tensor import Tensor
 
 BUILTIN_FORWARDS: dict[str, Callable[..., Any]] = {}
 _fallback: list[Optional[Callable[..., Any]]] = [None]

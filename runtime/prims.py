@@ -11,16 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from compiler.errors import IRRuntimeError
-from compiler.ir import Node
-from compiler.ir.constants import Device
-from compiler.ir.types import (SCALAR_TYPES, ClassType, ListType, NamedType, OptionalType,
+from irjit.ops.errors import IRRuntimeError
+from irjit.compiler.ir import Node
+from irjit.compiler.ir.constants import Device
+from irjit.ops.types import (SCALAR_TYPES, ClassType, ListType, NamedType, OptionalType,
                                TensorType, Type)
 
 from .autograd import is_grad_enabled, run_op
-from .dtypes import CODE_OF_DTYPE
+from irjit.ops.dtypes import CODE_OF_DTYPE
 from .module import Module
-from .tensor import Tensor
+from irjit.ops.tensor import Tensor
 from .values import from_array
 
 PRIM_HANDLERS: dict[str, Any] = {}

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any, Optional
 from weakref import WeakSet
 
-from compiler.ir import Graph, Node
-from compiler.ir.types import DTYPE_TO_SCALAR_TYPE, TensorType
+from irjit.compiler.ir import Graph, Node
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .autograd import is_grad_enabled
 from .interpreter import Interpreter, _Step
-from .tensor import Tensor
+from irjit.ops.tensor import Tensor
 
 _observed: "WeakSet[Node]" = WeakSet()  # profile nodes that have seen at least one tensor
 
@@ -85,7 +85,7 @@ def record_profile(graph: Graph, inputs: list, runs: int = 1,
                    functions: Optional[dict] = None) -> list:
     """Instrument `graph` (unless it already has prim::profile nodes), run it `runs` times on
     `inputs` recording observed types into the profile nodes, and return the last outputs."""
-    from compiler.passes.insert_profiling import is_instrumented, run as instrument
+    from irjit.compiler.passes.insert_profiling import is_instrumented, run as instrument
     if not is_instrumented(graph):
         instrument(graph)
     interp = ProfilingInterpreter(graph, functions=functions)

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from compiler.ir.types import ListType, NamedType, OptionalType, TensorType, TupleType, Type
+from irjit.ops.types import ListType, NamedType, OptionalType, TensorType, TupleType, Type
 
-from .tensor import Tensor
+from irjit.ops.tensor import Tensor
 
 
 def from_array(a: np.ndarray, t: Type, requires_grad: bool = False) -> Any:

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     ap.add_argument("--grad", action="store_true", help="record the autograd tape while running")
     args = ap.parse_args(argv)
 
-    import runtime
+    from irjit import runtime
     fn = runtime.load(build_graph_text(args.nodes))
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 4)).astype(np.float32)

@@ -19,7 +19,7 @@ import time
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from compiler import parse_ir  # noqa: E402
+from irjit.compiler import parse_ir  # noqa: E402
 
 TYPED = "Float(8, 16, strides=[16, 1], requires_grad=0, device=cpu)"
 TYPED_GRAD = "Float(8, 16, strides=[16, 1], requires_grad=1, device=cpu)"

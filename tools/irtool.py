@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Callable, Optional
 
-from compiler.errors import IRParseError, IRRuntimeError, IRTypeError
+from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 
 
 class UsageError(Exception):
@@ -36,7 +36,7 @@ def read_source(path: str) -> tuple[str, str]:
 
 
 def cmd_parse(args) -> int:
-    from compiler import parse_ir
+    from irjit.compiler import parse_ir
     for path in args.files:
         text, name = read_source(path)
         g = parse_ir(text, name)
@@ -48,7 +48,7 @@ def cmd_parse(args) -> int:
 
 
 def cmd_fmt(args) -> int:
-    from compiler import parse_ir
+    from irjit.compiler import parse_ir
     text, name = read_source(args.file)
     out = str(parse_ir(text, name))
     if args.check:

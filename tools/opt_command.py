@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 
-from compiler.errors import IRTypeError
+from irjit.ops.errors import IRTypeError
 
 
 class OptUsageError(IRTypeError):
@@ -15,10 +15,10 @@ class OptUsageError(IRTypeError):
 
 def cmd_opt(args) -> int:
     from .irtool import read_source
-    import compiler.passes  # noqa: F401  (registers every pass)
-    from compiler import parse_ir
-    from compiler.passes.manager import PassError, PassManager, describe_passes
-    from compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
+    import irjit.compiler.passes  # noqa: F401  (registers every pass)
+    from irjit.compiler import parse_ir
+    from irjit.compiler.passes.manager import PassError, PassManager, describe_passes
+    from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
                                                         specialize_input_types)
     if args.list:
         for name, what, desc in describe_passes():

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from compiler.ir import ListType, NamedType, OptionalType, TensorType
-from compiler.ir.types import SCALAR_TYPES
+from irjit.compiler.ir import ListType, NamedType, OptionalType, TensorType
+from irjit.ops.types import SCALAR_TYPES
 
 
 class RunUsageError(Exception):
@@ -79,16 +79,16 @@ def write_npz_atomically(path: str, arrays: dict[str, np.ndarray]) -> None:
 
 
 def cmd_run(args) -> int:
-    import runtime
-    from runtime.values import flatten_value, to_numpy
+    from irjit import runtime
+    from irjit.runtime.values import flatten_value, to_numpy
 
     from .irtool import read_source
     text, name = read_source(args.file)
     inputs = read_npz(args.inputs, "inputs")
     params = read_npz(args.params, "params")
     constants = read_npz(args.constants, "constants")
-    from compiler import parse_ir
-    from runtime.executor import COUNTERS, update_settings
+    from irjit.compiler import parse_ir
+    from irjit.runtime.executor import COUNTERS, update_settings
     graph = parse_ir(text, name)
     changes = {k: v for k, v in (("autodiff_node_threshold", args.autodiff_node_threshold),
                                  ("autodiff_inline_threshold", args.autodiff_inline_threshold),

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.errors import IRTypeError
-from compiler.ir.constants import constant_value
-from compiler.ir.graph import Graph
-from compiler.ir.node import Block, Node, Value
-from compiler.ir.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, TensorType, TupleType,
+from irjit.ops.errors import IRTypeError
+from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.ir.graph import Graph
+from irjit.compiler.ir.node import Block, Node, Value
+from irjit.ops.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, TensorType, TupleType,
                                Type)
 
 from .differentiable_ops import ALWAYS, in_symbolic_script
@@ -115,7 +115,7 @@ class _StaticShapes:
         return self._propagated.get(v)
 
     def _propagate(self) -> dict:
-        from compiler.passes.propagate_input_shapes import run as propagate_input_shapes
+        from irjit.compiler.passes.propagate_input_shapes import run as propagate_input_shapes
         clone, vm = Graph(), {}
         try:
             clone.block.clone_from(self.graph.block, vm)
@@ -187,7 +187,7 @@ def _type_list_pieces(graph: Graph) -> bool:
 
 def _type_list_consumers(graph: Graph) -> bool:
     """Complete the tensor results of ops taking a ListConstruct'ed `Tensor[]` (cat, stack)."""
-    from compiler.passes.shape_rules import DATA_DEPENDENT
+    from irjit.compiler.passes.shape_rules import DATA_DEPENDENT
     changed = False
     for n in graph.walk():
         if not n.kind.startswith("aten::") or n.kind in DATA_DEPENDENT:
@@ -517,7 +517,7 @@ def _cse_key(n: Node):
 
 def eliminate_common_subexpression(block: Block) -> None:
     """A small pure-node CSE on one block (PyTorch runs EliminateCommonSubexpression on f)."""
-    from runtime.ops.registry import overloads
+    from irjit.ops.registry import overloads
     seen: dict = {}
     for n in list(block.nodes()):
         if any(e.nondeterministic or e.schema.is_inplace for e in overloads(n.kind)):
@@ -568,7 +568,7 @@ def _deduplicate_size_captures(f: Graph, rev: _Reverse) -> None:
 
 
 def _pure(n: Node) -> bool:
-    from runtime.ops.registry import overloads
+    from irjit.ops.registry import overloads
     return not any(e.schema.is_inplace for e in overloads(n.kind)) and n.kind not in (
         "prim::Print", "prim::RaiseException", "prim::SetAttr", "prim::CallMethod", "prim::CallFunction")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.ir.graph import Graph
+from irjit.compiler.ir.graph import Graph
 
 
 @dataclass

@@ -6,9 +6,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from runtime.autograd import no_grad
-from runtime.interpreter import Interpreter
-from runtime.tensor import Tensor
+from irjit.runtime.autograd import no_grad
+from irjit.runtime.interpreter import Interpreter
+from irjit.ops.tensor import Tensor
 
 from .gradient import Gradient
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compiler.ir.graph import Graph
-from compiler.ir.node import Node, Value
+from irjit.compiler.ir.graph import Graph
+from irjit.compiler.ir.node import Node, Value
 
 
 def create_singleton_subgraph(n: Node, kind: str) -> Node:

@@ -7,11 +7,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from compiler.ir.constants import constant_value
-from compiler.ir.node import Node, Value
-from compiler.ir.types import (BOOL, FLOAT, INT, NONE, TENSOR, ListType, NamedType, OptionalType,
+from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.ir.node import Node, Value
+from irjit.ops.types import (BOOL, FLOAT, INT, NONE, TENSOR, ListType, NamedType, OptionalType,
                                TensorType, TupleType, Type)
-from runtime.ops.registry import OpEntry, find_op
+from irjit.ops.registry import OpEntry, find_op
 
 
 class NotSymbolic(Exception):
@@ -66,7 +66,7 @@ def _dummy(v: Any, shape_of) -> Any:
             shape = shape_of(v)
             if shape is None:
                 raise NeedsShapes(f"the static shape of %{v.name} is not known")
-            from compiler.ir.types import SCALAR_TYPES
+            from irjit.ops.types import SCALAR_TYPES
             dt = SCALAR_TYPES.get(v.type.scalar_type or "Float") or "float32"
             return np.zeros(shape, dtype=dt)
         if v.node.kind == "prim::Constant":
@@ -83,7 +83,7 @@ def static_eval(entry: OpEntry, args: list, shape_of) -> Any:
     """Run `entry` on zeros of its tensor arguments' static shapes (for output shapes only:
     never for ops whose result shape depends on the data). Raises NotSymbolic when an input's
     shape or a non-tensor argument is not known statically."""
-    from runtime.ops.registry import with_defaults
+    from irjit.ops.registry import with_defaults
     return entry.impl(*with_defaults(entry, [_dummy(a, shape_of) for a in args]))
 
 
@@ -100,7 +100,7 @@ _RETURN_TYPES = {"Tensor": TENSOR, "int": INT, "float": FLOAT, "bool": BOOL, "in
 def return_type(type_text: str) -> Type:
     if type_text in _RETURN_TYPES:
         return _RETURN_TYPES[type_text]
-    from compiler.type_parser import parse_type_text
+    from irjit.ops.type_parser import parse_type_text
     try:
         return parse_type_text(type_text)
     except Exception:  # noqa: BLE001 - schema-only types (`t`, `Any`) have no IR spelling

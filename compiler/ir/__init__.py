@@ -6,7 +6,7 @@ from .graph import Graph
 from .node import Block, Node, Use, Value
 from .scope import Scope
 from .source import SourceLocation
-from .types import (ANY, BOOL, COMPLEX, DEVICE, FLOAT, FUNCTION, INT, NONE, NUMBER, STR, TENSOR,
+from irjit.ops.types import (ANY, BOOL, COMPLEX, DEVICE, FLOAT, FUNCTION, INT, NONE, NUMBER, STR, TENSOR,
                     ClassType, DictType, FutureType, GenericType, ListType, NamedType,
                     OptionalType, TensorType, TupleType, Type, is_subtype)
 from .verifier import IRVerificationError

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .attributes import TensorData
-from .types import (BOOL, DEVICE, DTYPE_TO_SCALAR_TYPE, FLOAT, INT, NONE, STR, COMPLEX,
+from irjit.ops.types import (BOOL, DEVICE, DTYPE_TO_SCALAR_TYPE, FLOAT, INT, NONE, STR, COMPLEX,
                     ListType, NamedType, TensorType, Type)
 
 

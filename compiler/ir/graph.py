@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from .node import Block, Node, Value
 from .scope import Scope
-from .types import Type, TENSOR
+from irjit.ops.types import Type, TENSOR
 
 _NUMERIC = re.compile(r"^[0-9]+$")
 
@@ -190,11 +190,11 @@ class Graph:
         verify(self)
 
     def __str__(self) -> str:
-        from ..printer import print_graph
+        from irjit.compiler.printer import print_graph
         return print_graph(self)
 
     def str(self, print_source_locations: bool = True, print_scopes: bool = True) -> str:
-        from ..printer import print_graph
+        from irjit.compiler.printer import print_graph
         return print_graph(self, print_source_locations=print_source_locations,
                            print_scopes=print_scopes)
 

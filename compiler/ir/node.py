@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .scope import Scope
 from .source import SourceLocation
-from .types import Type, TENSOR
+from irjit.ops.types import Type, TENSOR
 
 if TYPE_CHECKING:
     from .graph import Graph

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from compiler.ir import Block, Graph, Node, Value
-from compiler.ir.constants import constant_value
-from compiler.ir.types import (ClassType, GenericType, ListType, NamedType, OptionalType,
+from irjit.compiler.ir import Block, Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
+from irjit.ops.types import (ClassType, GenericType, ListType, NamedType, OptionalType,
                                TensorType, TupleType, Type)
 
 # Node::hasSideEffects's list, plus prim::SetAttr and the guard nodes.
@@ -77,7 +77,7 @@ def has_side_effects(node: Node) -> bool:
 
 
 def _entries(kind: str):
-    from runtime.ops.registry import overloads
+    from irjit.ops.registry import overloads
     return overloads(kind)
 
 
@@ -122,7 +122,7 @@ def mutated_inputs(node: Node) -> list[int]:
 
 
 def _no_default():
-    from runtime.ops.registry import NO_DEFAULT
+    from irjit.ops.registry import NO_DEFAULT
     return NO_DEFAULT
 
 

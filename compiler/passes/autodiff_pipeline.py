@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.autodiff.differentiate import differentiate, type_requires_grad
-from compiler.autodiff.settings import default_thresholds
-from compiler.autodiff.side_table import set_gradient
-from compiler.ir.types import TENSOR, TensorType
+from irjit.compiler.autodiff.differentiate import differentiate, type_requires_grad
+from irjit.compiler.autodiff.settings import default_thresholds
+from irjit.compiler.autodiff.side_table import set_gradient
+from irjit.ops.types import TENSOR, TensorType
 
 from .create_autodiff_subgraphs import create_autodiff_subgraphs
 from .inline_autodiff_subgraphs import run as inline_autodiff_subgraphs
@@ -35,9 +35,9 @@ def try_differentiate(dnode):
     """The Gradient of a DifferentiableGraph node's body; when the body cannot be
     differentiated symbolically (control flow, an op without a formula, missing shapes) the
     node is inlined back, so its nodes run under the tape autograd instead, and None."""
-    from compiler.autodiff.differentiate import DifferentiationError
-    from compiler.autodiff.subgraph_utils import unmerge_subgraph
-    from compiler.autodiff.symbolic_emitter import NotSymbolic
+    from irjit.compiler.autodiff.differentiate import DifferentiationError
+    from irjit.compiler.autodiff.subgraph_utils import unmerge_subgraph
+    from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
     try:
         return differentiate(dnode.attr("Subgraph"))
     except (DifferentiationError, NotSymbolic):

@@ -4,7 +4,7 @@ resumes in it from the failing `prim::BailOut[index=k]` with that node's live va
 
 from __future__ import annotations
 
-from compiler.ir import Graph, Value
+from irjit.compiler.ir import Graph, Value
 
 
 def build_template(graph: Graph, template: Value) -> Graph:

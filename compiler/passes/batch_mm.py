@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Block, Graph, Node, Value
-from compiler.ir.types import INT, ListType, TENSOR, TensorType
+from irjit.compiler.ir import Block, Graph, Node, Value
+from irjit.ops.types import INT, ListType, TENSOR, TensorType
 
 from ._side_effects import AliasDb, has_side_effects, is_mutating
 from .peephole_helpers import const_value, matches

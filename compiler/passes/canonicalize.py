@@ -3,7 +3,7 @@ would be numbered, keeping or dropping debug names (PyTorch's Canonicalize)."""
 
 from __future__ import annotations
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 from .registry import register_pass
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Block, Graph, Node, TensorType, Value
-from compiler.ir.constants import constant_value
+from irjit.compiler.ir import Block, Graph, Node, TensorType, Value
+from irjit.compiler.ir.constants import constant_value
 
 from .eliminate_dead_code import eliminate_dead_code
 from .registry import register_pass

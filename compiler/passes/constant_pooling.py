@@ -3,7 +3,7 @@ ones (PyTorch's ConstantPooling)."""
 
 from __future__ import annotations
 
-from compiler.ir import Block, Graph, Node
+from irjit.compiler.ir import Block, Graph, Node
 
 from ._side_effects import AliasDb
 from .eliminate_common_subexpression import node_key

@@ -8,9 +8,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from compiler.ir import Block, Graph, Node, TensorData, Value
-from compiler.ir.constants import Device, constant_value, make_constant, tensor_type_of
-from compiler.ir.types import (BOOL, FLOAT, INT, NONE, STR, ListType, NamedType, TupleType, Type)
+from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
+from irjit.compiler.ir.constants import Device, constant_value, make_constant, tensor_type_of
+from irjit.ops.types import (BOOL, FLOAT, INT, NONE, STR, ListType, NamedType, TupleType, Type)
 
 from ._side_effects import AliasDb, has_side_effects, is_mutable_type, is_nondeterministic
 from .eliminate_common_subexpression import node_key
@@ -148,7 +148,7 @@ class _ConstantPropagator:
 # ---- running one node on constant inputs
 
 def _input_value(v: Value) -> Any:
-    from runtime.tensor import Tensor
+    from irjit.ops.tensor import Tensor
     node = v.node
     kind = node.attr_kind("value")
     if v.type == NamedType("Function") or node.has_attr("name"):
@@ -175,9 +175,9 @@ class _StubInterpreter:
 
 def run_node(n: Node) -> Optional[list]:
     """The node's outputs computed from its constant inputs, or None when it cannot run."""
-    from runtime.autograd import call_op, no_grad
-    from runtime.ops.registry import find_op
-    from runtime.prims import PRIM_HANDLERS
+    from irjit.runtime.autograd import call_op, no_grad
+    from irjit.ops.registry import find_op
+    from irjit.runtime.prims import PRIM_HANDLERS
     try:
         args = [_input_value(v) for v in n.inputs]
         with no_grad():
@@ -200,7 +200,7 @@ def run_node(n: Node) -> Optional[list]:
 
 def _to_constant(value: Any, type_: Type) -> Any:
     """A value `make_constant` can hold, or _NOT_FOLDED."""
-    from runtime.tensor import Tensor
+    from irjit.ops.tensor import Tensor
     if isinstance(value, Tensor):
         if value.requires_grad:
             return _NOT_FOLDED
@@ -261,7 +261,7 @@ def insert_constant(graph: Graph, value: Any, type_: Optional[Type] = None) -> O
             if not isinstance(type_, ListType):
                 return None
             n = graph.create("prim::Constant", output_types=[type_])
-            from compiler.ir.attributes import AnnotatedValue
+            from irjit.compiler.ir.attributes import AnnotatedValue
             elem = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(
                 getattr(type_.elem, "name", ""), None)
             if elem is None:

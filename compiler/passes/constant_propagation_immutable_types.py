@@ -3,7 +3,7 @@ types, without alias analysis (PyTorch's ConstantPropagationImmutableTypes)."""
 
 from __future__ import annotations
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 from .constant_propagation import propagate_constants
 from .registry import register_pass

@@ -4,11 +4,11 @@ side effects; subgraphs with fewer than `node_threshold` executed nodes are inli
 
 from __future__ import annotations
 
-from compiler.autodiff.differentiable_ops import VIEW_OPS
-from compiler.autodiff.differentiate import _pure, is_differentiable
-from compiler.autodiff.subgraph_utils import (create_singleton_subgraph, merge_node_into_subgraph,
+from irjit.compiler.autodiff.differentiable_ops import VIEW_OPS
+from irjit.compiler.autodiff.differentiate import _pure, is_differentiable
+from irjit.compiler.autodiff.subgraph_utils import (create_singleton_subgraph, merge_node_into_subgraph,
                                               unmerge_subgraph)
-from compiler.ir.node import Block, Node
+from irjit.compiler.ir.node import Block, Node
 
 from .registry import all_passes, register_pass
 

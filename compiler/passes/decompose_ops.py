@@ -5,7 +5,7 @@ batch_norm/layer_norm only for CUDA inputs, so on CPU they are left alone, as he
 
 from __future__ import annotations
 
-from compiler.ir import Graph, SourceLocation
+from irjit.compiler.ir import Graph, SourceLocation
 
 from .peephole_helpers import const_value, eliminate_dead_code, matches
 from .registry import all_passes, register_pass

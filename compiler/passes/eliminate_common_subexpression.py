@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from compiler.ir import Block, Graph, Node, TensorData
+from irjit.compiler.ir import Block, Graph, Node, TensorData
 
 from ._side_effects import AliasDb, has_side_effects, is_nondeterministic
 from .registry import register_pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Block, Graph, Node, Value
+from irjit.compiler.ir import Block, Graph, Node, Value
 
 from ._side_effects import AliasDb, has_side_effects, is_mutating
 from .registry import register_pass

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from compiler.ir import Graph
-from compiler.ir.types import (TENSOR, GenericType, ListType, OptionalType, TensorType,
+from irjit.compiler.ir import Graph
+from irjit.ops.types import (TENSOR, GenericType, ListType, OptionalType, TensorType,
                                TupleType, Type)
 
 from .registry import register_pass

@@ -9,8 +9,8 @@ Option `strict` mirrors `strict_fuser_check`: outputs of unknown device are then
 
 from __future__ import annotations
 
-from compiler.ir import Block, Graph, Node
-from compiler.ir.types import FLOAT, TensorType
+from irjit.compiler.ir import Block, Graph, Node
+from irjit.ops.types import FLOAT, TensorType
 
 from .peephole_helpers import _local_dce, eliminate_dead_code
 from .registry import register_pass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Block, ClassType, Graph, Node, Value
+from irjit.compiler.ir import Block, ClassType, Graph, Node, Value
 
 from .registry import register_pass
 

@@ -3,7 +3,7 @@ with fewer than `threshold` nodes are inlined back (autograd then handles them e
 
 from __future__ import annotations
 
-from compiler.ir.node import Block, Node
+from irjit.compiler.ir.node import Block, Node
 
 from .registry import all_passes, register_pass
 

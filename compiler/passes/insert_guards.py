@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Block, Graph, Node, Value  # noqa: F401
-from compiler.ir.types import BOOL, FUNCTION, INT, TENSOR, TensorType, TupleType
+from irjit.compiler.ir import Block, Graph, Node, Value  # noqa: F401
+from irjit.ops.types import BOOL, FUNCTION, INT, TENSOR, TensorType, TupleType
 
 from .registry import register_pass
 
 
 def profiled_type(v: Value) -> Optional[TensorType]:
     """The merged observed type of all profile nodes on `v`, or None when never observed."""
-    from runtime.profiling import merge_profiled
+    from irjit.runtime.profiling import merge_profiled
     seen = None
     for use in v.uses:
         p = use.user

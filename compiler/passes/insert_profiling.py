@@ -7,8 +7,8 @@ graph and records the observed types into `profiled_type`/`seen_none`."""
 
 from __future__ import annotations
 
-from compiler.ir import Block, Graph, Node
-from compiler.ir.types import TENSOR, OptionalType, TensorType
+from irjit.compiler.ir import Block, Graph, Node
+from irjit.ops.types import TENSOR, OptionalType, TensorType
 
 from .fuse_graph import FUSIBLE_OPS
 from .registry import register_pass

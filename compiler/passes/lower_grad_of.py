@@ -4,8 +4,8 @@ whose false branch returns `prim::AutogradZero` for every output."""
 
 from __future__ import annotations
 
-from compiler.ir import Graph
-from compiler.ir.types import INT
+from irjit.compiler.ir import Graph
+from irjit.ops.types import INT
 
 from .registry import register_pass
 from .unroll_loops import clone_block_from

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Block, Graph, Node, TupleType
-from compiler.ir.constants import constant_value
+from irjit.compiler.ir import Block, Graph, Node, TupleType
+from irjit.compiler.ir.constants import constant_value
 
 from .constant_propagation import insert_constant
 from .eliminate_dead_code import eliminate_dead_code

@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 from .registry import PassInfo, all_passes, get_pass, register_pass
 
@@ -179,7 +179,7 @@ class PassManager:
 
     def run(self, graph: Graph) -> bool:
         """Run every pass on `graph` in place; return whether any changed it."""
-        from compiler.ir import IRVerificationError
+        from irjit.compiler.ir import IRVerificationError
         any_changed = False
         for name, info, options in self._resolved:
             start = time.perf_counter()

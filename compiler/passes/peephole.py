@@ -7,9 +7,9 @@ device), as PyTorch's flag of that name does.
 
 from __future__ import annotations
 
-from compiler.ir import Graph, Node
-from compiler.ir.constants import Device
-from compiler.ir.types import (BOOL, INT, NONE, ListType, OptionalType, TensorType)
+from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir.constants import Device
+from irjit.ops.types import (BOOL, INT, NONE, ListType, OptionalType, TensorType)
 
 from .peephole_helpers import (const_int, const_value, eliminate_dead_code, has_writers,
                                matches, must_be_none, must_not_be_none, tensor_type)

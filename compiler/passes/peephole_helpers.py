@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from compiler.ir import Graph, Node, Value
-from compiler.ir.constants import constant_value
-from compiler.ir.types import (BOOL, FLOAT, INT, NONE, ListType, NamedType, OptionalType,
+from irjit.compiler.ir import Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
+from irjit.ops.types import (BOOL, FLOAT, INT, NONE, ListType, NamedType, OptionalType,
                                TensorType, Type)
 
 _MISSING = object()

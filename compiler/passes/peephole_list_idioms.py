@@ -8,8 +8,8 @@ Option `refine_list_len` is accepted; PyTorch's ListLenRefiner (lengths learned 
 
 from __future__ import annotations
 
-from compiler.ir import Graph
-from compiler.ir.types import ListType
+from irjit.compiler.ir import Graph
+from irjit.ops.types import ListType
 
 from .peephole_helpers import _MISSING, const_value, has_writers
 from .registry import register_pass

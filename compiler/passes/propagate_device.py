@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Graph, Node
-from compiler.ir.types import TensorType
+from irjit.compiler.ir import Graph, Node
+from irjit.ops.types import TensorType
 
 from .peephole_helpers import _MISSING, const_value, has_side_effects, type_fits
 from .registry import register_pass
@@ -17,7 +17,7 @@ from .registry import register_pass
 def matching_schema(node: Node):
     """The registry schema the node's input types fit (PyTorch's `maybeSchema`), or None."""
     try:
-        from runtime.ops.registry import NO_DEFAULT, overloads
+        from irjit.ops.registry import NO_DEFAULT, overloads
     except Exception:  # noqa: BLE001 - no runtime, no schemas
         return None
     for entry in overloads(node.kind):

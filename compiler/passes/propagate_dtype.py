@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.ir import Graph, Node
-from compiler.ir.types import DTYPE_TO_SCALAR_TYPE, TensorType
+from irjit.compiler.ir import Graph, Node
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .peephole_helpers import _MISSING, const_value, has_side_effects
 from .propagate_device import matching_schema
@@ -18,8 +18,8 @@ from .shape_rules import DATA_DEPENDENT, np_dtype
 
 def _infer(node: Node):
     try:
-        from runtime.autograd import no_grad, run_op
-        from runtime.tensor import Tensor
+        from irjit.runtime.autograd import no_grad, run_op
+        from irjit.ops.tensor import Tensor
     except Exception:  # noqa: BLE001 - without a runtime nothing is inferred
         return None
     args = []

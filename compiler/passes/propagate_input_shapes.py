@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from compiler.ir import Graph, Node
-from compiler.ir.attributes import AnnotatedValue
-from compiler.ir.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
+from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir.attributes import AnnotatedValue
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
 
 from . import shape_rules as rules
 from .peephole_helpers import LIST_MUTATORS, _MISSING, const_value
@@ -141,8 +141,8 @@ class _Propagator:
 
     def evaluate(self, n: Node, vals: list) -> Any:
         try:
-            from runtime.autograd import no_grad, run_op
-            from runtime.tensor import Tensor
+            from irjit.runtime.autograd import no_grad, run_op
+            from irjit.ops.tensor import Tensor
         except Exception:  # noqa: BLE001 - without a runtime nothing is evaluated
             return _UNKNOWN
         args = []
@@ -262,7 +262,7 @@ def _rg(requires_grad, dtype):
 
 
 def _from_runtime(out: Any) -> Any:
-    from runtime.tensor import Tensor
+    from irjit.ops.tensor import Tensor
     if isinstance(out, Tensor):
         return out.data
     if isinstance(out, tuple):

@@ -3,9 +3,9 @@ into tensor types from the inputs' types, through prim::If and prim::Loop."""
 
 from __future__ import annotations
 
-from compiler.autodiff.differentiate import type_requires_grad
-from compiler.ir.node import Block, Node, Value
-from compiler.ir.types import TensorType
+from irjit.compiler.autodiff.differentiate import type_requires_grad
+from irjit.compiler.ir.node import Block, Node, Value
+from irjit.ops.types import TensorType
 
 from .registry import register_pass
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 from .peephole_helpers import const_bool
 from .registry import register_pass

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from compiler.ir.types import SCALAR_TYPES, TensorType
+from irjit.ops.types import SCALAR_TYPES, TensorType
 
 _MAX_DUMMY_NUMEL = 1 << 22
 # ops whose result shape depends on tensor data, or that must never be run speculatively

@@ -12,8 +12,8 @@ Zero inputs becomes `prim::AutogradZero`, of all Nonzero inputs is inlined. With
 
 from __future__ import annotations
 
-from compiler.ir import Graph, Node
-from compiler.ir.types import BOOL, ListType, TensorType
+from irjit.compiler.ir import Graph, Node
+from irjit.ops.types import BOOL, ListType, TensorType
 
 from .peephole_helpers import must_be_none
 from .registry import register_pass

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from compiler.ir import ClassType, Graph, OptionalType, TensorType, Type, Value
-from compiler.ir.types import NamedType, is_subtype
+from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorType, Type, Value
+from irjit.ops.types import NamedType, is_subtype
 
 
 class InputTypeError(Exception):
@@ -15,8 +15,8 @@ class InputTypeError(Exception):
 
 def parse_input_types(text: str) -> list[Type]:
     """`"Float(1, 3, requires_grad=1), int"` -> types (commas inside brackets do not split)."""
-    from compiler.errors import SubParseError
-    from compiler.type_parser import parse_type_text, split_top_level
+    from irjit.ops.errors import SubParseError
+    from irjit.ops.type_parser import parse_type_text, split_top_level
     parts = split_top_level(text)
     if not parts:
         return []

@@ -4,7 +4,7 @@ else by 8 with an epilogue), whatever their body size; then DCE."""
 
 from __future__ import annotations
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 from .peephole_helpers import eliminate_dead_code
 from .registry import register_pass

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from compiler.ir import Block, Graph, Node
-from compiler.ir.types import INT
+from irjit.compiler.ir import Block, Graph, Node
+from irjit.ops.types import INT
 
 from .peephole_helpers import _local_dce, const_bool, const_int, eliminate_dead_code
 from .registry import register_pass

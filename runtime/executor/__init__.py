@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 from .counters import COUNTERS, last_executed_optimized_graph
 from .legacy import LegacyGraphExecutor

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from compiler.ir.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
 
-from ..tensor import Tensor
+from irjit.ops.tensor import Tensor
 
 TensorSpec = tuple[bool, Optional[str], Optional[int], bool]  # defined, dtype, rank, requires_grad
 
@@ -44,7 +44,7 @@ def needs_gradient(spec: tuple) -> bool:
 def module_attribute_paths(graph) -> list[tuple[int, tuple[str, ...]]]:
     """Tensor attributes read through `prim::GetAttr` chains from module inputs, as
     (input index, attribute names): PyTorch's ArgumentSpecCreator specializes these too."""
-    from compiler.ir.types import ClassType, OptionalType
+    from irjit.ops.types import ClassType, OptionalType
     roots = {v: (i, ()) for i, v in enumerate(graph.inputs) if isinstance(v.type, ClassType)}
     paths: list[tuple[int, tuple[str, ...]]] = []
     for n in graph.walk():

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Optional
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd import GradNode, is_grad_enabled, no_grad
-from ..tensor import Tensor
+from irjit.runtime.autograd import GradNode, is_grad_enabled, no_grad
+from irjit.ops.tensor import Tensor
 
 
 class _Schema:

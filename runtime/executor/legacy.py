@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Optional
 
-from compiler.ir import Graph
+from irjit.compiler.ir import Graph
 
-from ..autograd import is_grad_enabled
+from irjit.runtime.autograd import is_grad_enabled
 from .argument_spec import (argument_spec, attribute_nodes, attribute_values,
                             module_attribute_paths, specialized_type)
 from .counters import COUNTERS, record_last_executed
@@ -27,7 +27,7 @@ def thresholds(settings: ExecutorSettings) -> tuple[int, int]:
 def run_autodiff_pipeline(graph: Graph, settings: ExecutorSettings, grad_enabled: bool = True) -> None:
     """Optimize `graph` in place the way compileSpec does (autodiff only where some input,
     as specialized, requires grad)."""
-    from compiler.passes.autodiff_pipeline import autodiff
+    from irjit.compiler.passes.autodiff_pipeline import autodiff
     node_threshold, inline_threshold = thresholds(settings)
     autodiff(graph, node_threshold=node_threshold, inline_threshold=inline_threshold,
              grad_enabled=grad_enabled)

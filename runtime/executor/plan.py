@@ -6,17 +6,17 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Optional
 
-from compiler.ir import Graph, Node
+from irjit.compiler.ir import Graph, Node
 
-from ..interpreter import Interpreter
+from irjit.runtime.interpreter import Interpreter
 from .differentiable_graph import DifferentiableGraphOp
 
 
 def gradient_for(node: Node):
     """The Gradient of a DifferentiableGraph node: the one the autodiff pipeline recorded,
     or else differentiate its subgraph now."""
-    from compiler.autodiff import differentiate
-    from compiler.autodiff.side_table import get_gradient
+    from irjit.compiler.autodiff import differentiate
+    from irjit.compiler.autodiff.side_table import get_gradient
     grad = get_gradient(node)
     return grad if grad is not None else differentiate(node.subgraph.copy())
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Optional
 
-from compiler.ir import Graph, Node
+from irjit.compiler.ir import Graph, Node
 
-from ..autograd import is_grad_enabled
-from ..interpreter import Interpreter, _BailOut
-from ..profiling import ProfilingInterpreter
+from irjit.runtime.autograd import is_grad_enabled
+from irjit.runtime.interpreter import Interpreter, _BailOut
+from irjit.runtime.profiling import ProfilingInterpreter
 from .counters import COUNTERS, record_last_executed
 from .legacy import thresholds
 from .plan import ExecutionPlan
@@ -65,7 +65,7 @@ class ProfilingGraphExecutor:
 
     def _profiling_interpreter(self) -> Interpreter:
         if self.profiling_interpreter is None:
-            from compiler.passes import get_pass
+            from irjit.compiler.passes import get_pass
             g = self.graph.copy()
             profiling_insensitive(g)
             get_pass("insert_profiling").run(g)
@@ -154,7 +154,7 @@ class ProfilingGraphExecutor:
                          if n.kind == "prim::BailoutTemplate"), None)
         if template is None:
             raise RuntimeError("prim::BailOut failed without a prim::BailoutTemplate")
-        from compiler.passes.bailout_template import bailout_points
+        from irjit.compiler.passes.bailout_template import bailout_points
         point = bailout_points(template).get(node.attr("index"))
         if point is not None and point.owning_block is template.block and \
                 node.owning_block is node.graph.block:

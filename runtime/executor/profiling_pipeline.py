@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compiler.ir import Graph, Node, Value
-from compiler.ir.types import BOOL, FUNCTION, TENSOR, OptionalType, TensorType
-from compiler.passes import all_passes, get_pass
+from irjit.compiler.ir import Graph, Node, Value
+from irjit.ops.types import BOOL, FUNCTION, TENSOR, OptionalType, TensorType
+from irjit.compiler.passes import all_passes, get_pass
 
 PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "remove_expands",
                          "canonicalize_graph_fuser_ops", "eliminate_dead_code", "decompose_ops",
@@ -63,7 +63,7 @@ def remove_profile_counter(graph: Graph) -> None:
 
 def profiled_types(graph: Graph) -> dict[Value, TensorType]:
     """Each profiled value's observed type (merged over its profile nodes)."""
-    from runtime.profiling import merge_profiled
+    from irjit.runtime.profiling import merge_profiled
     out: dict[Value, TensorType] = {}
     for n in graph.walk():
         if n.kind == "prim::profile" and n.inputs and n.has_attr("profiled_type"):
@@ -78,7 +78,7 @@ def profiled_types(graph: Graph) -> dict[Value, TensorType]:
 
 
 def remove_profile_nodes(graph: Graph) -> None:
-    from compiler.passes.insert_guards import remove_profile_nodes as remove_in_block
+    from irjit.compiler.passes.insert_guards import remove_profile_nodes as remove_in_block
     remove_in_block(graph.block)
 
 
@@ -89,7 +89,7 @@ def needs_gradient(profiles: dict[Value, TensorType], grad_enabled: bool) -> boo
 
 def _tuple_graph(sub: Graph) -> Graph:
     """The fallback function: an unspecialized copy of `sub` returning one tuple."""
-    from compiler.passes.insert_guards import fallback_graph
+    from irjit.compiler.passes.insert_guards import fallback_graph
     g = fallback_graph(sub)
     for n in [g.param_node] + list(g.walk()):
         for v in n.outputs:
@@ -103,7 +103,7 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
     """PyTorch's guardDifferentiableGraph: type the node's inputs from their profiles and put
     it behind a `prim::RequiresGradCheck`; False (and the subgraph inlined back) when an
     input was never profiled."""
-    from compiler.autodiff.subgraph_utils import unmerge_subgraph
+    from irjit.compiler.autodiff.subgraph_utils import unmerge_subgraph
     sub = dnode.attr("Subgraph")
     for v, inner in zip(dnode.inputs, sub.inputs):
         if isinstance(v.type, TensorType) and v in profiles:
@@ -115,7 +115,7 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
     # requires_grad inside the subgraph follows from its (now profiled) inputs
     get_pass("propagate_requires_grad").run(sub)
     fallback = _tuple_graph(sub)  # the unoptimized body, before differentiate() rewrites it
-    from compiler.passes.autodiff_pipeline import try_differentiate
+    from irjit.compiler.passes.autodiff_pipeline import try_differentiate
     grad = try_differentiate(dnode)
     if grad is None:
         return False
@@ -172,8 +172,8 @@ def _forward_requires_no_grad(f: Graph) -> None:
 def differentiate_node(dnode: Node, grad=None) -> bool:
     """Differentiate the node's body and keep the forward graph as its subgraph; False (and
     the node inlined back) when the body cannot be differentiated symbolically."""
-    from compiler.autodiff.side_table import set_gradient
-    from compiler.passes.autodiff_pipeline import try_differentiate
+    from irjit.compiler.autodiff.side_table import set_gradient
+    from irjit.compiler.passes.autodiff_pipeline import try_differentiate
     grad = grad if grad is not None else try_differentiate(dnode)
     if grad is None:
         return False
@@ -189,7 +189,7 @@ def optimize_profiled(graph: Graph, node_threshold: int, inline_threshold: int, 
                       grad_enabled: bool = True) -> dict:
     """Turn a profiled graph (after its runs) into the optimized one; returns the fallback
     graphs of the guards, keyed by their `fallback_function` constant nodes."""
-    from compiler.passes.create_autodiff_subgraphs import create_autodiff_subgraphs
+    from irjit.compiler.passes.create_autodiff_subgraphs import create_autodiff_subgraphs
     remove_profile_counter(graph)
     fallbacks: dict = {}
     if style == "bailout":

@@ -14,11 +14,11 @@ import os
 import numpy as np
 import pytest
 
-import compiler
-from compiler.autodiff import differentiate
-from compiler.autodiff.run_gradient import run_backward, run_forward
-from runtime.ops.registry import is_registered
-from runtime.tensor import Tensor
+from irjit import compiler
+from irjit.compiler.autodiff import differentiate
+from irjit.compiler.autodiff.run_gradient import run_backward, run_forward
+from irjit.ops.registry import is_registered
+from irjit.ops.tensor import Tensor
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "autodiff")
 CASES = ["008_shape_fn_rsub_neg_lowered", "017_hand_mul_add"]
@@ -68,7 +68,7 @@ def test_gradients_match_tape(case):
     ogs = [rng.standard_normal(np.shape(outs[i].data)).astype(np.float32) for i in range(grad.f_real_outputs)]
     got = run_backward(grad, [Tensor(x) for x in inputs], outs, ogs)
 
-    import runtime
+    from irjit import runtime
     fn = runtime.load(compiler.parse_ir(text))
     ref = fn.run(*inputs)
     for o, r in zip(outs[:grad.f_real_outputs], ref):

@@ -10,13 +10,13 @@ inputs and random output gradients, and compare the outputs and the input gradie
 import numpy as np
 import pytest
 
-import compiler
-import runtime
-from compiler.autodiff import differentiate, is_differentiable
-from compiler.autodiff.differentiate import DifferentiationError
-from compiler.autodiff.run_gradient import run_backward, run_forward
-from compiler.ir.types import SCALAR_TYPES
-from runtime.tensor import Tensor
+from irjit import compiler
+from irjit import runtime
+from irjit.compiler.autodiff import differentiate, is_differentiable
+from irjit.compiler.autodiff.differentiate import DifferentiationError
+from irjit.compiler.autodiff.run_gradient import run_backward, run_forward
+from irjit.ops.types import SCALAR_TYPES
+from irjit.ops.tensor import Tensor
 
 
 def T(*sizes, rg=1, dtype="Float"):
@@ -521,10 +521,10 @@ def test_unpack_of_a_list_input():
 def test_df_specialized_on_undefined_vjps():
     # as an executor would: LowerGradOf + specializeAutogradZero on df with the missing vjps
     # typed undefined, then run with None for them (PyTorch's AutogradZero handling)
-    from compiler.passes.lower_grad_of import run as lower_grad_of
-    from compiler.passes.specialize_autograd_zero import run as specialize_autograd_zero
-    from runtime.autograd import no_grad
-    from runtime.interpreter import Interpreter
+    from irjit.compiler.passes.lower_grad_of import run as lower_grad_of
+    from irjit.compiler.passes.specialize_autograd_zero import run as specialize_autograd_zero
+    from irjit.runtime.autograd import no_grad
+    from irjit.runtime.interpreter import Interpreter
 
     text = f"""graph(%x : {T(4, 3)}, %y : {T(2, 3)}):
   %n : int = prim::Constant[value=2]()
@@ -566,7 +566,7 @@ def test_df_specialized_on_undefined_vjps():
 
 
 def test_symbolic_emitter_passes_and_returns_tensor_lists():
-    from compiler.autodiff.symbolic_emitter import SymbolicEmitter
+    from irjit.compiler.autodiff.symbolic_emitter import SymbolicEmitter
     g = compiler.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(2, 3)}):
   return (%x)""")
     x, y = g.inputs

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler import IRParseError, parse_ir
-from compiler.ir import (BOOL, FLOAT, INT, NONE, STR, TENSOR, Device, DictType, FutureType,
+from irjit.compiler import IRParseError, parse_ir
+from irjit.compiler.ir import (BOOL, FLOAT, INT, NONE, STR, TENSOR, Device, DictType, FutureType,
                          Graph, IRVerificationError, ListType, OptionalType, SourceLocation,
                          TensorType, TupleType, Use)
-from compiler.ir.attributes import TensorData, format_attribute, format_double, quote_string
-from compiler.ir.types import ClassType, GenericType
+from irjit.compiler.ir.attributes import TensorData, format_attribute, format_double, quote_string
+from irjit.ops.types import ClassType, GenericType
 
 
 def _uses(v):

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import IRParseError, parse_ir
-from compiler.ir import (ANY, BOOL, DEVICE, FLOAT, INT, NONE, NUMBER, STR, TENSOR, ClassType,
+from irjit.compiler import IRParseError, parse_ir
+from irjit.compiler.ir import (ANY, BOOL, DEVICE, FLOAT, INT, NONE, NUMBER, STR, TENSOR, ClassType,
                          DictType, FutureType, GenericType, Graph, ListType, OptionalType,
                          SourceLocation, TensorData, TensorType, TupleType)
-from compiler.ir.attributes import AnnotatedValue
+from irjit.compiler.ir.attributes import AnnotatedValue
 
 ROUNDTRIP = Path(__file__).resolve().parents[1] / "fixtures" / "roundtrip"
 

@@ -51,8 +51,8 @@ def read_fixture(name: str) -> str:
 def run_pair(pair: dict, pass_name: str, **options) -> tuple[str, str, bool]:
     """Run `pass_name` on PyTorch's before-graph of `pair`; return (got, want, changed),
     both renumbered, with the graph linted."""
-    from compiler import parse_ir
-    from compiler.passes import get_pass
+    from irjit.compiler import parse_ir
+    from irjit.compiler.passes import get_pass
     g = parse_ir(read_fixture(pair["before"]))
     changed = get_pass(pass_name).run(g, **options)
     g.lint()
@@ -64,14 +64,14 @@ def pair_ids(pairs: list[dict]) -> list[str]:
 
 
 def parse(text: str):
-    from compiler import parse_ir
+    from irjit.compiler import parse_ir
     return parse_ir(text)
 
 
 def run_example(pass_name: str, example: str, **options) -> None:
     """Run `pass_name` on PyTorch's `pass_<example>_before.ir` and assert the result equals
     its `_after.ir` up to value numbering (the graph linted)."""
-    from compiler.passes import get_pass
+    from irjit.compiler.passes import get_pass
     g = parse(read_fixture(f"pass_{example}_before.ir"))
     get_pass(pass_name).run(g, **options)
     g.lint()
@@ -80,7 +80,7 @@ def run_example(pass_name: str, example: str, **options) -> None:
 
 def run_text(pass_name: str, text: str, **options):
     """Parse `text`, run `pass_name` on it, lint; return (graph, changed)."""
-    from compiler.passes import get_pass
+    from irjit.compiler.passes import get_pass
     g = parse(text)
     changed = get_pass(pass_name).run(g, **options)
     g.lint()

@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-import compiler
-from compiler.autodiff.side_table import get_gradient
-from compiler.passes.registry import get_pass
-from runtime.ops.registry import is_registered
+from irjit import compiler
+from irjit.compiler.autodiff.side_table import get_gradient
+from irjit.compiler.passes.registry import get_pass
+from irjit.ops.registry import is_registered
 
 from .test_create_autodiff_subgraphs import POINTWISE, _dgs
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import runtime
-from compiler.ir import TensorType
-from compiler.passes import get_pass
+from irjit import runtime
+from irjit.compiler.ir import TensorType
+from irjit.compiler.passes import get_pass
 
 from . import parse, renumber
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from compiler.passes import get_pass
+from irjit.compiler.passes import get_pass
 
 from . import fixture_pairs, pair_ids, parse, run_pair
 
@@ -10,7 +10,7 @@ CPI = get_pass("constant_propagation_immutable_types").run
 
 
 def _registered(kind, *args) -> bool:
-    from runtime.ops.registry import find_op
+    from irjit.ops.registry import find_op
     try:
         find_op(kind, list(args))
         return True

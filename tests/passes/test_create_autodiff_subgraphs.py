@@ -1,8 +1,8 @@
 """create_autodiff_subgraphs: PyTorch's slicing (bottom-up merging, node threshold, no view ops,
 no crossing of blocks or side effects), up to value numbering."""
 
-import compiler
-from compiler.passes.registry import get_pass
+from irjit import compiler
+from irjit.compiler.passes.registry import get_pass
 
 T = "Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)"
 POINTWISE = f"""graph(%x : {T}, %y : {T}):

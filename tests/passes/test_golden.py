@@ -13,9 +13,9 @@ import pytest
 from filecheck.matcher import Matcher
 from filecheck.options import Options
 
-from compiler import parse_ir
-from compiler.passes.manager import PassManager
-from compiler.passes.specialize_input_types import parse_input_types, specialize_input_types
+from irjit.compiler import parse_ir
+from irjit.compiler.passes.manager import PassManager
+from irjit.compiler.passes.specialize_input_types import parse_input_types, specialize_input_types
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 FILES = sorted(GOLDEN.rglob("*.ir"))

@@ -1,6 +1,6 @@
 import pytest
 
-from compiler.passes import get_pass
+from irjit.compiler.passes import get_pass
 
 from . import fixture_pairs, parse, read_fixture, renumber
 

@@ -1,10 +1,10 @@
 """inline_autodiff_subgraphs: groups below the threshold are inlined back; the global switch
 turns the pipeline's thresholds to 1 as torch._C._debug_set_autodiff_subgraph_inlining does."""
 
-import compiler
-from compiler.autodiff.settings import (default_thresholds, get_autodiff_subgraph_inlining,
+from irjit import compiler
+from irjit.compiler.autodiff.settings import (default_thresholds, get_autodiff_subgraph_inlining,
                                         set_autodiff_subgraph_inlining)
-from compiler.passes.registry import get_pass
+from irjit.compiler.passes.registry import get_pass
 
 from .test_create_autodiff_subgraphs import POINTWISE, _dgs
 

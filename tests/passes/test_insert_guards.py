@@ -4,12 +4,12 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler import parse_ir
-from compiler.ir.types import TensorType
-from compiler.passes import get_pass
-from runtime.interpreter import Interpreter
-from runtime.profiling import record_profile
-from runtime.tensor import Tensor
+from irjit.compiler import parse_ir
+from irjit.ops.types import TensorType
+from irjit.compiler.passes import get_pass
+from irjit.runtime.interpreter import Interpreter
+from irjit.runtime.profiling import record_profile
+from irjit.ops.tensor import Tensor
 
 from . import POINTWISE_SRC as SRC, renumber
 

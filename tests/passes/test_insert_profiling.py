@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler import parse_ir
-from compiler.passes import get_pass
+from irjit.compiler import parse_ir
+from irjit.compiler.passes import get_pass
 from . import renumber, run_text as run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes"
@@ -17,7 +17,7 @@ EXTRA = Path(__file__).resolve().parents[1] / "fixtures" / "passes_extra"
 @pytest.mark.parametrize("name", ["prof_fn_pointwise_grad_run1", "prof_fn_if_nograd_run1",
                                   "prof_fn_loop_nograd_run1"])
 def test_layout_matches_pytorch_first_run(name):
-    from compiler.passes.insert_guards import remove_profile_nodes
+    from irjit.compiler.passes.insert_guards import remove_profile_nodes
     want = (EXTRA / f"{name}.ir").read_text()
     source = parse_ir(want)
     remove_profile_nodes(source.block)

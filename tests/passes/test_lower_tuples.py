@@ -1,7 +1,7 @@
 import pytest
 
-from compiler.passes import get_pass
-from compiler.passes.manager import PassError
+from irjit.compiler.passes import get_pass
+from irjit.compiler.passes.manager import PassError
 
 from . import fixture_pairs, pair_ids, parse, run_pair
 

@@ -2,8 +2,8 @@ import io
 
 import pytest
 
-from compiler.passes import get_pass
-from compiler.passes.manager import (ALIASES, PassError, PassManager, describe_passes,
+from irjit.compiler.passes import get_pass
+from irjit.compiler.passes.manager import (ALIASES, PassError, PassManager, describe_passes,
                                      is_pipeline, parse_pipeline, register_pipeline, resolve)
 
 from . import parse
@@ -62,7 +62,7 @@ def test_runs_in_order_and_times_and_prints():
 
 
 def test_verify_names_the_broken_pass(monkeypatch):
-    from compiler.passes import registry
+    from irjit.compiler.passes import registry
 
     def breaker(graph):
         """Breaks the graph."""
@@ -76,7 +76,7 @@ def test_verify_names_the_broken_pass(monkeypatch):
 
 
 def test_pipelines_are_pass_names(monkeypatch):
-    from compiler.passes import manager, registry
+    from irjit.compiler.passes import manager, registry
     monkeypatch.setattr(manager, "_PIPELINES", set(manager._PIPELINES))
     monkeypatch.setattr(registry, "_PASSES", dict(registry._PASSES))
     calls = []

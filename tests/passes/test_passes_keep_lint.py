@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler import parse_ir
-from compiler.autodiff.differentiate import DifferentiationError
-from compiler.autodiff.symbolic_emitter import NotSymbolic
-from compiler.passes import all_passes
-from compiler.passes.lower_tuples import TupleLoweringError
+from irjit.compiler import parse_ir
+from irjit.compiler.autodiff.differentiate import DifferentiationError
+from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
+from irjit.compiler.passes import all_passes
+from irjit.compiler.passes.lower_tuples import TupleLoweringError
 
 ROUNDTRIP = Path(__file__).resolve().parent.parent / "fixtures" / "roundtrip"
 FIXTURES = sorted(ROUNDTRIP.glob("*.ir"))

@@ -1,7 +1,7 @@
 """propagate_requires_grad: PyTorch's RequiresGradAnalysis, through prim::If."""
 
-import compiler
-from compiler.passes.registry import get_pass
+from irjit import compiler
+from irjit.compiler.passes.registry import get_pass
 
 
 def test_if_and_comparisons():

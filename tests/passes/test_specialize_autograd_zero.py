@@ -3,8 +3,8 @@
 from pathlib import Path
 
 
-from compiler import parse_ir
-from compiler.passes import get_pass
+from irjit.compiler import parse_ir
+from irjit.compiler.passes import get_pass
 from . import run_example as run_pair, run_text as run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes"

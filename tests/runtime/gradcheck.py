@@ -6,9 +6,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from runtime.autograd import backward, call_op
-from runtime.ops.registry import OpEntry, get
-from runtime.tensor import Tensor
+from irjit.runtime.autograd import backward, call_op
+from irjit.ops.registry import OpEntry, get
+from irjit.ops.tensor import Tensor
 
 
 def _float_tensor_positions(args: Sequence[Any]) -> list[tuple[int, int | None]]:

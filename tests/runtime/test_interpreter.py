@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import compiler
-import runtime
-from compiler.errors import IRRuntimeError, IRTypeError
+from irjit import compiler
+from irjit import runtime
+from irjit.ops.errors import IRRuntimeError, IRTypeError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-import runtime.ops  # noqa: F401
-from runtime import nn_modules
-from runtime.autograd import backward, run_op
-from runtime.module import Module
-from runtime.nn_modules import BUILTIN_FORWARDS, call_module
-from runtime.ops.registry import is_registered
-from runtime.tensor import Tensor
+import irjit.ops  # noqa: F401  (registers every op)
+from irjit.runtime import nn_modules
+from irjit.runtime.autograd import backward, run_op
+from irjit.runtime.module import Module
+from irjit.runtime.nn_modules import BUILTIN_FORWARDS, call_module
+from irjit.ops.registry import is_registered
+from irjit.ops.tensor import Tensor
 
 r = np.random.default_rng(11)
 

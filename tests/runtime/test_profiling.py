@@ -2,11 +2,11 @@
 
 import numpy as np
 
-from compiler import parse_ir
-from compiler.ir.types import TensorType
-from runtime.autograd import no_grad
-from runtime.profiling import ProfilingInterpreter, merge_profiled, record_profile
-from runtime.tensor import Tensor
+from irjit.compiler import parse_ir
+from irjit.ops.types import TensorType
+from irjit.runtime.autograd import no_grad
+from irjit.runtime.profiling import ProfilingInterpreter, merge_profiled, record_profile
+from irjit.ops.tensor import Tensor
 
 SRC = """graph(%x : Tensor, %c : bool):
   %y : Tensor = prim::If(%c)

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import runtime
-from runtime.values import flatten_value, to_numpy
+from irjit import runtime
+from irjit.runtime.values import flatten_value, to_numpy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROOTS = [FIXTURES / "run", FIXTURES / "generated" / "run"]

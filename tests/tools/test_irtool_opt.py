@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.irtool import main
+from irjit.tools.irtool import main
 
 GRAPH = """graph(%x : Tensor,
       %n : int):
@@ -90,7 +90,7 @@ def test_opt_list(capsys):
     ("insert_guards{style=weird}", "style must be typecheck or bailout"),
 ])
 def test_bad_option_values_are_one_line_errors(pipeline, message, capsys):
-    from tools.irtool import main
+    from irjit.tools.irtool import main
     seed = Path(__file__).resolve().parents[1] / "fixtures" / "seed" / "script_conv_relu.ir"
     assert main(["opt", f"--passes={pipeline}", str(seed)]) == 1
     captured = capsys.readouterr()

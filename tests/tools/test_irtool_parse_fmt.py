@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.irtool import main
+from irjit.tools.irtool import main
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -23,7 +23,7 @@ CANONICAL = "graph(%x : Tensor):\n  %1 : Tensor = aten::relu(%x)\n  return (%1)\
 
 
 def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.irtool", *args], cwd=ROOT, input=stdin,
+    return subprocess.run([sys.executable, "-m", "irjit.tools.irtool", *args], cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=120)
 
 

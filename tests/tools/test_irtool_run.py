@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.irtool import main
+from irjit.tools.irtool import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "tests" / "fixtures" / "run" / "conv_relu_script"
@@ -51,7 +51,7 @@ def test_random_inputs_from_types(tmp_path, capsys):
 
 
 def _run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "tools.irtool", *args], cwd=ROOT, input=stdin,
+    return subprocess.run([sys.executable, "-m", "irjit.tools.irtool", *args], cwd=ROOT, input=stdin,
                           capture_output=True, text=True)
 
 

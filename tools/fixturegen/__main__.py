@@ -24,8 +24,8 @@ Run it with a dev venv that has torch 2.13.0 (never a project dependency)::
 
     python3 -m venv .venv-torch
     .venv-torch/bin/pip install torch==2.13.0 numpy
-    .venv-torch/bin/python -m tools.fixturegen --out tests/fixtures/generated
-    .venv-torch/bin/python -m tools.fixturegen --out tests/fixtures/generated --only run
+    .venv-torch/bin/python -m irjit.tools.fixturegen --out tests/fixtures/generated
+    .venv-torch/bin/python -m irjit.tools.fixturegen --out tests/fixtures/generated --only run
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ README = """# Generated IR fixtures
 Written by `tools/fixturegen` (PyTorch 2.13.0, CPU) - do not edit by hand. Regenerate from the
 repository root with a dev venv holding torch 2.13.0 (never a project dependency):
 
-    .venv-torch/bin/python -m tools.fixturegen --out tests/fixtures/generated [--only roundtrip|run]
-    python -m tools.fixturegen.verify tests/fixtures/generated   # numpy-only sanity checks
+    .venv-torch/bin/python -m irjit.tools.fixturegen --out tests/fixtures/generated [--only roundtrip|run]
+    python -m irjit.tools.fixturegen.verify tests/fixtures/generated   # numpy-only sanity checks
 
 Formats are those of `shared/fixtures` (see its README.md); source paths are normalised the same way
 (`/usr/local/lib/python3.11/site-packages/...`, `/home/user/models.py:LINE:COL`, where models.py is
@@ -89,7 +89,7 @@ def _worker(section: str, out: Path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tools.fixturegen", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m irjit.tools.fixturegen", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="tests/fixtures/generated", help="output folder (default: %(default)s)")
     ap.add_argument("--only", choices=SECTIONS, help="generate only this section")
     ap.add_argument("--_worker", choices=SECTIONS, help=argparse.SUPPRESS)
@@ -120,7 +120,7 @@ def main(argv=None):
     procs = {}
     for sec in sections:  # sections are independent: run them side by side
         procs[sec] = subprocess.Popen(
-            [sys.executable, "-m", "tools.fixturegen", "--out", str(out), "--_worker", sec], cwd=REPO_ROOT, env=env
+            [sys.executable, "-m", "irjit.tools.fixturegen", "--out", str(out), "--_worker", sec], cwd=REPO_ROOT, env=env
         )
     failed = [sec for sec, p in procs.items() if p.wait() != 0]
     if failed:

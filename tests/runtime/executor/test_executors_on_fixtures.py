@@ -5,10 +5,10 @@ forward through `f`, backward through `df`)."""
 import numpy as np
 import pytest
 
-import runtime
-from runtime.values import flatten_value, to_numpy
+from irjit import runtime
+from irjit.runtime.values import flatten_value, to_numpy
 
-from ..test_run_fixtures import _cases, _load_npz
+from tests.runtime.test_run_fixtures import _cases, _load_npz
 
 EXECUTORS = ["legacy", "profiling"]
 

@@ -6,13 +6,13 @@ import threading
 import numpy as np
 import pytest
 
-import compiler
-import runtime
-from runtime.autograd import backward, no_grad
-from runtime.executor.counters import COUNTERS, last_executed_optimized_graph
-from runtime.executor.legacy import LegacyGraphExecutor
-from runtime.executor.settings import ExecutorSettings
-from runtime.tensor import Tensor
+from irjit import compiler
+from irjit import runtime
+from irjit.runtime.autograd import backward, no_grad
+from irjit.runtime.executor.counters import COUNTERS, last_executed_optimized_graph
+from irjit.runtime.executor.legacy import LegacyGraphExecutor
+from irjit.runtime.executor.settings import ExecutorSettings
+from irjit.ops.tensor import Tensor
 
 POINTWISE = """graph(%x : Tensor, %y : Tensor):
   %one : int = prim::Constant[value=1]()

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import compiler
-from runtime.executor import (COUNTERS, GraphExecutor, debug_set_autodiff_subgraph_inlining,
+from irjit import compiler
+from irjit.runtime.executor import (COUNTERS, GraphExecutor, debug_set_autodiff_subgraph_inlining,
                               get_settings, last_executed_optimized_graph, make_executor,
                               set_profiling_executor, update_settings)
-from runtime.executor.profiling import ProfilingGraphExecutor
-from runtime.executor.settings import ExecutorSettings
-from runtime.loader import build_module
-from runtime.tensor import Tensor
+from irjit.runtime.executor.profiling import ProfilingGraphExecutor
+from irjit.runtime.executor.settings import ExecutorSettings
+from irjit.runtime.loader import build_module
+from irjit.ops.tensor import Tensor
 
 SEED = Path(__file__).resolve().parents[2] / "fixtures" / "seed"
 THRESHOLDS_1 = ExecutorSettings(autodiff_node_threshold=1, autodiff_inline_threshold=1)
@@ -87,8 +87,8 @@ def test_seed_bailout_style_has_the_forum_shape():
 
 
 def test_forward_and_backward_match_the_interpreter_and_count_bailouts():
-    from runtime.autograd import backward
-    from runtime.interpreter import Interpreter
+    from irjit.runtime.autograd import backward
+    from irjit.runtime.interpreter import Interpreter
     g = _graph()
     COUNTERS.reset()
     ex = ProfilingGraphExecutor(g, settings=THRESHOLDS_1)
@@ -120,7 +120,7 @@ def test_shape_changes_bail_out_and_recompilation_is_bounded():
     COUNTERS.reset()
     ex = ProfilingGraphExecutor(g, settings=settings)
     m, _ = _module(g)
-    from runtime.interpreter import Interpreter
+    from irjit.runtime.interpreter import Interpreter
     shapes = [(1, 3, 8, 8)] * 2 + [(2, 3, 9, 9)] * 3 + [(1, 3, 12, 7)] * 3 + [(3, 3, 5, 5)] * 3
     for i, shape in enumerate(shapes):
         x = _x(shape, seed=i)
@@ -171,7 +171,7 @@ def test_two_threads_share_one_profiling_executor():
     g = _graph()
     ex = ProfilingGraphExecutor(g, settings=THRESHOLDS_1)
     m, _ = _module(g)
-    from runtime.interpreter import Interpreter
+    from irjit.runtime.interpreter import Interpreter
     errors, ok = [], []
 
     def work(seed):
@@ -216,7 +216,7 @@ def test_a_failed_bailout_continues_after_the_guard_without_repeating_side_effec
 
 
 def test_settings_setters_take_effect_for_new_executors():
-    from runtime.executor import (set_autodiff_thresholds, set_guard_style,
+    from irjit.runtime.executor import (set_autodiff_thresholds, set_guard_style,
                                   set_num_profiled_runs)
     previous = get_settings()
     try:
@@ -246,7 +246,7 @@ def test_optimized_pointwise_function_matches_pytorch_2_13_outside_the_subgraph(
     with inputs that require grad (fixture 285): the same guard, subgraph node and fallback,
     up to value numbering. (Inside the subgraph the formulas' bookkeeping differs.)"""
     import re
-    from runtime.loader import Function
+    from irjit.runtime.loader import Function
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     want = (fixtures / "roundtrip" / "285_prof_fn_pointwise_grad_run2.ir").read_text()
     fn = Function(compiler.parse_ir((fixtures / "generated" / "run" / "pointwise_fn_script"
@@ -267,7 +267,7 @@ def test_profiled_seed_graph_matches_pytorch_2_13_run1():
     """After one run with inputs that require grad, the executed (profiled) graph of the seed
     module is PyTorch 2.13's (fixture 338), up to value numbering."""
     import re
-    from runtime.loader import Function
+    from irjit.runtime.loader import Function
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     case = fixtures / "run" / "conv_relu_script"
     fn = Function(compiler.parse_ir((case / "graph.ir").read_text()), params=str(case / "params.npz"),
