@@ -10,6 +10,7 @@ import numpy as np
 
 from .activations import _sigmoid, check_approximate
 from .pointwise import FLOAT_UNARY
+from .eager_emitter import sum_to
 from .registry import op
 
 
@@ -122,10 +123,9 @@ def log_sigmoid_backward(grad_output, self, buffer):
 @op("aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)")
 def _prelu_kernel_backward(grad_output, self, weight):
     """(grad of self, grad of weight reduced to weight's broadcast shape)."""
-    from irjit.runtime.autograd import EAGER
     pos = self > 0
     gx = np.where(pos, grad_output, weight * grad_output)
-    gw = EAGER.sum_to(np.where(pos, 0, self * grad_output), weight.shape)
+    gw = sum_to(np.where(pos, 0, self * grad_output), weight.shape)
     return _like(grad_output, gx), np.asarray(gw, dtype=weight.dtype)
 
 

@@ -21,6 +21,10 @@ SCALAR_TYPES: dict[str, Optional[str]] = {
 DTYPE_TO_SCALAR_TYPE = {v: k for k, v in SCALAR_TYPES.items() if v is not None}
 
 
+class Device(str):
+    """A device value (`cpu`, `cuda:0`), distinct from a plain string."""
+
+
 class Type:
     """Base of all IR types."""
 
@@ -237,3 +241,18 @@ def is_subtype(sub: Type, sup: Type) -> bool:
         return len(sub.elems) == len(sup.elems) and all(
             is_subtype(a, b) for a, b in zip(sub.elems, sup.elems))
     return False
+
+
+def merge_profiled(a: TensorType, b: TensorType) -> TensorType:
+    """PyTorch's TensorType::merge of two observations (what they have in common)."""
+    def same(x, y):
+        return x if x == y else None
+
+    sizes = strides = None
+    if a.sizes is not None and b.sizes is not None and len(a.sizes) == len(b.sizes):
+        sizes = tuple(same(x, y) for x, y in zip(a.sizes, b.sizes))
+        if a.strides is not None and b.strides is not None:
+            strides = tuple(same(x, y) for x, y in zip(a.strides, b.strides))
+    return TensorType(same(a.scalar_type, b.scalar_type), sizes, strides,
+                      same(a.requires_grad, b.requires_grad), same(a.device, b.device),
+                      same(a.undefined, b.undefined))

@@ -16,6 +16,7 @@ import numpy as np
 from irjit.ops.errors import IRRuntimeError
 
 from irjit.ops.dtypes import is_floating
+from irjit.ops.eager_emitter import EAGER
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.tensor import Tensor
 
@@ -51,12 +52,6 @@ def _unwrap(v: Any) -> Any:
         return v.data
     if isinstance(v, list):
         return [x.data if isinstance(x, Tensor) else x for x in v]
-    return v
-
-
-def _to_python(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        return v.item()
     return v
 
 
@@ -293,58 +288,6 @@ def run_op(kind: str, *args: Any) -> Any:
     return call_op(find_op(kind, list(args)), list(args))
 
 
-# ---- the eager emitter: derivative formulas evaluated on numpy arrays
-
-class EagerEmitter:
-    """Evaluates derivative formulas numerically (without recording)."""
-
-    symbolic = False
-
-    def op(self, kind: str, *args: Any) -> Any:
-        entry = find_op(kind, list(args))
-        out = entry.impl(*with_defaults(entry, list(args)))
-        if len(entry.schema.returns) == 1 and entry.schema.returns[0].type == "Tensor":
-            return np.asarray(out)
-        return _to_python(out)
-
-    def sum_to(self, x: np.ndarray, like: Any) -> np.ndarray:
-        """Reduce a broadcast gradient back to the shape of `like` (an array or a shape)."""
-        shape = like.shape if isinstance(like, np.ndarray) else tuple(like)
-        x = np.asarray(x)
-        if x.shape == shape:
-            return x
-        lead = x.ndim - len(shape)
-        if lead > 0:
-            x = x.sum(axis=tuple(range(lead)))
-        axes = tuple(i for i, s in enumerate(shape) if s == 1 and x.shape[i] != 1)
-        if axes:
-            x = x.sum(axis=axes, keepdims=True)
-        return x.reshape(shape)
-
-    def is_tensor(self, x: Any) -> bool:
-        return isinstance(x, np.ndarray)
-
-    def shape(self, x: Any) -> tuple:
-        return tuple(np.shape(x))
-
-    def size(self, x: Any) -> list:
-        return list(np.shape(x))
-
-    def zeros_like(self, x: Any) -> np.ndarray:
-        return np.zeros_like(np.asarray(x))
-
-    def ones_like(self, x: Any) -> np.ndarray:
-        return np.ones_like(np.asarray(x))
-
-    def const(self, v: Any) -> Any:
-        return v
-
-    def cast_like(self, x: Any, like: Any) -> np.ndarray:
-        """`x` in the dtype of `like` (gradients take their input's dtype)."""
-        return np.asarray(x).astype(np.asarray(like).dtype, copy=False)
-
-
-EAGER = EagerEmitter()
 
 
 def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None,

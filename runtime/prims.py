@@ -1,5 +1,6 @@
 """Handlers for the `prim::` nodes that need the interpreter: constants, module attributes,
-calls, control flow, containers, guards, profiling and subgraph nodes.
+calls, control flow, guards, profiling, the tape and subgraph nodes; the pure ones (containers,
+metadata queries) run the op layer's evaluators (`ops.prims`).
 
 A handler is `handler(interp, node, args, env) -> outputs` (one value, or a sequence for
 multi-output nodes).
@@ -11,16 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from irjit.ops.errors import IRRuntimeError
 from irjit.compiler.ir import Node
-from irjit.compiler.ir.constants import Device
-from irjit.ops.types import (SCALAR_TYPES, ClassType, ListType, NamedType, OptionalType,
-                               TensorType, Type)
+from irjit.ops.errors import IRRuntimeError
+from irjit.ops.prims import PURE_PRIMS, is_instance_of
+from irjit.ops.tensor import Tensor
+from irjit.ops.types import SCALAR_TYPES, ClassType, OptionalType, TensorType, Type
 
 from .autograd import is_grad_enabled, run_op
-from irjit.ops.dtypes import CODE_OF_DTYPE
 from .module import Module
-from irjit.ops.tensor import Tensor
 from .values import from_array
 
 PRIM_HANDLERS: dict[str, Any] = {}
@@ -162,122 +161,10 @@ def _loop(interp, node: Node, args, env):
     return carried[0] if len(node.outputs) == 1 else carried
 
 
-@prim("prim::TupleConstruct")
-def _tuple_construct(interp, node, args, env):
-    return tuple(args)
-
-
-@prim("prim::TupleUnpack", "prim::ListUnpack")
-def _unpack(interp, node, args, env):
-    seq = args[0]
-    if len(seq) != len(node.outputs):
-        raise ValueError(f"expected {len(node.outputs)} elements to unpack, got {len(seq)}")
-    return seq[0] if len(node.outputs) == 1 else list(seq)
-
-
-@prim("prim::TupleIndex")
-def _tuple_index(interp, node, args, env):
-    return args[0][args[1]]
-
-
-@prim("prim::TupleSlice")
-def _tuple_slice(interp, node, args, env):
-    return tuple(args[0][node.attr("beg"):node.attr("end")])
-
-
-@prim("prim::ListConstruct")
-def _list_construct(interp, node, args, env):
-    return list(args)
-
-
-@prim("prim::DictConstruct")
-def _dict_construct(interp, node, args, env):
-    return {_key(args[i]): args[i + 1] for i in range(0, len(args), 2)}
-
-
-def _key(k):
-    return k.data.item() if isinstance(k, Tensor) else k
-
-
-@prim("prim::unchecked_cast", "prim::profile", "prim::profile_ivalue", "prim::annotate",
-      "prim::unchecked_unwrap_optional")
-def _identity(interp, node, args, env):
+@prim("prim::profile", "prim::profile_ivalue")
+def _profile(interp, node, args, env):
+    """Outside a profiling run a profile node passes its value through."""
     return args[0] if args else None
-
-
-@prim("prim::NumToTensor", "aten::scalar_tensor_from_number")
-def _num_to_tensor(interp, node, args, env):
-    x = args[0]
-    if isinstance(x, bool):
-        return Tensor(np.array(x, dtype=np.bool_))
-    if isinstance(x, int):
-        return Tensor(np.array(x, dtype=np.int64))
-    return Tensor(np.array(x, dtype=np.float64))
-
-
-@prim("prim::ImplicitTensorToNum")
-def _tensor_to_num(interp, node, args, env):
-    t = node.outputs[0].type
-    v = args[0].data.item()
-    if t == NamedType("int"):
-        return int(v)
-    if t == NamedType("float"):
-        return float(v)
-    if t == NamedType("bool"):
-        return bool(v)
-    return v
-
-
-@prim("prim::device")
-def _device(interp, node, args, env):
-    return Device("cpu")
-
-
-@prim("prim::dtype")
-def _dtype(interp, node, args, env):
-    return CODE_OF_DTYPE[np.dtype(args[0].dtype)]
-
-
-@prim("prim::type")
-def _device_type(interp, node, args, env):
-    return "cpu"
-
-
-@prim("prim::layout")
-def _layout(interp, node, args, env):
-    return 0
-
-
-@prim("prim::is_cuda", "prim::is_mkldnn", "prim::is_sparse", "prim::is_quantized", "prim::is_meta",
-      "prim::is_xpu", "prim::is_mps", "prim::is_nested", "prim::is_vulkan", "prim::is_ipu")
-def _false(interp, node, args, env):
-    return False
-
-
-@prim("prim::requires_grad")
-def _requires_grad(interp, node, args, env):
-    return bool(args[0].requires_grad)
-
-
-@prim("prim::data")
-def _data(interp, node, args, env):
-    return args[0].detach()
-
-
-@prim("prim::shape")
-def _shape(interp, node, args, env):
-    return list(args[0].shape)
-
-
-@prim("prim::min", "prim::max")
-def _min_max(interp, node, args, env):
-    f = min if node.kind == "prim::min" else max
-    return f(args[0]) if len(args) == 1 else f(args[0], args[1])
-
-
-@prim("prim::abs")
-def _abs(interp, node, args, env):
-    return abs(args[0])
 
 
 @prim("prim::RaiseException")
@@ -296,17 +183,6 @@ def _uninitialized(interp, node, args, env):
 def _print(interp, node, args, env):
     print(*[a.data if isinstance(a, Tensor) else a for a in args])
     return None
-
-
-@prim("prim::ConstantChunk")
-def _constant_chunk(interp, node, args, env):
-    parts = run_op("aten::chunk", args[0], node.attr("chunks"), node.attr("dim"))
-    return parts[0] if len(node.outputs) == 1 else parts
-
-
-@prim("prim::BroadcastSizes")
-def _broadcast_sizes(interp, node, args, env):
-    return list(np.broadcast_shapes(*[tuple(a) for a in args]))
 
 
 @prim("prim::fork")
@@ -418,44 +294,34 @@ def _autograd_add(interp, node, args, env):
     return run_op("aten::add", a, b)
 
 
-@prim("prim::AutogradAnyNonZero")
-def _any_nonzero(interp, node, args, env):
-    return any(a is not None for a in args)
-
-
-@prim("prim::AutogradAllZero")
-def _all_zero(interp, node, args, env):
-    return all(a is None for a in args)
-
-
-@prim("prim::AutogradAllNonZero")
-def _all_nonzero(interp, node, args, env):
-    return all(a is not None for a in args)
-
-
 @prim("prim::GradOf")
 def _grad_of(interp, node, args, env):
     return _results(node, interp.run_block(node.blocks[0], [], env))
 
 
+# ---- nodes whose value is a function of their inputs: the op layer's pure evaluators
+
+def _pure(evaluator):
+    return lambda interp, node, args, env: evaluator(node, args)
+
+
+@prim("prim::NumToTensor", "aten::scalar_tensor_from_number")
+def _num_to_tensor(interp, node, args, env):
+    return Tensor(PURE_PRIMS["prim::NumToTensor"](node, args))
+
+
+@prim("prim::ConstantChunk")
+def _constant_chunk(interp, node, args, env):
+    parts = run_op("aten::chunk", args[0], node.attr("chunks"), node.attr("dim"))
+    return parts[0] if len(node.outputs) == 1 else parts
+
+
 @prim("prim::isinstance")
 def _isinstance(interp, node, args, env):
-    return _isinstance_of(args[0], node.attr("types"))
+    types = node.attr("types") or ()
+    return is_instance_of(args[0], types) or (
+        isinstance(args[0], Module) and any(isinstance(t, ClassType) for t in types))
 
 
-def _isinstance_of(x: Any, types) -> bool:
-    for t in types or ():
-        if isinstance(t, TensorType) and isinstance(x, Tensor):
-            return True
-        if isinstance(t, ListType) and isinstance(x, list):
-            return True
-        if isinstance(t, NamedType) and (
-                (t.name == "int" and isinstance(x, int) and not isinstance(x, bool)) or
-                (t.name == "float" and isinstance(x, float)) or
-                (t.name == "bool" and isinstance(x, bool)) or
-                (t.name == "str" and isinstance(x, str)) or
-                (t.name == "NoneType" and x is None)):
-            return True
-        if isinstance(t, ClassType) and isinstance(x, Module):
-            return True
-    return False
+for _kind, _evaluator in PURE_PRIMS.items():
+    PRIM_HANDLERS.setdefault(_kind, _pure(_evaluator))

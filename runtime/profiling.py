@@ -9,7 +9,7 @@ from typing import Any, Optional
 from weakref import WeakSet
 
 from irjit.compiler.ir import Graph, Node
-from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType, merge_profiled
 
 from .autograd import is_grad_enabled
 from .interpreter import Interpreter, _Step
@@ -25,21 +25,6 @@ def observed_type(x: Tensor) -> TensorType:
     return TensorType(DTYPE_TO_SCALAR_TYPE.get(str(data.dtype)), tuple(int(s) for s in data.shape),
                       tuple(int(s) // item for s in data.strides),
                       bool(x.requires_grad) and is_grad_enabled(), "cpu", False)
-
-
-def merge_profiled(a: TensorType, b: TensorType) -> TensorType:
-    """PyTorch's TensorType::merge of two observations (what they have in common)."""
-    def same(x, y):
-        return x if x == y else None
-
-    sizes = strides = None
-    if a.sizes is not None and b.sizes is not None and len(a.sizes) == len(b.sizes):
-        sizes = tuple(same(x, y) for x, y in zip(a.sizes, b.sizes))
-        if a.strides is not None and b.strides is not None:
-            strides = tuple(same(x, y) for x, y in zip(a.strides, b.strides))
-    return TensorType(same(a.scalar_type, b.scalar_type), sizes, strides,
-                      same(a.requires_grad, b.requires_grad), same(a.device, b.device),
-                      same(a.undefined, b.undefined))
 
 
 def record(node: Node, value: Any) -> None:

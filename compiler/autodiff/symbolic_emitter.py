@@ -1,5 +1,5 @@
 """The emitter that turns registry derivative formulas into IR nodes (the symbolic twin of
-`runtime.autograd.EagerEmitter`)."""
+`ops.eager_emitter.EagerEmitter`)."""
 
 from __future__ import annotations
 

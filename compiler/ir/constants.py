@@ -8,11 +8,7 @@ import numpy as np
 
 from .attributes import TensorData
 from irjit.ops.types import (BOOL, DEVICE, DTYPE_TO_SCALAR_TYPE, FLOAT, INT, NONE, STR, COMPLEX,
-                    ListType, NamedType, TensorType, Type)
-
-
-class Device(str):
-    """A device value (`cpu`, `cuda:0`), distinct from a plain string."""
+                    Device, ListType, NamedType, TensorType, Type)
 
 
 def tensor_type_of(array: np.ndarray, requires_grad: bool = False) -> TensorType:

@@ -10,6 +10,9 @@ import numpy as np
 
 from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
 from irjit.compiler.ir.constants import Device, constant_value, make_constant, tensor_type_of
+from irjit.ops.evaluate import evaluate_entry
+from irjit.ops.prims import PURE_PRIMS
+from irjit.ops.registry import find_op
 from irjit.ops.types import (BOOL, FLOAT, INT, NONE, STR, ListType, NamedType, TupleType, Type)
 
 from ._side_effects import AliasDb, has_side_effects, is_mutable_type, is_nondeterministic
@@ -148,7 +151,6 @@ class _ConstantPropagator:
 # ---- running one node on constant inputs
 
 def _input_value(v: Value) -> Any:
-    from irjit.ops.tensor import Tensor
     node = v.node
     kind = node.attr_kind("value")
     if v.type == NamedType("Function") or node.has_attr("name"):
@@ -157,7 +159,7 @@ def _input_value(v: Value) -> Any:
         data: TensorData = node.attr("value")
         if data.array is None:
             raise ValueError("tensor constant without data")
-        return Tensor(data.array.copy())
+        return data.array.copy()
     value = constant_value(node)
     if kind == "ival" and hasattr(value, "value"):
         value = value.value
@@ -166,29 +168,18 @@ def _input_value(v: Value) -> Any:
     return value
 
 
-class _StubInterpreter:
-    """Stands in for the interpreter when a prim handler is called on constants."""
-    constants: dict = {}
-    functions: dict = {}
-    filename = "<constant propagation>"
-
-
 def run_node(n: Node) -> Optional[list]:
     """The node's outputs computed from its constant inputs, or None when it cannot run."""
-    from irjit.runtime.autograd import call_op, no_grad
-    from irjit.ops.registry import find_op
-    from irjit.runtime.prims import PRIM_HANDLERS
     try:
         args = [_input_value(v) for v in n.inputs]
-        with no_grad():
-            handler = PRIM_HANDLERS.get(n.kind)
-            if handler is not None:
-                result = handler(_StubInterpreter(), n, args, {})
-            else:
-                entry = find_op(n.kind, args)
-                if entry.schema.variadic:
-                    return None
-                result = call_op(entry, args, n.kind)
+        pure_prim = PURE_PRIMS.get(n.kind)
+        if pure_prim is not None:
+            result = pure_prim(n, args)
+        else:
+            entry = find_op(n.kind, args)
+            if entry.schema.variadic:
+                return None
+            result = evaluate_entry(entry, args)
     except Exception:  # noqa: BLE001 - an op that fails on these constants is not folded
         return None
     if len(n.outputs) == 1:
@@ -200,11 +191,6 @@ def run_node(n: Node) -> Optional[list]:
 
 def _to_constant(value: Any, type_: Type) -> Any:
     """A value `make_constant` can hold, or _NOT_FOLDED."""
-    from irjit.ops.tensor import Tensor
-    if isinstance(value, Tensor):
-        if value.requires_grad:
-            return _NOT_FOLDED
-        return np.array(value.data)
     if isinstance(value, np.ndarray):
         return np.array(value)
     if isinstance(value, np.generic):

@@ -18,14 +18,13 @@ from __future__ import annotations
 from typing import Optional
 
 from irjit.compiler.ir import Block, Graph, Node, Value  # noqa: F401
-from irjit.ops.types import BOOL, FUNCTION, INT, TENSOR, TensorType, TupleType
+from irjit.ops.types import BOOL, FUNCTION, INT, TENSOR, TensorType, TupleType, merge_profiled
 
 from .registry import register_pass
 
 
 def profiled_type(v: Value) -> Optional[TensorType]:
     """The merged observed type of all profile nodes on `v`, or None when never observed."""
-    from irjit.runtime.profiling import merge_profiled
     seen = None
     for use in v.uses:
         p = use.user

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node
+from irjit.ops.evaluate import evaluate
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .peephole_helpers import _MISSING, const_value, has_side_effects
@@ -17,11 +18,6 @@ from .shape_rules import DATA_DEPENDENT, np_dtype
 
 
 def _infer(node: Node):
-    try:
-        from irjit.runtime.autograd import no_grad, run_op
-        from irjit.ops.tensor import Tensor
-    except Exception:  # noqa: BLE001 - without a runtime nothing is inferred
-        return None
     args = []
     for v in node.inputs:
         t = v.type
@@ -29,19 +25,18 @@ def _infer(node: Node):
             dt = np_dtype(t)
             if dt is None or t.sizes is None:
                 return None
-            args.append(Tensor(np.zeros((1,) * len(t.sizes), dt)))
+            args.append(np.zeros((1,) * len(t.sizes), dt))
         else:
             value = const_value(v)
             if value is _MISSING:
                 return None
             args.append(value)
     try:
-        with no_grad():
-            out = run_op(node.kind, *args)
+        out = evaluate(node.kind, *args)
     except Exception:  # noqa: BLE001 - like a meta tensor that errors out
         return None
     outs = out if isinstance(out, tuple) else (out,)
-    return [getattr(o, "data", None) for o in outs]
+    return [o if isinstance(o, np.ndarray) else None for o in outs]
 
 
 def _block(block) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.attributes import AnnotatedValue
+from irjit.ops.evaluate import evaluate
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
 
 from . import shape_rules as rules
@@ -140,28 +141,21 @@ class _Propagator:
                 self.values[o] = r
 
     def evaluate(self, n: Node, vals: list) -> Any:
-        try:
-            from irjit.runtime.autograd import no_grad, run_op
-            from irjit.ops.tensor import Tensor
-        except Exception:  # noqa: BLE001 - without a runtime nothing is evaluated
-            return _UNKNOWN
         args = []
         for v, x in zip(n.inputs, vals):
             if isinstance(v.type, TensorType):
                 d = rules.dummy(v.type)
                 if d is None:
                     return _UNKNOWN
-                args.append(Tensor(d))
+                args.append(d)
             elif x is _UNKNOWN:
                 return _UNKNOWN
             else:
                 args.append(list(x) if isinstance(x, tuple) else x)
         try:
-            with no_grad():
-                out = run_op(n.kind, *args)
+            return evaluate(n.kind, *args)
         except Exception:  # noqa: BLE001 - an op that cannot run on dummies stays unknown
             return _UNKNOWN
-        return _from_runtime(out)
 
     def tensor_node(self, n: Node, vals: list, outs: list) -> None:
         ttypes = [v.type if isinstance(v.type, TensorType) else None for v in n.inputs]
@@ -259,17 +253,6 @@ def _rg(requires_grad, dtype):
     if requires_grad is None:
         return None
     return bool(requires_grad) and np.dtype(dtype).kind in "fc"
-
-
-def _from_runtime(out: Any) -> Any:
-    from irjit.ops.tensor import Tensor
-    if isinstance(out, Tensor):
-        return out.data
-    if isinstance(out, tuple):
-        return tuple(_from_runtime(o) for o in out)
-    if isinstance(out, list):
-        return [_from_runtime(o) for o in out]
-    return out
 
 
 @register_pass("propagate_input_shapes")

@@ -16,7 +16,7 @@ import pytest
 
 from irjit import compiler
 from irjit.compiler.autodiff import differentiate
-from irjit.compiler.autodiff.run_gradient import run_backward, run_forward
+from irjit.runtime.run_gradient import run_backward, run_forward
 from irjit.ops.registry import is_registered
 from irjit.ops.tensor import Tensor
 

@@ -14,7 +14,7 @@ from irjit import compiler
 from irjit import runtime
 from irjit.compiler.autodiff import differentiate, is_differentiable
 from irjit.compiler.autodiff.differentiate import DifferentiationError
-from irjit.compiler.autodiff.run_gradient import run_backward, run_forward
+from irjit.runtime.run_gradient import run_backward, run_forward
 from irjit.ops.types import SCALAR_TYPES
 from irjit.ops.tensor import Tensor
 

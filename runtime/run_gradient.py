@@ -6,11 +6,11 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from irjit.runtime.autograd import no_grad
-from irjit.runtime.interpreter import Interpreter
+from irjit.compiler.autodiff.gradient import Gradient
 from irjit.ops.tensor import Tensor
 
-from .gradient import Gradient
+from .autograd import no_grad
+from .interpreter import Interpreter
 
 
 def run_forward(grad: Gradient, inputs: Sequence) -> list:
