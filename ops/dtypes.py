@@ -47,6 +47,14 @@ def _promote_pair(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.promote_types(a, b)
 
 
+def promote_types(*dtypes) -> np.dtype:
+    """PyTorch's promotion of tensor dtypes of equal priority (`torch.promote_types`)."""
+    result = np.dtype(dtypes[0])
+    for d in dtypes[1:]:
+        result = _promote_pair(result, np.dtype(d))
+    return result
+
+
 def _scalar_dtype(v: Any) -> np.dtype:
     if isinstance(v, bool):
         return np.dtype(np.bool_)

@@ -83,10 +83,32 @@ class OpEntry:
     schema: Schema
     impl: Callable
     derivative: Optional[Callable] = None
+    # `rule(shapes, values) -> sizes`: output sizes from the inputs' (partial) sizes and the
+    # non-tensor inputs' values, None when unknown (see `shape_rules`)
     shape_rule: Optional[Callable] = None
+    # `rule(dtypes) -> dtype`: output dtype from the tensor inputs' numpy dtypes (`shape_rules`)
+    dtype_rule: Optional[Callable] = None
     # ops whose result depends on more than their inputs (random ops) are not folded or CSE'd
     nondeterministic: bool = False
     extras: dict = field(default_factory=dict)
+
+    @property
+    def tags(self) -> frozenset:
+        """Category tags ("pointwise", "comparison", "view", "fusible", "differentiable",
+        "random", "side_effects", ...; see `facts`)."""
+        found = self.extras.get("tags")
+        if found is None:
+            from .facts import entry_tags
+            found = self.extras["tags"] = entry_tags(self)
+        return found
+
+    @property
+    def has_side_effects(self) -> bool:
+        return "side_effects" in self.tags
+
+    @property
+    def is_random(self) -> bool:
+        return "random" in self.tags
 
     def __repr__(self) -> str:
         return f"<op {self.schema.text}>"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.ir.graph import Graph
@@ -12,7 +13,6 @@ from irjit.compiler.ir.node import Block, Node, Value
 from irjit.ops.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, TensorType, TupleType,
                                Type)
 
-from .differentiable_ops import ALWAYS, in_symbolic_script
 from .gradient import Gradient
 from .symbolic_emitter import (NotSymbolic, SymbolicEmitter, is_tensor_list_type, python_value, resolve,
                                static_eval, static_list_shapes)
@@ -41,7 +41,7 @@ def requires_grad(v: Value) -> bool:
 def is_differentiable(node: Node) -> bool:
     """Whether PyTorch's autodiff would differentiate `node` and our formula can be emitted."""
     kind = node.kind
-    if kind in ALWAYS:
+    if facts.has_tag(kind, "always_differentiable"):
         return True
     if kind == "prim::GradOf":
         return all(is_differentiable(n) for n in node.blocks[0].nodes())
@@ -55,7 +55,7 @@ def is_differentiable(node: Node) -> bool:
         entry = resolve(kind, [python_value(v) for v in node.inputs])
     except Exception:  # noqa: BLE001 - an unregistered op or overload is simply not differentiable
         return False
-    if not in_symbolic_script(kind, entry.schema.overload) or entry.derivative is None:
+    if "differentiable" not in entry.tags or entry.derivative is None:
         return False
     if any(a.is_tensor_list for a in entry.schema.arguments + entry.schema.returns):
         # cat/stack/split/unbind/...: differentiate() handles them when the list is built by a
@@ -187,10 +187,9 @@ def _type_list_pieces(graph: Graph) -> bool:
 
 def _type_list_consumers(graph: Graph) -> bool:
     """Complete the tensor results of ops taking a ListConstruct'ed `Tensor[]` (cat, stack)."""
-    from irjit.compiler.passes.shape_rules import DATA_DEPENDENT
     changed = False
     for n in graph.walk():
-        if not n.kind.startswith("aten::") or n.kind in DATA_DEPENDENT:
+        if not n.kind.startswith("aten::") or facts.has_tag(n.kind, "data_dependent"):
             continue
         lists = [v for v in n.inputs if is_tensor_list_type(v.type)]
         if not lists or not all(v.node.kind == "prim::ListConstruct" for v in lists):

@@ -1,10 +1,11 @@
 """Side effects, mutation, nondeterminism and a small alias analysis, shared by the passes.
 
 Mirrors what PyTorch's passes ask of `Node::hasSideEffects`, `Node::isNondeterministic` and
-`AliasDb` (torch/csrc/jit/ir/ir.cpp, alias_analysis.cpp), conservatively: values are grouped
-into alias sets (views, containers, control flow and pass-through nodes join sets), graph
-inputs and anything unanalysable share one *wildcard* set, and writes are taken from
-schemas (`Tensor(a!)`) or, for ops the registry does not know yet, from naming conventions.
+`AliasDb` (torch/csrc/jit/ir/ir.cpp, alias_analysis.cpp), conservatively, from the op layer's
+facts (`ops.facts`): values are grouped into alias sets (views, containers, control flow and
+pass-through nodes join sets), graph inputs and anything unanalysable share one *wildcard* set,
+and writes are taken from schemas (`Tensor(a!)`) or, for ops the registry does not know yet,
+from naming conventions.
 """
 
 from __future__ import annotations
@@ -13,47 +14,9 @@ from typing import Iterable, Optional
 
 from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
+from irjit.ops import facts
 from irjit.ops.types import (ClassType, GenericType, ListType, NamedType, OptionalType,
                                TensorType, TupleType, Type)
-
-# Node::hasSideEffects's list, plus prim::SetAttr and the guard nodes.
-SIDE_EFFECT_KINDS = frozenset({
-    "prim::PythonOp", "prim::IgnoredPythonOp", "prim::Print", "prim::RaiseException",
-    "prim::SetAttr", "aten::warn", "aten::save", "aten::manual_seed", "prim::AddStatValue",
-    "prim::TimePoint", "prim::CallFunction", "prim::CallMethod", "prim::BailoutTemplate",
-    "prim::BailOut", "prim::Guard", "prim::TypeCheck", "prim::rpc_async", "prim::rpc_sync",
-    "prim::rpc_remote", "aten::wait", "cuda::set_stream", "cuda::_set_device",
-    "cuda::_current_device", "cuda::synchronize", "prim::Enter", "prim::Exit",
-})
-
-# Node::isNondeterministic's list (by kind), used besides the registry's flag.
-NONDETERMINISTIC_KINDS = frozenset({
-    "aten::dropout", "aten::_fused_dropout", "aten::_standard_gamma", "aten::bernoulli",
-    "aten::multinomial", "aten::native_dropout", "aten::normal", "aten::poisson",
-    "aten::binomial", "aten::rrelu", "aten::rrelu_with_noise", "aten::rand", "aten::rand_like",
-    "aten::randint", "aten::randint_like", "aten::randn", "aten::randn_like", "aten::randperm",
-})
-
-# Mutating list/dict builtins (their first input is written), for kinds without a schema.
-_CONTAINER_MUTATORS = frozenset({
-    "aten::append", "aten::insert", "aten::pop", "aten::clear", "aten::extend", "aten::remove",
-    "aten::_set_item", "aten::reverse", "aten::sort", "aten::update", "aten::popitem",
-    "aten::setdefault", "aten::Delete",
-})
-
-# Nodes whose outputs are their inputs (or elements of them) at run time.
-_PASS_THROUGH = frozenset({
-    "prim::profile", "prim::profile_ivalue", "prim::unchecked_cast", "prim::annotate",
-    "prim::unchecked_unwrap_optional", "prim::TypeCheck", "prim::RequiresGradCheck",
-    "prim::Guard", "prim::BailOut", "prim::TupleUnpack", "prim::ListUnpack", "prim::TupleIndex",
-    "prim::TupleSlice", "aten::__getitem__", "prim::ListIndex", "prim::DictIndex",
-    "aten::list", "prim::data", "aten::detach", "prim::TupleConstruct", "prim::ListConstruct",
-    "prim::DictConstruct", "aten::values", "aten::items", "aten::get", "prim::BroadcastSizes",
-})
-
-# Calls into unknown code: they may read and write anything reachable from their inputs.
-_OPAQUE = frozenset({"prim::CallFunction", "prim::CallMethod", "prim::PythonOp", "prim::fork",
-                     "prim::rpc_async", "prim::rpc_sync", "prim::rpc_remote"})
 
 
 def is_mutable_type(t: Type) -> bool:
@@ -73,7 +36,7 @@ def is_mutable_type(t: Type) -> bool:
 def has_side_effects(node: Node) -> bool:
     """`Node::hasSideEffects`: kinds that act on the world. Like torch 2.13's DCE, a bare
     ` = prim::profile()` is not one (it is removed once the profiling run is over)."""
-    return node.kind in SIDE_EFFECT_KINDS
+    return facts.has_side_effects(node.kind)
 
 
 def _entries(kind: str):
@@ -90,9 +53,7 @@ def is_nondeterministic(node: Node) -> bool:
         train = node.inputs[2]
         if train.node.kind == "prim::Constant" and constant_value(train.node) is False:
             return False
-    if node.kind in NONDETERMINISTIC_KINDS:
-        return True
-    return any(e.nondeterministic for e in _entries(node.kind))
+    return facts.has_tag(node.kind, "random")
 
 
 def mutated_inputs(node: Node) -> list[int]:
@@ -115,7 +76,7 @@ def mutated_inputs(node: Node) -> list[int]:
     if known:
         return sorted(found)
     name = kind.split("::", 1)[-1]
-    if kind in _CONTAINER_MUTATORS or (kind.startswith("aten::") and name.endswith("_")
+    if facts.has_tag(kind, "writes_first_input") or (kind.startswith("aten::") and name.endswith("_")
                                        and not name.startswith("__") and n > 0):
         return [0]
     return []
@@ -205,14 +166,14 @@ class AliasDb:
             for o, init, param, bo in zip(n.outputs, n.inputs[2:], body.inputs[1:], body.outputs[1:]):
                 for v in (init, param, bo):
                     self._union(o, v)
-        elif kind in _OPAQUE:
+        elif facts.has_tag(kind, "opaque"):
             for v in list(n.inputs) + list(n.outputs):
                 self._set_wildcard(v)
             self._wildcard_writers.add(n)
         elif kind == "prim::GetAttr":
             for o in n.outputs:
                 self._set_wildcard(o)
-        elif kind in _PASS_THROUGH:
+        elif facts.has_tag(kind, "pass_through"):
             for o in n.outputs:
                 for i in n.inputs:
                     self._union(o, i)

@@ -10,6 +10,7 @@ import numpy as np
 
 from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
 from irjit.compiler.ir.constants import Device, constant_value, make_constant, tensor_type_of
+from irjit.ops import facts
 from irjit.ops.evaluate import evaluate_entry
 from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.registry import find_op
@@ -20,15 +21,6 @@ from .eliminate_common_subexpression import node_key
 from .eliminate_dead_code import eliminate_dead_code
 from .registry import register_pass
 
-# PyTorch's skip list, plus nodes whose value is not a function of their inputs.
-SKIP_KINDS = frozenset({
-    "prim::If", "prim::Loop", "prim::Closure", "prim::Constant", "prim::AutogradZero",
-    "prim::Uninitialized", "prim::Guard", "prim::profile", "prim::profile_ivalue",
-    "prim::unchecked_unwrap_optional", "aten::dequantize", "prim::GetAttr", "prim::CreateObject",
-    "prim::TypeCheck", "prim::RequiresGradCheck", "prim::BailOut", "prim::fork", "prim::wait",
-    "prim::DifferentiableGraph", "prim::FusionGroup", "prim::TensorExprGroup",
-    "prim::CudaFusionGroup", "prim::Enter", "prim::Exit",
-})
 _NOT_FOLDED = object()
 
 
@@ -73,7 +65,7 @@ class _ConstantPropagator:
             no_mutation = not self.db.has_writers(n)
         else:
             no_mutation = not any(is_mutable_type(v.type) for v in list(n.inputs) + list(n.outputs))
-        return (no_mutation and not n.kind.startswith("onnx::") and n.kind not in SKIP_KINDS
+        return (no_mutation and not n.kind.startswith("onnx::") and not facts.has_tag(n.kind, "not_foldable")
                 and not is_nondeterministic(n) and not has_side_effects(n) and not n.blocks)
 
     def _fold(self, n: Node) -> None:

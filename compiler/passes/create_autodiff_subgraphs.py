@@ -4,11 +4,11 @@ side effects; subgraphs with fewer than `node_threshold` executed nodes are inli
 
 from __future__ import annotations
 
-from irjit.compiler.autodiff.differentiable_ops import VIEW_OPS
 from irjit.compiler.autodiff.differentiate import _pure, is_differentiable
 from irjit.compiler.autodiff.subgraph_utils import (create_singleton_subgraph, merge_node_into_subgraph,
                                               unmerge_subgraph)
 from irjit.compiler.ir.node import Block, Node
+from irjit.ops import facts
 
 from .registry import all_passes, register_pass
 
@@ -52,7 +52,7 @@ class _Slicer:
     def consider(self, n: Node) -> bool:
         if n.kind == DG:
             return True
-        if n.kind == "prim::Constant" or n.kind in VIEW_OPS:
+        if n.kind == "prim::Constant" or facts.has_tag(n.kind, "view"):
             return False
         if n not in self.cache:
             self.cache[n] = is_differentiable(n)

@@ -10,6 +10,7 @@ Option `strict` mirrors `strict_fuser_check`: outputs of unknown device are then
 from __future__ import annotations
 
 from irjit.compiler.ir import Block, Graph, Node
+from irjit.ops import facts
 from irjit.ops.types import FLOAT, TensorType
 
 from .peephole_helpers import _local_dce, eliminate_dead_code
@@ -20,30 +21,10 @@ GROUP = "prim::FusionGroup"
 SUBGRAPH_ARG_LIMIT = 128
 _FLOAT_TYPES = {"Float", "Double", "Half", "BFloat16"}
 
-# The fusible element-wise ops, as PyTorch's legacy fuser's simple-map list (kind -> arity
-# patterns: "T" tensor, "S" scalar that must be a constant or a float).
-FUSIBLE_OPS: dict[str, tuple[str, ...]] = {
-    **{k: ("T",) for k in (
-        "aten::abs", "aten::acos", "aten::asin", "aten::atan", "aten::ceil", "aten::cos",
-        "aten::cosh", "aten::erf", "aten::erfc", "aten::exp", "aten::expm1", "aten::floor",
-        "aten::frac", "aten::lgamma", "aten::log", "aten::log10", "aten::log1p", "aten::log2",
-        "aten::neg", "aten::reciprocal", "aten::relu", "aten::round", "aten::rsqrt",
-        "aten::sigmoid", "aten::sin", "aten::sinh", "aten::sqrt", "aten::tan", "aten::tanh",
-        "aten::trunc", "aten::rand_like")},
-    **{k: ("TT", "TS") for k in (
-        "aten::mul", "aten::div", "aten::eq", "aten::ne", "aten::ge", "aten::gt", "aten::le",
-        "aten::lt", "aten::fmod", "aten::remainder", "aten::pow", "aten::atan2",
-        "aten::max", "aten::min", "aten::type_as", "aten::_sigmoid_backward",
-        "aten::_tanh_backward")},
-    "aten::add": ("TTS", "TSS"), "aten::sub": ("TTS", "TSS"),
-    "aten::clamp": ("TSS",), "aten::threshold": ("TSS",), "aten::lerp": ("TTS", "TTT"),
-    "aten::addcmul": ("TTTS",), "aten::where": ("TTT",),
-}
-
 
 def _is_simple_map(n: Node) -> bool:
-    patterns = FUSIBLE_OPS.get(n.kind)
-    if patterns is None:
+    patterns = facts.fusion_patterns(n.kind)
+    if not patterns:
         return False
     kinds = "".join("T" if isinstance(v.type, TensorType) else "S" for v in n.inputs)
     if kinds not in patterns:

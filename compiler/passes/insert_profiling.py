@@ -8,43 +8,21 @@ graph and records the observed types into `profiled_type`/`seen_none`."""
 from __future__ import annotations
 
 from irjit.compiler.ir import Block, Graph, Node
+from irjit.ops import facts
 from irjit.ops.types import TENSOR, OptionalType, TensorType
 
-from .fuse_graph import FUSIBLE_OPS
 from .registry import register_pass
 
-# ops whose inputs the optimizer specializes on (PyTorch: tensorexpr-supported ops plus the
-# ops read by specialize_autogradzero and the shape peepholes)
-PROFILED_CONSUMERS = set(FUSIBLE_OPS) | {
-    "aten::t", "aten::mm", "aten::matmul", "aten::conv2d", "aten::conv1d", "aten::conv3d",
-    "aten::cat", "aten::softmax", "aten::log_softmax", "aten::where", "aten::masked_fill",
-    "aten::clamp", "aten::to", "aten::type_as", "aten::linear", "aten::addmm", "aten::bmm",
-    "aten::max_pool2d", "aten::adaptive_avg_pool2d", "aten::avg_pool2d", "aten::batch_norm",
-    "aten::layer_norm", "aten::hardtanh", "aten::gelu", "aten::silu", "aten::leaky_relu",
-    "aten::elu", "aten::softplus", "aten::erf", "aten::sum", "aten::mean", "aten::flatten",
-    "aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::squeeze",
-    "aten::unsqueeze", "aten::expand", "aten::slice", "aten::select", "aten::chunk",
-    "prim::ConstantChunk", "aten::dim", "aten::size", "prim::dtype", "prim::device",
-    "prim::is_cuda", "aten::is_floating_point", "aten::_grad_sum_to_size",
-    "prim::AutogradAdd", "prim::AutogradAnyNonZero", "prim::AutogradAllNonZero",
-    "prim::AutogradAllZero", "prim::AutogradZero", "aten::relu6", "aten::hardswish",
-    "aten::hardsigmoid", "aten::rsub", "aten::sub", "aten::add", "aten::mul", "aten::div",
-    "aten::max", "aten::min", "aten::maximum", "aten::minimum", "aten::pow",
-}
-# reductions profiled only in their per-dimension overloads (`sum(x, None)` is not)
-_DIM_ONLY = {"aten::sum", "aten::mean"}
-
-
 def _consumer_profiled(n: Node) -> bool:
-    if n.kind not in PROFILED_CONSUMERS:
+    if not facts.has_tag(n.kind, "profiled"):
         return False
-    if n.kind in _DIM_ONLY:
+    if facts.has_tag(n.kind, "profiled_with_dims_only"):
         return len(n.inputs) > 2 and "[]" in str(n.inputs[1].type)
     return True
 
 
 def _producer_profiled(n: Node) -> bool:
-    return _consumer_profiled(n) or n.kind in ("prim::AutogradAdd", "prim::AutogradZero")
+    return _consumer_profiled(n) or facts.has_tag(n.kind, "profiled_producer")
 
 
 def _tensor_like(t) -> bool:

@@ -7,26 +7,11 @@ from typing import Any, Optional
 
 from irjit.compiler.ir import Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
+from irjit.ops import facts
 from irjit.ops.types import (BOOL, FLOAT, INT, NONE, ListType, NamedType, OptionalType,
                                TensorType, Type)
 
 _MISSING = object()
-
-# ops that mutate their first (list / dict / tensor) argument without a trailing underscore
-LIST_MUTATORS = {
-    "aten::append", "aten::insert", "aten::_set_item", "aten::pop", "aten::clear", "aten::extend",
-    "aten::remove", "aten::reverse", "aten::sort", "aten::__setitem__", "aten::add_",
-    "aten::copy_", "aten::setdefault", "aten::update", "aten::popitem", "aten::delete",
-    "aten::__delitem__",
-}
-SIDE_EFFECT_KINDS = {
-    "prim::RaiseException", "prim::Print", "prim::SetAttr", "prim::Store", "prim::Enter",
-    "prim::Exit", "prim::AddStatValue", "prim::TimePoint", "prim::CallFunction",
-    "prim::CallMethod", "prim::BailOut", "prim::Guard", "prim::profile", "prim::profile_ivalue",
-    "prim::TypeCheck", "prim::RequiresGradCheck", "aten::warn", "prim::rpc_async",
-    "aten::manual_seed", "prim::fork", "aten::wait", "prim::IgnoredPythonOp",
-}
-
 
 def const_value(v: Value, default: Any = _MISSING) -> Any:
     """The value of a `prim::Constant` output (None for a None constant), else `default`."""
@@ -100,14 +85,15 @@ def tensor_type(v: Value) -> Optional[TensorType]:
     return v.type if isinstance(v.type, TensorType) else None
 
 
+def writes_first_input(n: Node) -> bool:
+    """Whether `n` writes its first input: a mutating list/dict builtin or an in-place op."""
+    kind = n.kind
+    return facts.has_tag(kind, "writes_first_input") or (
+        kind.startswith("aten::") and kind.endswith("_") and not kind.endswith("__"))
+
+
 def _writes(use) -> bool:
-    user, off = use.user, use.offset
-    if user.kind in LIST_MUTATORS and off == 0:
-        return True
-    if user.kind.startswith("aten::") and user.kind.endswith("_") and not user.kind.endswith("__") \
-            and off == 0:
-        return True
-    return False
+    return use.offset == 0 and writes_first_input(use.user)
 
 
 def has_writers(v: Value, _seen: Optional[set] = None) -> bool:
@@ -141,9 +127,9 @@ def has_writers(v: Value, _seen: Optional[set] = None) -> bool:
 
 
 def has_side_effects(n: Node) -> bool:
-    if n.kind in SIDE_EFFECT_KINDS or n.kind in LIST_MUTATORS:
-        return True
-    if n.kind.startswith("aten::") and n.kind.endswith("_") and not n.kind.endswith("__"):
+    """Whether `n` must stay even when its outputs are unused: it acts on the world
+    (`ops.facts`), writes its first input, or a node in its blocks does."""
+    if facts.has_side_effects(n.kind) or writes_first_input(n):
         return True
     return any(has_side_effects(m) for b in n.blocks for m in b.nodes())
 

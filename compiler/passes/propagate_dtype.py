@@ -8,13 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node
+from irjit.ops import facts
 from irjit.ops.evaluate import evaluate
+from irjit.ops.shape_rules import np_dtype
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .peephole_helpers import _MISSING, const_value, has_side_effects
 from .propagate_device import matching_schema
 from .registry import register_pass
-from .shape_rules import DATA_DEPENDENT, np_dtype
 
 
 def _infer(node: Node):
@@ -44,7 +45,7 @@ def _block(block) -> bool:
     for node in block.nodes():
         for b in node.blocks:
             changed |= _block(b)
-        if not node.kind.startswith("aten::") or node.kind in DATA_DEPENDENT or has_side_effects(node):
+        if not node.kind.startswith("aten::") or facts.has_tag(node.kind, "data_dependent") or has_side_effects(node):
             continue
         if not any(isinstance(o.type, TensorType) for o in node.outputs) or matching_schema(node) is None:
             continue

@@ -17,11 +17,12 @@ import numpy as np
 
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.attributes import AnnotatedValue
+from irjit.ops import facts
+from irjit.ops import shape_rules as rules
 from irjit.ops.evaluate import evaluate
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
 
-from . import shape_rules as rules
-from .peephole_helpers import LIST_MUTATORS, _MISSING, const_value
+from .peephole_helpers import _MISSING, const_value
 from .registry import register_pass
 
 _UNKNOWN = _MISSING
@@ -116,9 +117,10 @@ class _Propagator:
                 and len(vals[0]) == len(n.outputs):
             self.values.update(zip(n.outputs, vals[0]))
             return
-        if k in ("prim::Constant", "prim::Param") or not n.outputs or k in LIST_MUTATORS:
+        if k in ("prim::Constant", "prim::Param") or not n.outputs or \
+                facts.has_tag(k, "writes_first_input"):
             return
-        if not (k.startswith("aten::") or k in rules.METADATA_OPS):
+        if not (k.startswith("aten::") or facts.has_tag(k, "metadata")):
             return
         tensor_out = [o for o in n.outputs if isinstance(o.type, TensorType)]
         if tensor_out:
@@ -128,9 +130,9 @@ class _Propagator:
 
     def value_node(self, n: Node, vals: list) -> None:
         has_tensor = any(isinstance(v.type, TensorType) for v in n.inputs)
-        if has_tensor and n.kind not in rules.METADATA_OPS:
+        if has_tensor and not facts.has_tag(n.kind, "metadata"):
             return
-        if any(x is _UNKNOWN for x in vals) or n.kind in rules.DATA_DEPENDENT:
+        if any(x is _UNKNOWN for x in vals) or facts.has_tag(n.kind, "data_dependent"):
             return
         res = self.evaluate(n, vals)
         if res is _UNKNOWN:
@@ -173,7 +175,7 @@ class _Propagator:
         if n.kind.endswith("_") and not n.kind.endswith("__") and tensor_args and tensor_args[0] == 0:
             self.set_type(outs[0], ttypes[0])  # in place: the result is `self`
             return
-        if n.kind in rules.DATA_DEPENDENT:
+        if facts.has_tag(n.kind, "data_dependent"):
             return
         complete = all(ttypes[i].complete_sizes() is not None and rules.np_dtype(ttypes[i]) is not None
                        for i in tensor_args)
@@ -205,17 +207,13 @@ class _Propagator:
 
     def partial(self, n, ttypes, shapes, plain, tensor_args, outs, rg) -> None:
         """Pointwise ops on partially known inputs: what the rules still give."""
-        if len(outs) != 1 or n.kind not in rules.UNARY_POINTWISE | rules.BINARY_POINTWISE:
+        if len(outs) != 1 or not facts.has_tag(n.kind, "pointwise"):
             return
         sizes = rules.symbolic_sizes(n.kind, shapes, plain, tensor_args)
         dts = [rules.np_dtype(ttypes[i]) for i in tensor_args]
         st = None
         if all(d is not None for d in dts):
-            dt = np.result_type(*dts)
-            if n.kind in _COMPARISONS:
-                dt = np.dtype(np.bool_)
-            elif n.kind in _FLOAT_OPS and dt.kind not in "fc":
-                dt = np.dtype(np.float32)
+            dt = rules.result_dtype(n.kind, dts)
             st = DTYPE_TO_SCALAR_TYPE.get(str(dt))
             rg = _rg(rg, dt)
         devices = {ttypes[i].device for i in tensor_args}
@@ -229,24 +227,13 @@ class _Propagator:
 
     def rule_fallback(self, n, ttypes, shapes, plain, tensor_args, outs, rg) -> None:
         """Pointwise ops by rule when they cannot be evaluated (no registered implementation)."""
-        if len(outs) != 1 or n.kind not in rules.UNARY_POINTWISE | rules.BINARY_POINTWISE:
+        if len(outs) != 1 or not facts.has_tag(n.kind, "pointwise"):
             return
         sizes = rules.symbolic_sizes(n.kind, shapes, plain, tensor_args)
         if sizes is None or any(s is None for s in sizes):
             return
-        dt = np.result_type(*[rules.np_dtype(ttypes[i]) for i in tensor_args])
-        if n.kind in _COMPARISONS:
-            dt = np.dtype(np.bool_)
-        elif n.kind in _FLOAT_OPS and dt.kind not in "fc":
-            dt = np.dtype(np.float32)
+        dt = rules.result_dtype(n.kind, [rules.np_dtype(ttypes[i]) for i in tensor_args])
         self.set_type(outs[0], _complete_type(np.broadcast_to(np.zeros((), dt), sizes), _rg(rg, dt)))
-
-
-_COMPARISONS = {"aten::gt", "aten::lt", "aten::ge", "aten::le", "aten::eq", "aten::ne",
-                "aten::logical_and", "aten::logical_or"}
-_FLOAT_OPS = {"aten::sigmoid", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt",
-              "aten::reciprocal", "aten::sin", "aten::cos", "aten::div", "aten::softmax",
-              "aten::log_softmax", "aten::erf", "aten::log1p", "aten::expm1", "aten::gelu"}
 
 
 def _rg(requires_grad, dtype):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from irjit.compiler.autodiff.differentiate import type_requires_grad
 from irjit.compiler.ir.node import Block, Node, Value
+from irjit.ops import facts
 from irjit.ops.types import TensorType
 
 from .registry import register_pass
 
-_COMPARISONS = frozenset({"aten::lt", "aten::le", "aten::gt", "aten::ge", "aten::eq", "aten::ne"})
 _DIFFERENTIABLE_DTYPES = frozenset({"Float", "Double", "Half", "BFloat16", "ComplexFloat",
                                     "ComplexDouble", "ComplexHalf"})
 
@@ -28,7 +28,7 @@ def _set(v: Value, value: bool) -> bool:
 
 def _simple(node: Node) -> None:
     kind = node.kind
-    if kind in _COMPARISONS or kind == "aten::detach":
+    if facts.has_tag(kind, "comparison") or kind == "aten::detach":
         _set(node.outputs[0], False)
         return
     if kind == "aten::type_as":
