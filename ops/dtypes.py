@@ -2,16 +2,59 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
-# TorchScript passes dtypes as ints (c10::ScalarType); index = code.
-SCALAR_TYPE_CODES: dict[int, Any] = {
-    0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 5: np.float16,
-    6: np.float32, 7: np.float64, 8: None, 9: np.complex64, 10: np.complex128, 11: np.bool_,
-}
-CODE_OF_DTYPE = {np.dtype(v): k for k, v in SCALAR_TYPE_CODES.items() if v is not None}
+
+@dataclass(frozen=True)
+class ScalarType:
+    """One of PyTorch's scalar types: its name in printed tensor types, its `c10::ScalarType`
+    code (how TorchScript passes dtypes), its numpy dtype (None when numpy has none), the C
+    name PyTorch's error messages use, and its category."""
+    name: str
+    code: int
+    numpy: Optional[str]
+    c_name: Optional[str]
+    category: str  # "bool", "int", "float", "complex", "quantized"
+
+
+# The one dtype table.
+SCALAR_TYPE_TABLE: tuple[ScalarType, ...] = (
+    ScalarType("Byte", 0, "uint8", "unsigned char", "int"),
+    ScalarType("Char", 1, "int8", "signed char", "int"),
+    ScalarType("Short", 2, "int16", "short int", "int"),
+    ScalarType("Int", 3, "int32", "int", "int"),
+    ScalarType("Long", 4, "int64", "long int", "int"),
+    ScalarType("Half", 5, "float16", "c10::Half", "float"),
+    ScalarType("Float", 6, "float32", "float", "float"),
+    ScalarType("Double", 7, "float64", "double", "float"),
+    ScalarType("ComplexHalf", 8, None, "c10::complex<c10::Half>", "complex"),
+    ScalarType("ComplexFloat", 9, "complex64", "c10::complex<float>", "complex"),
+    ScalarType("ComplexDouble", 10, "complex128", "c10::complex<double>", "complex"),
+    ScalarType("Bool", 11, "bool", "bool", "bool"),
+    ScalarType("QInt8", 12, None, None, "quantized"),
+    ScalarType("QUInt8", 13, None, None, "quantized"),
+    ScalarType("QInt32", 14, None, None, "quantized"),
+    ScalarType("BFloat16", 15, None, "c10::BFloat16", "float"),
+    ScalarType("QUInt4x2", 16, None, None, "quantized"),
+    ScalarType("QUInt2x4", 17, None, None, "quantized"),
+    ScalarType("Float8_e5m2", 23, None, None, "float"),
+    ScalarType("Float8_e4m3fn", 24, None, None, "float"),
+    ScalarType("Float8_e5m2fnuz", 25, None, None, "float"),
+    ScalarType("Float8_e4m3fnuz", 26, None, None, "float"),
+    ScalarType("UInt16", 27, "uint16", "uint16_t", "int"),
+    ScalarType("UInt32", 28, "uint32", "uint32_t", "int"),
+    ScalarType("UInt64", 29, "uint64", "uint64_t", "int"),
+)
+SCALAR_TYPE_BY_NAME = {t.name: t for t in SCALAR_TYPE_TABLE}
+_BY_NUMPY = {t.numpy: t for t in SCALAR_TYPE_TABLE if t.numpy is not None}
+
+# TorchScript passes dtypes as ints (c10::ScalarType codes)
+SCALAR_TYPE_CODES: dict[int, Any] = {t.code: np.dtype(t.numpy).type if t.numpy else None
+                                     for t in SCALAR_TYPE_TABLE}
+CODE_OF_DTYPE = {np.dtype(t.numpy): t.code for t in SCALAR_TYPE_TABLE if t.numpy is not None}
 DEFAULT_FLOAT = np.dtype(np.float32)
 DEFAULT_INT = np.dtype(np.int64)
 
@@ -25,6 +68,29 @@ def dtype_from_code(code: int) -> np.dtype:
 
 def code_of(dtype) -> int:
     return CODE_OF_DTYPE[np.dtype(dtype)]
+
+
+def scalar_type_name(dtype) -> str:
+    """PyTorch's name of a numpy dtype ('Float', 'Long', ...), the numpy name when it has none."""
+    t = _BY_NUMPY.get(np.dtype(dtype).name)
+    return t.name if t is not None else np.dtype(dtype).name
+
+
+def c_type_name(dtype) -> str:
+    """The C name PyTorch's messages give a numpy dtype ('float', 'long int', ...)."""
+    t = _BY_NUMPY.get(np.dtype(dtype).name)
+    return t.c_name if t is not None and t.c_name else np.dtype(dtype).name
+
+
+def is_floating_name(name: str) -> bool:
+    """Whether the printed scalar type name is a floating type (`Float`, `BFloat16`, ...)."""
+    t = SCALAR_TYPE_BY_NAME.get(name)
+    return t is not None and t.category == "float"
+
+
+def is_complex_name(name: str) -> bool:
+    t = SCALAR_TYPE_BY_NAME.get(name)
+    return t is not None and t.category == "complex"
 
 
 def category(dtype: np.dtype) -> int:

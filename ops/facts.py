@@ -199,6 +199,33 @@ _SYMBOLIC_SCRIPT: dict[str, Optional[frozenset]] = {
 _ALWAYS_DIFFERENTIABLE = frozenset({"prim::Constant", "prim::AutogradZero", "prim::AutogradAdd",
                                     "prim::ConstantChunk"})
 
+# ---- smaller categories the passes match on
+_ARITHMETIC = frozenset({"aten::add", "aten::sub", "aten::mul", "aten::div"})
+# `aten::Int(t)`-like conversions of a (NumToTensor'd) tensor back to a number
+_TENSOR_TO_NUMBER = frozenset({"aten::Float", "aten::Int", "aten::FloatImplicit",
+                               "aten::IntImplicit", "aten::ScalarImplicit"})
+_CONVOLUTION = frozenset({"aten::conv1d", "aten::conv2d", "aten::conv3d"})
+# outputs may alias an input (views, containers, unpacking), for has-writers approximations
+_MAY_ALIAS_INPUT = frozenset({
+    "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct", "aten::view", "aten::t",
+    "aten::transpose", "aten::reshape", "aten::expand", "aten::slice", "aten::select",
+    "aten::squeeze", "aten::unsqueeze", "aten::permute", "aten::flatten", "aten::detach",
+    "prim::unchecked_cast", "aten::__getitem__", "prim::ListUnpack", "prim::TupleUnpack",
+    "aten::contiguous", "aten::alias", "prim::TupleIndex",
+})
+_CONTROL_FLOW = frozenset({"prim::If", "prim::Loop"})
+_CALL = frozenset({"prim::CallFunction", "prim::CallMethod"})
+# do no work at run time (not counted in loop-body sizes)
+_NO_COST = frozenset({"prim::Constant", "prim::profile", "prim::profile_ivalue"})
+# read a tuple's elements
+_TUPLE_ACCESS = frozenset({"prim::TupleUnpack", "prim::TupleIndex", "prim::TupleSlice"})
+# may take or give tuples when tuples are lowered away (lower_tuples)
+_TUPLE_FORWARDING = frozenset({"prim::If", "prim::Loop", "prim::TupleConstruct", "prim::Param",
+                               "prim::Return", "prim::PythonOp", "aten::format"}) | _TUPLE_ACCESS
+# only present in backward graphs (specialize_autograd_zero looks for them)
+_BACKWARD_ONLY = frozenset({"prim::AutogradAnyNonZero", "prim::AutogradAdd",
+                            "aten::_grad_sum_to_size"})
+
 _TAG_TABLES: dict[str, frozenset] = {
     "side_effects": _SIDE_EFFECTS, "random": _RANDOM, "writes_first_input": _WRITES_FIRST_INPUT,
     "pass_through": _PASS_THROUGH, "opaque": _OPAQUE, "not_foldable": _NOT_FOLDABLE,
@@ -212,6 +239,11 @@ _TAG_TABLES: dict[str, frozenset] = {
     "profiled_with_dims_only": _PROFILED_WITH_DIMS_ONLY, "profiled_producer": _PROFILED_PRODUCER,
     "differentiable": frozenset(_SYMBOLIC_SCRIPT) | _ALWAYS_DIFFERENTIABLE,
     "always_differentiable": _ALWAYS_DIFFERENTIABLE,
+    "arithmetic": _ARITHMETIC, "tensor_to_number": _TENSOR_TO_NUMBER,
+    "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
+    "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
+    "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
+    "backward_only": _BACKWARD_ONLY,
 }
 TAGS = frozenset(_TAG_TABLES)
 
@@ -248,6 +280,11 @@ def has_side_effects(kind: str) -> bool:
 def fusion_patterns(kind: str) -> tuple[str, ...]:
     """The input patterns ("TT", "TS", ...) under which the legacy fuser fuses `kind`."""
     return _FUSION_PATTERNS.get(kind, ())
+
+
+def convolution_input_rank(kind: str) -> Optional[int]:
+    """The input rank of a convolution kind (`aten::conv2d` -> 4), None for other kinds."""
+    return int(kind[-2]) + 2 if kind in _CONVOLUTION else None
 
 
 def in_symbolic_script(kind: str, overload: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import normalize_dim
-from .reductions import torch_type_name
+from .dtypes import scalar_type_name
 from .registry import derivative, op
 from .views import broadcast_shapes, expand
 
@@ -66,8 +66,8 @@ def _index_put(self, indices, values, accumulate):
     """Write (or accumulate) `values` into `self` at `indices`, in place."""
     if values.dtype != self.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
-                           f"{torch_type_name(self.dtype)} for the destination and "
-                           f"{torch_type_name(values.dtype)} for the source.")
+                           f"{scalar_type_name(self.dtype)} for the destination and "
+                           f"{scalar_type_name(values.dtype)} for the source.")
     idx = index_tuple(self, indices)
     target = self[idx].shape
     try:
@@ -325,7 +325,7 @@ def nonzero(self):
 def take_along_dim(self, indices, dim=None):
     if indices.dtype.kind not in "iu":
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{torch_type_name(indices.dtype)}")
+                           f"{scalar_type_name(indices.dtype)}")
     if dim is None:
         return gather(self.reshape(-1), 0, indices.reshape(-1).astype(np.int64))
     self_b, idx_b = _take_along_broadcast(self.shape, indices.shape, dim)

@@ -8,19 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import promoted
-from .reductions import torch_type_name
+from .dtypes import c_type_name, scalar_type_name
 from .registry import derivative, op
 from .views import broadcast_shapes, expand
 
 
 def _same_dtype(a, b, what="expected m1 and m2 to have the same dtype, but got: {} != {}"):
     if a.dtype != b.dtype:
-        raise RuntimeError(what.format(_lower_name(a.dtype), _lower_name(b.dtype)))
-
-
-def _lower_name(dt) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "float16": "c10::Half", "bool": "bool"}.get(np.dtype(dt).name, np.dtype(dt).name)
+        raise RuntimeError(what.format(c_type_name(a.dtype), c_type_name(b.dtype)))
 
 
 def _shape_str(shape) -> str:
@@ -58,7 +53,7 @@ def _dot_check(a, b):
                            "respectively")
     if a.dtype != b.dtype:
         raise RuntimeError("dot : expected both vectors to have same dtype, but found "
-                           f"{torch_type_name(a.dtype)} and {torch_type_name(b.dtype)}")
+                           f"{scalar_type_name(a.dtype)} and {scalar_type_name(b.dtype)}")
 
 
 @op("aten::dot(Tensor self, Tensor tensor) -> Tensor")

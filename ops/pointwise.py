@@ -11,31 +11,13 @@ import math
 
 import numpy as np
 
-from .dtypes import DEFAULT_FLOAT
+from .dtypes import DEFAULT_FLOAT, scalar_type_name
 from .registry import derivative, op
 
 # ---- shared helpers
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
-
-
-def type_name(dtype) -> str:
-    """PyTorch's ScalarType name of a numpy dtype ('Float', 'Long', ...) for error messages."""
-    return _TYPE_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
-
-
-def c_type_name(dtype) -> str:
-    """The C++ type name PyTorch prints in some messages ('long int', 'float')."""
-    return _C_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
-
-
 def not_implemented(kernel: str, dtype) -> RuntimeError:
-    return RuntimeError(f'"{kernel}" not implemented for \'{type_name(dtype)}\'')
+    return RuntimeError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
 
 
 def can_cast(src, dst) -> bool:
@@ -53,8 +35,8 @@ def store(self: np.ndarray, out) -> np.ndarray:
     dtype must be castable to self's, and its shape must not be larger than self's."""
     out = np.asarray(out)
     if not can_cast(out.dtype, self.dtype):
-        raise RuntimeError(f"result type {type_name(out.dtype)} can't be cast to the desired "
-                           f"output type {type_name(self.dtype)}")
+        raise RuntimeError(f"result type {scalar_type_name(out.dtype)} can't be cast to the desired "
+                           f"output type {scalar_type_name(self.dtype)}")
     if np.broadcast_shapes(out.shape, self.shape) != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(np.broadcast_shapes(out.shape, self.shape))}")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import result_type
-from .pointwise import c_type_name, store, type_name
+from .dtypes import c_type_name, scalar_type_name
+from .pointwise import store
 from .registry import derivative, op
 
 # ---- clamp family
@@ -119,7 +120,7 @@ def clamp_max_grad(e, grads, inputs, outputs):
 def where(condition, self, other):
     if condition.dtype not in (np.bool_, np.uint8):
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {type_name(condition.dtype)}")
+                           f"with dtype {scalar_type_name(condition.dtype)}")
     dt = result_type(self, other)
     return np.asarray(np.where(condition.astype(bool), np.asarray(self, dtype=dt),
                                np.asarray(other, dtype=dt)), dtype=dt)

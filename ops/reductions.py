@@ -9,17 +9,9 @@ import math
 
 import numpy as np
 
-from .dtypes import dtype_from_code, result_type
+from .dtypes import dtype_from_code, result_type, scalar_type_name
 from ._common import normalize_dim
 from .registry import derivative, op
-
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "bool": "Bool", "float32": "Float", "float64": "Double", "float16": "Half"}
-
-
-def torch_type_name(dtype) -> str:
-    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
-
 
 def reduce_axes(dim, ndim: int):
     """Normalized reduction axes as a tuple, or None for "all dims" (`None`, `[]`, 0-d input)."""
@@ -106,7 +98,7 @@ def _mean(self, dim, keepdim, dtype):
         self = self.astype(dtype_from_code(dtype))
     elif self.dtype.kind not in "fc":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {torch_type_name(self.dtype)}")
+                           f"or complex dtype. Got: {scalar_type_name(self.dtype)}")
     axes = reduce_axes(dim, self.ndim)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(np.mean(self, axis=axes, keepdims=keepdim), dtype=self.dtype)

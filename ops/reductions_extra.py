@@ -9,7 +9,8 @@ import numpy as np
 
 from .dtypes import DEFAULT_FLOAT, dtype_from_code
 from ._common import normalize_dim
-from .reductions import _acc_dtype, _dims_arg, reduce_axes, torch_type_name, unsqueeze_reduced
+from .dtypes import scalar_type_name
+from .reductions import _acc_dtype, _dims_arg, reduce_axes, unsqueeze_reduced
 from .registry import derivative, op
 
 
@@ -21,7 +22,7 @@ def vector_norm(a, p, dim, keepdim, dtype=None, name="linalg.vector_norm"):
         a = a.astype(dtype_from_code(dtype))
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {torch_type_name(a.dtype)}")
+                           f"Got {scalar_type_name(a.dtype)}")
     p = 2 if p is None else p
     axes = reduce_axes(dim, a.ndim)
     x = np.abs(a)

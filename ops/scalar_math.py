@@ -181,11 +181,11 @@ def to_bool(a):
 
 
 def _implicit(a: np.ndarray, integral: bool = False):
-    from .pointwise import type_name
+    from .dtypes import scalar_type_name
     if a.ndim != 0:
         raise RuntimeError("Cannot input a tensor of dimension other than 0 as a scalar argument")
     if integral and a.dtype.kind not in "iu":
-        raise RuntimeError(f"Cannot input a tensor of type {type_name(a.dtype)} as an integral argument")
+        raise RuntimeError(f"Cannot input a tensor of type {scalar_type_name(a.dtype)} as an integral argument")
     return a.item()
 
 

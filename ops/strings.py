@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .dtypes import scalar_type_name
 from .tensor import Tensor
 from .containers import cop
 
@@ -36,13 +37,9 @@ def format_float(v: float) -> str:
     return s
 
 
-_TYPE_STR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def format_tensor(a: np.ndarray) -> str:
     """An approximation of at::Tensor's `operator<<` (what str(tensor) gives in TorchScript)."""
-    type_str = f"CPU{_TYPE_STR.get(a.dtype.name, a.dtype.name)}Type"
+    type_str = f"CPU{scalar_type_name(a.dtype)}Type"
     sizes = ",".join(str(s) for s in a.shape)
     flat = a.reshape(-1)
     if a.dtype == np.bool_:

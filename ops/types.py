@@ -9,15 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from .dtypes import SCALAR_TYPE_TABLE
+
 # PyTorch's ScalarType names as printed in tensor types, with the numpy dtype each maps to.
-SCALAR_TYPES: dict[str, Optional[str]] = {
-    "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": None,
-    "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8",
-    "Bool": "bool", "ComplexFloat": "complex64", "ComplexDouble": "complex128",
-    "ComplexHalf": None, "QInt8": None, "QUInt8": None, "QInt32": None, "QUInt4x2": None,
-    "QUInt2x4": None, "Float8_e5m2": None, "Float8_e4m3fn": None, "Float8_e5m2fnuz": None,
-    "Float8_e4m3fnuz": None, "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
-}
+SCALAR_TYPES: dict[str, Optional[str]] = {t.name: t.numpy for t in SCALAR_TYPE_TABLE}
 DTYPE_TO_SCALAR_TYPE = {v: k for k, v in SCALAR_TYPES.items() if v is not None}
 
 

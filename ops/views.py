@@ -11,7 +11,7 @@ import numpy as np
 
 from ._common import normalize_dim
 from .registry import derivative, op, parse_schema
-from .reductions import torch_type_name
+from .dtypes import scalar_type_name
 
 INT_MAX = 9223372036854775807
 
@@ -148,7 +148,7 @@ def reshape_grad(e, grads, inputs, outputs):
 def expand(self, size, implicit=False):
     size = list(size)
     if len(size) < self.ndim:
-        raise RuntimeError(f"expand(torch.{torch_type_name(self.dtype)}Tensor{{{list(self.shape)}}}, size={size}): "
+        raise RuntimeError(f"expand(torch.{scalar_type_name(self.dtype)}Tensor{{{list(self.shape)}}}, size={size}): "
                            "the number of sizes "
                            f"provided ({len(size)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({self.ndim})")

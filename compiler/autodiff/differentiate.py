@@ -568,8 +568,7 @@ def _deduplicate_size_captures(f: Graph, rev: _Reverse) -> None:
 
 def _pure(n: Node) -> bool:
     from irjit.ops.registry import overloads
-    return not any(e.schema.is_inplace for e in overloads(n.kind)) and n.kind not in (
-        "prim::Print", "prim::RaiseException", "prim::SetAttr", "prim::CallMethod", "prim::CallFunction")
+    return not any(e.schema.is_inplace for e in overloads(n.kind)) and not facts.has_side_effects(n.kind)
 
 
 # ---- lambda lifting

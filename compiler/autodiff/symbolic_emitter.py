@@ -11,6 +11,7 @@ from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.ir.node import Node, Value
 from irjit.ops.types import (BOOL, FLOAT, INT, NONE, TENSOR, ListType, NamedType, OptionalType,
                                TensorType, TupleType, Type)
+from irjit.ops import facts
 from irjit.ops.registry import OpEntry, find_op
 
 
@@ -114,9 +115,6 @@ def python_value(v: Value) -> Any:
     return v
 
 
-_SCALAR_ARITH = frozenset({"aten::add", "aten::sub", "aten::mul", "aten::div", "aten::rsub"})
-
-
 class SymbolicEmitter:
     """Emits a formula's ops at `graph`'s insertion point (a GradOf block of the reverse
     program); `sum_to` adds PyTorch's `_size_if_not_equal` sizes to the forward graph right
@@ -195,7 +193,7 @@ class SymbolicEmitter:
     # ---- helpers
     def _scalar_overload(self, like: Any) -> bool:
         n = self.node
-        if n is None or n.kind not in _SCALAR_ARITH:
+        if n is None or not (facts.has_tag(n.kind, "arithmetic") or n.kind == "aten::rsub"):
             return False
         tensors = [v for v in n.inputs if isinstance(v.type, TensorType)]
         return tensors == [like]

@@ -8,11 +8,10 @@ from typing import Optional
 
 from irjit.compiler.ir import Block, Graph, Node, TensorType, Value
 from irjit.compiler.ir.constants import constant_value
+from irjit.ops import facts
 
 from .eliminate_dead_code import eliminate_dead_code
 from .registry import register_pass
-
-_ARITH = ("aten::add", "aten::sub", "aten::mul", "aten::div")
 
 
 def _const(v: Value):
@@ -21,7 +20,7 @@ def _const(v: Value):
 
 def _scalar_tensor_operand(n: Node) -> Optional[object]:
     """The number held by a 0-dim tensor constant `other`, for the Tensor overloads."""
-    if n.kind not in _ARITH or len(n.inputs) < 2 or not n.inputs[0].type.is_tensor():
+    if not facts.has_tag(n.kind, "arithmetic") or len(n.inputs) < 2 or not n.inputs[0].type.is_tensor():
         return None
     other = n.inputs[1]
     if not isinstance(other.type, TensorType) or other.node.kind != "prim::Constant" \

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.ops import facts
+from irjit.ops.dtypes import is_floating_name
 from irjit.ops.types import FLOAT, TensorType
 
 from .peephole_helpers import _local_dce, eliminate_dead_code
@@ -19,7 +20,6 @@ from .unroll_loops import create_clone
 
 GROUP = "prim::FusionGroup"
 SUBGRAPH_ARG_LIMIT = 128
-_FLOAT_TYPES = {"Float", "Double", "Half", "BFloat16"}
 
 
 def _is_simple_map(n: Node) -> bool:
@@ -50,7 +50,7 @@ class _Fuser:
                     return False
             elif t.device != "cpu":
                 return False
-            if t.scalar_type is not None and t.scalar_type not in _FLOAT_TYPES:
+            if t.scalar_type is not None and not is_floating_name(t.scalar_type):
                 return False
         return True
 

@@ -8,16 +8,12 @@ from typing import Optional
 
 from irjit.compiler.ir import Block, Graph, Node, TupleType
 from irjit.compiler.ir.constants import constant_value
+from irjit.ops import facts
 
 from .constant_propagation import insert_constant
 from .eliminate_dead_code import eliminate_dead_code
 from .manager import PassError
 from .registry import register_pass
-
-# ops that may carry tuples in their inputs or outputs
-_SUPPORTED = frozenset({"prim::If", "prim::Loop", "prim::TupleUnpack", "prim::TupleConstruct",
-                        "prim::TupleIndex", "prim::TupleSlice", "prim::Param", "prim::Return",
-                        "prim::PythonOp", "aten::format"})
 
 
 class TupleLoweringError(PassError):
@@ -67,14 +63,14 @@ def _visit(n: Node, insert_point: Optional[Node]) -> None:
     g = n.graph
     if n.kind == "prim::TupleConstruct":
         return  # dead once its unpacks are replaced
-    if n.kind in ("prim::TupleUnpack", "prim::TupleIndex", "prim::TupleSlice"):
+    if facts.has_tag(n.kind, "tuple_access"):
         _remove_tuple_node(n)
         return
     i = 0
     while i < len(n.inputs):  # op(a, tup, b) -> op(a, t0, t1, b)
         v = n.inputs[i]
         if isinstance(v.type, TupleType):
-            if n.kind not in _SUPPORTED:
+            if not facts.has_tag(n.kind, "tuple_forwarding"):
                 raise TupleLoweringError(f"tuple appears in op that does not forward tuples, "
                                          f"unsupported kind: {n.kind}")
             if v.node.kind != "prim::TupleConstruct":
@@ -94,7 +90,7 @@ def _visit(n: Node, insert_point: Optional[Node]) -> None:
             continue
         t = out.type
         if isinstance(t, TupleType):
-            if n.kind not in _SUPPORTED:
+            if not facts.has_tag(n.kind, "tuple_forwarding"):
                 raise TupleLoweringError(f"tuple appears in op that does not forward tuples, "
                                          f"unsupported kind: {n.kind}")
             for j, et in enumerate(t.elems):

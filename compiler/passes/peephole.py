@@ -9,20 +9,14 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.constants import Device
-from irjit.ops.types import (BOOL, INT, NONE, ListType, OptionalType, TensorType)
+from irjit.ops import facts
+from irjit.ops.dtypes import SCALAR_TYPE_BY_NAME, is_complex_name, is_floating_name
+from irjit.ops.types import BOOL, INT, NONE, ListType, OptionalType, TensorType
 
 from .peephole_helpers import (const_int, const_value, eliminate_dead_code, has_writers,
                                matches, must_be_none, must_not_be_none, tensor_type)
 from .peephole_list_idioms import optimize_dict_idioms, optimize_list_idioms
 from .registry import register_pass
-
-_SCALAR_TYPE_CODE = {"Byte": 0, "Char": 1, "Short": 2, "Int": 3, "Long": 4, "Half": 5,
-                     "Float": 6, "Double": 7, "ComplexHalf": 8, "ComplexFloat": 9,
-                     "ComplexDouble": 10, "Bool": 11, "BFloat16": 15}
-_FLOATING = {"Half", "Float", "Double", "BFloat16"}
-_COMPLEX = {"ComplexHalf", "ComplexFloat", "ComplexDouble"}
-_NUM_TO_TENSOR_USERS = {"aten::Float", "aten::Int", "aten::FloatImplicit", "aten::IntImplicit",
-                        "aten::ScalarImplicit"}
 
 
 def _replace_with_constant(node: Node, value) -> None:
@@ -79,7 +73,7 @@ class _Peephole:
                     a.device is not None and a.device == b.device:
                 node.output.replace_all_uses_with(node.inputs[0])
                 self.changed = True
-        elif k in _NUM_TO_TENSOR_USERS and len(node.inputs) == 1:
+        elif facts.has_tag(k, "tensor_to_number") and len(node.inputs) == 1:
             if node.inputs[0].node.kind == "prim::NumToTensor":
                 node.output.replace_all_uses_with(node.inputs[0].node.inputs[0])
                 self.changed = True
@@ -105,17 +99,17 @@ class _Peephole:
         elif shape and matches(node, "aten::is_floating_point", "Tensor"):
             st = tensor_type(node.inputs[0]).scalar_type
             if st is not None:
-                _replace_with_constant(node, st in _FLOATING)
+                _replace_with_constant(node, is_floating_name(st))
                 self.changed = True
         elif shape and matches(node, "aten::is_complex", "Tensor"):
             st = tensor_type(node.inputs[0]).scalar_type
             if st is not None:
-                _replace_with_constant(node, st in _COMPLEX)
+                _replace_with_constant(node, is_complex_name(st))
                 self.changed = True
         elif shape and matches(node, "prim::dtype", "Tensor"):
             st = tensor_type(node.inputs[0]).scalar_type
-            if st in _SCALAR_TYPE_CODE:
-                _replace_with_constant(node, _SCALAR_TYPE_CODE[st])
+            if st in SCALAR_TYPE_BY_NAME:
+                _replace_with_constant(node, SCALAR_TYPE_BY_NAME[st].code)
                 self.changed = True
         elif shape and matches(node, "prim::device", "Tensor"):
             dev = tensor_type(node.inputs[0]).device
@@ -136,19 +130,17 @@ class _Peephole:
 
 # ---- PeepholeOptimizeAliasSensitive
 
-_CONV_RANK = {"aten::conv1d": 3, "aten::conv2d": 4, "aten::conv3d": 5}
-
 
 def _alias_sensitive(block, shape: bool) -> bool:
     changed = False
     for node in block.nodes():
         for b in node.blocks:
             changed |= _alias_sensitive(b, shape)
-        if node.kind in _CONV_RANK:
+        if facts.has_tag(node.kind, "convolution"):
             dim_uses = [u for u in node.output.uses if u.user.kind == "aten::dim"]
             if dim_uses and not has_writers(node.output):
                 for u in dim_uses:
-                    _replace_with_constant(u.user, _CONV_RANK[node.kind])
+                    _replace_with_constant(u.user, facts.convolution_input_rank(node.kind))
                 changed = True
         elif (shape and matches(node, "aten::add", "Tensor", "Scalar", "Scalar")) or \
                 matches(node, "aten::sub", "Tensor", "Scalar", "Scalar"):
@@ -174,7 +166,7 @@ def _alias_sensitive(block, shape: bool) -> bool:
 
 def _is_float_tensor(v) -> bool:
     st = v.type.scalar_type if isinstance(v.type, TensorType) else None
-    return (st or "Float") in _FLOATING | _COMPLEX
+    return is_floating_name(st or "Float") or is_complex_name(st or "Float")
 
 
 def _escapes(v) -> bool:

@@ -107,13 +107,7 @@ def has_writers(v: Value, _seen: Optional[set] = None) -> bool:
         if _writes(use):
             return True
         u = use.user
-        if u.kind in ("prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-                      "aten::view", "aten::t", "aten::transpose", "aten::reshape",
-                      "aten::expand", "aten::slice", "aten::select", "aten::squeeze",
-                      "aten::unsqueeze", "aten::permute", "aten::flatten", "aten::detach",
-                      "prim::unchecked_cast", "aten::__getitem__", "prim::ListUnpack",
-                      "prim::TupleUnpack", "aten::contiguous", "aten::alias",
-                      "prim::TupleIndex"):
+        if facts.has_tag(u.kind, "may_alias_input"):
             if any(has_writers(o, seen) for o in u.outputs):
                 return True
         elif u.kind in ("prim::Return",):
@@ -121,7 +115,7 @@ def has_writers(v: Value, _seen: Optional[set] = None) -> bool:
             if owner is not None and has_writers(owner.outputs[use.offset], seen) \
                     if owner is not None and use.offset < len(owner.outputs) else False:
                 return True
-        elif u.kind in ("prim::Loop", "prim::If", "prim::CallFunction", "prim::CallMethod"):
+        elif facts.has_tag(u.kind, "control_flow") or facts.has_tag(u.kind, "call"):
             return True  # conservatively: the callee or loop body may write it
     return False
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 from irjit.compiler.autodiff.differentiate import type_requires_grad
 from irjit.compiler.ir.node import Block, Node, Value
 from irjit.ops import facts
+from irjit.ops.dtypes import is_complex_name, is_floating_name
 from irjit.ops.types import TensorType
 
 from .registry import register_pass
-
-_DIFFERENTIABLE_DTYPES = frozenset({"Float", "Double", "Half", "BFloat16", "ComplexFloat",
-                                    "ComplexDouble", "ComplexHalf"})
 
 
 def _get(v: Value) -> bool:
@@ -38,7 +36,7 @@ def _simple(node: Node) -> None:
     for out in node.outputs:
         t = out.type
         if isinstance(t, TensorType):
-            ok = t.scalar_type is None or t.scalar_type in _DIFFERENTIABLE_DTYPES
+            ok = t.scalar_type is None or is_floating_name(t.scalar_type) or is_complex_name(t.scalar_type)
             _set(out, should and ok)
 
 

@@ -13,6 +13,7 @@ Zero inputs becomes `prim::AutogradZero`, of all Nonzero inputs is inlined. With
 from __future__ import annotations
 
 from irjit.compiler.ir import Graph, Node
+from irjit.ops import facts
 from irjit.ops.types import BOOL, ListType, TensorType
 
 from .peephole_helpers import must_be_none
@@ -28,8 +29,7 @@ class _Specializer:
         self.state: dict = {}
 
     def is_backward_graph(self) -> bool:
-        return any(n.kind in ("prim::AutogradAnyNonZero", "prim::AutogradAdd",
-                              "aten::_grad_sum_to_size") for n in self.graph.walk())
+        return any(facts.has_tag(n.kind, "backward_only") for n in self.graph.walk())
 
     def states_from_inputs(self) -> None:
         for v in self.graph.inputs:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from irjit.compiler.ir import Block, Graph, Node
+from irjit.ops import facts
 from irjit.ops.types import INT
 
 from .peephole_helpers import _local_dce, const_bool, const_int, eliminate_dead_code
@@ -15,7 +16,6 @@ from .registry import register_pass
 UNROLL_FACTOR = 8
 MAX_BODY_SIZE = 32
 MAX_BODY_REPEATS = 64
-_NOT_EXECUTED = {"prim::Constant", "prim::profile", "prim::profile_ivalue"}
 
 
 # ---- cloning with PyTorch's naming side effects (createClone copies output metadata once,
@@ -64,7 +64,7 @@ def _limited_block_size(block: Block, limit: int) -> int:
             return limit
         for b in n.blocks:
             i += _limited_block_size(b, limit - i)
-        if n.kind not in _NOT_EXECUTED:
+        if not facts.has_tag(n.kind, "no_cost"):
             i += 1
     return i
 
