@@ -204,6 +204,8 @@ _ARITHMETIC = frozenset({"aten::add", "aten::sub", "aten::mul", "aten::div"})
 # `aten::Int(t)`-like conversions of a (NumToTensor'd) tensor back to a number
 _TENSOR_TO_NUMBER = frozenset({"aten::Float", "aten::Int", "aten::FloatImplicit",
                                "aten::IntImplicit", "aten::ScalarImplicit"})
+# `x op 1 == x` for numbers (peephole's arithmetic identities)
+_RIGHT_IDENTITY_ONE = frozenset({"aten::mul", "aten::floordiv", "aten::div"})
 _CONVOLUTION = frozenset({"aten::conv1d", "aten::conv2d", "aten::conv3d"})
 # outputs may alias an input (views, containers, unpacking), for has-writers approximations
 _MAY_ALIAS_INPUT = frozenset({
@@ -239,7 +241,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "profiled_with_dims_only": _PROFILED_WITH_DIMS_ONLY, "profiled_producer": _PROFILED_PRODUCER,
     "differentiable": frozenset(_SYMBOLIC_SCRIPT) | _ALWAYS_DIFFERENTIABLE,
     "always_differentiable": _ALWAYS_DIFFERENTIABLE,
-    "arithmetic": _ARITHMETIC, "tensor_to_number": _TENSOR_TO_NUMBER,
+    "arithmetic": _ARITHMETIC, "right_identity_one": _RIGHT_IDENTITY_ONE, "tensor_to_number": _TENSOR_TO_NUMBER,
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,

@@ -242,7 +242,7 @@ def _non_tensor(block) -> bool:  # noqa: C901
                     node.inputs[0].type in (INT,):
                 _replace_with_constant(node, k == "aten::eq")
                 changed = True
-        elif k in ("aten::mul", "aten::floordiv", "aten::div"):
+        elif facts.has_tag(k, "right_identity_one"):
             c = _arith_constant(node)
             if c == 1:
                 node.output.replace_all_uses_with(node.inputs[0])
