@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import code_of, dtype_from_code
+from .dtypes import code_of, dtype_from_code, scalar_type_name
 from ._common import normalize_dim
 from .registry import derivative, op
 
@@ -14,13 +14,8 @@ def _prepare(x, dim, dtype):
     if dtype is not None:
         x = x.astype(dtype_from_code(dtype))
     if x.dtype.kind not in "fc":
-        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{_torch_name(x.dtype)}\'')
+        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for \'{scalar_type_name(x.dtype)}\'')
     return x, normalize_dim(dim, x.ndim)
-
-
-def _torch_name(dt):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(np.dtype(dt).name, np.dtype(dt).name)
 
 
 def _softmax_np(x, dim, log):
