@@ -92,6 +92,9 @@ class OpEntry:
     nondeterministic: bool = False
     extras: dict = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return f"<op {self.schema.text}>"
+
     @property
     def tags(self) -> frozenset:
         """Category tags ("pointwise", "comparison", "view", "fusible", "differentiable",
@@ -109,9 +112,6 @@ class OpEntry:
     @property
     def is_random(self) -> bool:
         return "random" in self.tags
-
-    def __repr__(self) -> str:
-        return f"<op {self.schema.text}>"
 
 
 _REGISTRY: dict[str, list[OpEntry]] = {}
