@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .registry import OpEntry, overloads
+from .registry import OpEntry, all_entries, overloads
 
 # ---- side effects (PyTorch's `Node::hasSideEffects`, ir.cpp) plus irjit's guard nodes, which
 # must stay where they are even when their outputs look unused.
@@ -307,3 +307,9 @@ def entry_tags(entry: OpEntry) -> frozenset:
     if entry.nondeterministic:
         found.add("random")
     return frozenset(found)
+
+
+def attach() -> None:
+    """Put each registered schema's tags on its entry (`OpEntry.tags`)."""
+    for entry in all_entries():
+        entry.tags = entry_tags(entry)

@@ -88,22 +88,15 @@ class OpEntry:
     shape_rule: Optional[Callable] = None
     # `rule(dtypes) -> dtype`: output dtype from the tensor inputs' numpy dtypes (`shape_rules`)
     dtype_rule: Optional[Callable] = None
+    # category tags ("pointwise", "comparison", "view", "fusible", "differentiable", "random",
+    # "side_effects", ...), set from the op layer's facts once every op is registered (`facts`)
+    tags: frozenset = frozenset()
     # ops whose result depends on more than their inputs (random ops) are not folded or CSE'd
     nondeterministic: bool = False
     extras: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"<op {self.schema.text}>"
-
-    @property
-    def tags(self) -> frozenset:
-        """Category tags ("pointwise", "comparison", "view", "fusible", "differentiable",
-        "random", "side_effects", ...; see `facts`)."""
-        found = self.extras.get("tags")
-        if found is None:
-            from .facts import entry_tags
-            found = self.extras["tags"] = entry_tags(self)
-        return found
 
     @property
     def has_side_effects(self) -> bool:

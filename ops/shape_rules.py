@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import facts
+from .facts import has_tag
 from .dtypes import promote_types
 from .registry import all_entries
 from .types import SCALAR_TYPES, TensorType
@@ -159,17 +159,17 @@ def explicit_sizes(kind: str, shapes: list, values: list) -> Any:
 
 def symbolic_sizes(kind: str, shapes: list, values: list, tensor_args: list) -> Optional[tuple]:
     """Sizes from ranks and partial sizes (PyTorch's symbolic shape functions, for common ops)."""
-    if facts.has_tag(kind, "shape_preserving") and shapes and shapes[0] is not None:
+    if has_tag(kind, "shape_preserving") and shapes and shapes[0] is not None:
         return tuple(shapes[0])
-    if facts.has_tag(kind, "broadcasting") and tensor_args:
+    if has_tag(kind, "broadcasting") and tensor_args:
         known = [shapes[i] for i in tensor_args]
         if all(s is not None for s in known):
             return broadcast_sizes(*[tuple(s) for s in known])
         return None
-    if facts.has_tag(kind, "full_reduction") and \
+    if has_tag(kind, "full_reduction") and \
             (len(values) == 1 or (len(values) == 2 and not isinstance(values[1], (list, tuple)))):
         return ()  # reduction over everything (the second argument is a dtype)
-    if facts.has_tag(kind, "dim_reduction") and shapes[0] is not None:
+    if has_tag(kind, "dim_reduction") and shapes[0] is not None:
         x = shapes[0]
         dims = values[1]
         keep = values[2] if len(values) > 2 else False
@@ -185,9 +185,9 @@ def result_dtype(kind: str, dtypes: list) -> np.dtype:
     """The dtype of a pointwise op's result from its tensor inputs' dtypes: promoted as PyTorch
     promotes, bool for comparisons and logical ops, float32 for ops that make integers floating."""
     dt = promote_types(*dtypes)
-    if facts.has_tag(kind, "comparison") or facts.has_tag(kind, "logical"):
+    if has_tag(kind, "comparison") or has_tag(kind, "logical"):
         return np.dtype(np.bool_)
-    if facts.has_tag(kind, "float_result") and dt.kind not in "fc":
+    if has_tag(kind, "float_result") and dt.kind not in "fc":
         return np.dtype(np.float32)
     return dt
 
@@ -198,9 +198,9 @@ def attach() -> None:
         kind = entry.schema.name
         if kind in _EXPLICIT:
             entry.shape_rule = _explicit_rule(kind)
-        elif facts.has_tag(kind, "pointwise") or facts.has_tag(kind, "reduction"):
+        elif has_tag(kind, "pointwise") or has_tag(kind, "reduction"):
             entry.shape_rule = _symbolic_rule(kind)
-        if facts.has_tag(kind, "pointwise"):
+        if has_tag(kind, "pointwise"):
             entry.dtype_rule = _dtype_rule(kind)
 
 
