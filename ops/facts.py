@@ -271,7 +271,10 @@ def has_tag(kind: str, tag: str) -> bool:
 def kinds_with(tag: str) -> frozenset:
     """The kinds listed with `tag` (registry entries flagged random included for "random")."""
     assert tag in TAGS, f"unknown tag {tag!r}"
-    return frozenset(k for k, t in _KIND_TAGS.items() if tag in t)
+    kinds = frozenset(k for k, t in _KIND_TAGS.items() if tag in t)
+    if tag == "random":
+        kinds |= {e.schema.name for e in all_entries() if e.nondeterministic}
+    return kinds
 
 
 def has_side_effects(kind: str) -> bool:

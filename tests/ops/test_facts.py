@@ -70,6 +70,7 @@ def test_random_ops_by_table_and_by_registry_flag():
     assert facts.has_tag("aten::rand_like", "random")
     flagged = [e for e in registry.all_entries() if e.nondeterministic]
     assert flagged and all(e.is_random and facts.has_tag(e.schema.name, "random") for e in flagged)
+    assert {e.schema.name for e in flagged} <= facts.kinds_with("random")
     assert not facts.has_tag("aten::relu", "random")
 
 
