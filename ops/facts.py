@@ -241,7 +241,8 @@ _TAG_TABLES: dict[str, frozenset] = {
     "profiled_with_dims_only": _PROFILED_WITH_DIMS_ONLY, "profiled_producer": _PROFILED_PRODUCER,
     "differentiable": frozenset(_SYMBOLIC_SCRIPT) | _ALWAYS_DIFFERENTIABLE,
     "always_differentiable": _ALWAYS_DIFFERENTIABLE,
-    "arithmetic": _ARITHMETIC, "right_identity_one": _RIGHT_IDENTITY_ONE, "tensor_to_number": _TENSOR_TO_NUMBER,
+    "arithmetic": _ARITHMETIC, "right_identity_one": _RIGHT_IDENTITY_ONE,
+    "tensor_to_number": _TENSOR_TO_NUMBER,
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
@@ -265,7 +266,9 @@ def tags(kind: str) -> frozenset:
 
 def has_tag(kind: str, tag: str) -> bool:
     assert tag in TAGS, f"unknown tag {tag!r}"
-    return tag in tags(kind)
+    if tag == "random":
+        return tag in tags(kind)
+    return tag in _KIND_TAGS.get(kind, ())
 
 
 def kinds_with(tag: str) -> frozenset:
