@@ -40,7 +40,7 @@ def _decompose(block) -> bool:
 
 
 @register_pass("decompose_ops")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's DecomposeOps: addmm with unit beta/alpha -> add + mm."""
     changed = _decompose(graph.block)
     if changed:

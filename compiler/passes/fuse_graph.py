@@ -228,7 +228,7 @@ def _clean_subgraph(sub: Graph) -> None:
 
 
 @register_pass("fuse_graph")
-def run(graph: Graph, strict: bool = False, **_options) -> bool:
+def run(graph: Graph, strict: bool = False) -> bool:
     """PyTorch's legacy FuseGraph: pointwise ops into prim::FusionGroup subgraphs."""
     changed = _Fuser(graph.block, bool(int(strict))).run()
     if changed:

@@ -12,7 +12,7 @@ from .unroll_loops import clone_block_from
 
 
 @register_pass("lower_grad_of")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's LowerGradOf: GradOf -> If on AutogradAnyNonZero (top-level nodes, as PyTorch)."""
     changed = False
     for node in list(graph.nodes()):

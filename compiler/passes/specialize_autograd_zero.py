@@ -174,7 +174,7 @@ def _replace_with_fallback(block, inputs) -> None:
 
 
 @register_pass("specialize_autograd_zero")
-def run(graph: Graph, profiling: bool = True, **_options) -> bool:
+def run(graph: Graph, profiling: bool = True) -> bool:
     """PyTorch's specializeAutogradZero: fold AutogradAdd/AnyNonZero by known zero gradients."""
     s = _Specializer(graph)
     if not s.is_backward_graph():

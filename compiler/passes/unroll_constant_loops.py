@@ -12,7 +12,7 @@ from .unroll_loops import unroll_block
 
 
 @register_pass("unroll_constant_loops")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's UnrollConstantLoops: unroll for-loops with a constant trip count."""
     changed = unroll_block(graph.block, True)
     if changed:

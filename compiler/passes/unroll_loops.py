@@ -182,7 +182,7 @@ def unroll_block(block: Block, constant_only: bool) -> bool:
 
 
 @register_pass("unroll_loops")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's UnrollLoops: unroll small for-loops (fully when the trip count is a small constant)."""
     changed = unroll_block(graph.block, False)
     if changed:
