@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Optional
 
 from irjit.compiler.autodiff.differentiate import differentiate, type_requires_grad
-from irjit.compiler.autodiff.settings import default_thresholds
 from irjit.compiler.autodiff.side_table import set_gradient
+from irjit.compiler.settings import get_settings
 from irjit.ops.types import TENSOR, TensorType
 
 from .create_autodiff_subgraphs import create_autodiff_subgraphs
@@ -63,7 +63,7 @@ def remove_tensor_type_specializations(graph) -> None:
 def autodiff(graph, node_threshold: Optional[int] = None, inline_threshold: Optional[int] = None,
              input_types=None, grad_enabled: bool = True) -> bool:
     """Specialize, optimize, slice DifferentiableGraphs, differentiate them, inline small ones."""
-    nt, it = default_thresholds()
+    nt, it = get_settings().autodiff_thresholds()
     nt = nt if node_threshold is None else int(node_threshold)
     it = it if inline_threshold is None else int(inline_threshold)
     if input_types:
