@@ -3,9 +3,13 @@ and in the 2017 format (`{ ... uses = [...], scope: ...; }`) for graphs read fro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .ir.attributes import format_attribute
-from .ir.graph import Graph
 from .ir.node import Node, Value
+
+if TYPE_CHECKING:  # the graph calls the printer (`str(graph)`), so the printer may not import it
+    from .ir.graph import Graph
 
 
 def is_group_node(n: Node) -> bool:

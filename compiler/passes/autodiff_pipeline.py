@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from irjit.compiler.autodiff.differentiate import differentiate, type_requires_grad
-from irjit.compiler.autodiff.side_table import set_gradient
+from irjit.compiler.autodiff.gradient import pack_gradient
 from irjit.compiler.settings import get_settings
 from irjit.ops.types import TENSOR, TensorType
 
@@ -86,8 +86,7 @@ def autodiff(graph, node_threshold: Optional[int] = None, inline_threshold: Opti
             remove_tensor_type_specializations(grad.f)
             for name in FORWARD_OPTIMIZATION:
                 _maybe(name, grad.f)
-            dnode.set_attr("Subgraph", "g", grad.f)
-            set_gradient(dnode, grad)
+            pack_gradient(dnode, grad)
         inline_autodiff_subgraphs(graph, threshold=it)
     _maybe("eliminate_dead_code", graph)
     return True

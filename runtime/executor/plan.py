@@ -96,8 +96,8 @@ def gradient_for(node: Node):
     """The Gradient of a DifferentiableGraph node: the one the autodiff pipeline recorded,
     or else differentiate its subgraph now."""
     from irjit.compiler.autodiff import differentiate
-    from irjit.compiler.autodiff.side_table import get_gradient
-    grad = get_gradient(node)
+    from irjit.compiler.autodiff.gradient import unpack_gradient
+    grad = unpack_gradient(node)
     return grad if grad is not None else differentiate(node.subgraph.copy())
 
 

@@ -172,7 +172,7 @@ def _forward_requires_no_grad(f: Graph) -> None:
 def differentiate_node(dnode: Node, grad=None) -> bool:
     """Differentiate the node's body and keep the forward graph as its subgraph; False (and
     the node inlined back) when the body cannot be differentiated symbolically."""
-    from irjit.compiler.autodiff.side_table import set_gradient
+    from irjit.compiler.autodiff.gradient import pack_gradient
     from irjit.compiler.passes.autodiff_pipeline import try_differentiate
     grad = grad if grad is not None else try_differentiate(dnode)
     if grad is None:
@@ -180,8 +180,7 @@ def differentiate_node(dnode: Node, grad=None) -> bool:
     remove_profile_nodes(grad.f)
     _forward_requires_no_grad(grad.f)
     run_passes(grad.f, FORWARD)
-    dnode.set_attr("Subgraph", "g", grad.f)
-    set_gradient(dnode, grad)
+    pack_gradient(dnode, grad)
     return True
 
 
