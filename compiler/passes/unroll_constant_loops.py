@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Graph
 
-from .peephole_helpers import eliminate_dead_code
+from .eliminate_dead_code import eliminate_dead_code
 from .registry import register_pass
 from .unroll_loops import unroll_block
 
