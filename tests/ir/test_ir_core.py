@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irjit.compiler import IRParseError, parse_ir
+from irjit import IRParseError, parse_ir
 from irjit.compiler.ir import (BOOL, FLOAT, INT, NONE, STR, TENSOR, Device, DictType, FutureType,
                          Graph, IRVerificationError, ListType, OptionalType, SourceLocation,
                          TensorType, TupleType, Use)
@@ -637,7 +637,7 @@ def test_one_node_cloner_takes_a_dict_or_a_function():
     """`Graph.clone_node` (PyTorch's createClone) maps inputs through a dict (and records the
     copy's outputs there) or through a function; within one graph a cloned name takes the
     name and the original becomes `name.1`, as PyTorch's setDebugName does."""
-    from irjit.compiler import parse_ir as parse
+    from irjit import parse_ir as parse
     g = parse("graph(%x : Tensor, %w : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n")
     relu = next(iter(g.nodes()))
     mapping = {g.inputs[0]: g.inputs[1]}

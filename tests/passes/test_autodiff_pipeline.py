@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from irjit import compiler
+import irjit
 from irjit.compiler.autodiff.gradient import unpack_gradient
 from irjit.compiler.passes.registry import get_pass
 from irjit.compiler.structural_hash import structural_hash
@@ -16,7 +16,7 @@ FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures", "autodiff")
 
 
 def test_pipeline_differentiates_and_keeps_gradient_off_the_printout():
-    g = compiler.parse_ir(POINTWISE)
+    g = irjit.parse_ir(POINTWISE)
     get_pass("autodiff").run(g)
     (dg,) = _dgs(g)
     grad = unpack_gradient(dg)
@@ -30,10 +30,10 @@ def test_seed_conv_relu(name):
     if not is_registered("aten::relu"):
         pytest.skip("aten::relu is not registered yet")
     text = open(os.path.join(FIX, name + ".ir")).read()
-    g = compiler.parse_ir(text)
+    g = irjit.parse_ir(text)
     get_pass("autodiff").run(g, input_types="Float(1, 3, 8, 8, requires_grad=1)")
     assert not _dgs(g)  # default thresholds: PyTorch 2.13 shows no DifferentiableGraph
-    g = compiler.parse_ir(text)
+    g = irjit.parse_ir(text)
     get_pass("autodiff").run(g, input_types="Float(1, 3, 8, 8, requires_grad=1)",
                              node_threshold=1, inline_threshold=1)
     (dg,) = _dgs(g)
@@ -44,7 +44,7 @@ def test_seed_conv_relu(name):
 def test_a_copied_graph_keeps_the_gradient_of_its_differentiable_graph():
     """The Gradient travels with the node: a copy's DifferentiableGraph has one of its own
     (copied graphs, equal fields), and changing the copy leaves the original alone."""
-    g = compiler.parse_ir(POINTWISE)
+    g = irjit.parse_ir(POINTWISE)
     get_pass("autodiff").run(g)
     (dg,) = _dgs(g)
     grad = unpack_gradient(dg)
@@ -69,7 +69,7 @@ def test_copied_graph_runs_its_differentiable_graph_with_the_packed_gradient():
     from irjit.runtime.autograd import backward
     from irjit.runtime.executor.legacy import LegacyGraphExecutor
     from irjit.runtime.executor.plan import ExecutionPlan, gradient_for
-    g = compiler.parse_ir(POINTWISE)
+    g = irjit.parse_ir(POINTWISE)
     get_pass("autodiff").run(g)
     copy = g.copy()
     (dg,) = _dgs(copy)

@@ -1,7 +1,7 @@
 """inline_autodiff_subgraphs: groups below the threshold are inlined back; the global switch
 turns the pipeline's thresholds to 1 as torch._C._debug_set_autodiff_subgraph_inlining does."""
 
-from irjit import compiler
+import irjit
 from irjit.compiler.settings import debug_set_autodiff_subgraph_inlining, get_settings
 from irjit.compiler.passes.registry import get_pass
 
@@ -9,7 +9,7 @@ from .test_create_autodiff_subgraphs import POINTWISE, _dgs
 
 
 def test_small_subgraphs_are_inlined():
-    g = compiler.parse_ir(POINTWISE)
+    g = irjit.parse_ir(POINTWISE)
     get_pass("create_autodiff_subgraphs").run(g)
     assert not get_pass("inline_autodiff_subgraphs").run(g, threshold=5)  # 5 nodes stay
     assert get_pass("inline_autodiff_subgraphs").run(g, threshold=100)
