@@ -13,6 +13,9 @@ import threading
 from dataclasses import dataclass, replace
 
 GUARD_STYLES = ("typecheck", "bailout")
+# PyTorch's autodiffSubgraphNodeThreshold / autodiffSubgraphInlineThreshold
+AUTODIFF_NODE_THRESHOLD = 2
+AUTODIFF_INLINE_THRESHOLD = 5
 
 
 @dataclass(frozen=True)
@@ -22,8 +25,8 @@ class ExecutorSettings:
     profiling_executor: bool = True  # PyTorch 2.x default; False gives the legacy executor
     num_profiled_runs: int = 1  # torch._C._jit_set_num_profiled_runs
     bailout_depth: int = 12  # re-specializations allowed (PyTorch: STATIC 2 + DYNAMIC 10)
-    autodiff_node_threshold: int = 2  # autodiffSubgraphNodeThreshold
-    autodiff_inline_threshold: int = 5  # autodiffSubgraphInlineThreshold
+    autodiff_node_threshold: int = AUTODIFF_NODE_THRESHOLD
+    autodiff_inline_threshold: int = AUTODIFF_INLINE_THRESHOLD
     autodiff_subgraph_inlining: bool = True  # torch._C._debug_set_autodiff_subgraph_inlining
     guard_style: str = "typecheck"  # "typecheck" (2.x) or "bailout" (prim::BailOut, 1.x)
     backend: str = "interp"  # what runs an execution plan: a name registered in plan.py
