@@ -17,7 +17,10 @@ A factory is called once per plan with a `RunnerContext` and returns a runner:
 A runner has `graph` and `run(inputs) -> outputs` (one value per graph input and output). A
 runner whose entry guards reject the inputs (shapes, strides, dtypes it was not compiled for)
 raises `EntryGuardFailed` from `run` before doing any work: the plan then runs those inputs
-through the interpreter, so the executor falls back per call.
+through the interpreter (counted in `COUNTERS.bailouts`), so the executor falls back per call.
+A runner runs inside the executor's grad mode; `f` and `df` of DifferentiableGraphs reach it as
+graphs of their own (through `run_subgraph` and the child executors), so a runner need not know
+about autograd.
 """
 
 from __future__ import annotations
