@@ -18,9 +18,10 @@ A runner has `graph` and `run(inputs) -> outputs` (one value per graph input and
 runner whose entry guards reject the inputs (shapes, strides, dtypes it was not compiled for)
 raises `EntryGuardFailed` from `run` before doing any work: the plan then runs those inputs
 through the interpreter (counted in `COUNTERS.bailouts`), so the executor falls back per call.
-A runner runs inside the executor's grad mode; `f` and `df` of DifferentiableGraphs reach it as
-graphs of their own (through `run_subgraph` and the child executors), so a runner need not know
-about autograd.
+The `f` and `df` graphs of DifferentiableGraphs reach runners as plans of their own, run with
+grad mode off (DifferentiableGraphOp records their backward); anywhere else the interpreter
+records ops on the autograd tape when grad mode is on, so a runner that cannot must reject
+inputs that require grad with `EntryGuardFailed`.
 """
 
 from __future__ import annotations
