@@ -8,8 +8,8 @@ from irjit.compiler.autodiff.differentiable_ops import VIEW_OPS
 from irjit.compiler.autodiff.differentiate import _pure, is_differentiable
 from irjit.compiler.autodiff.subgraph_utils import (create_singleton_subgraph, merge_node_into_subgraph,
                                               unmerge_subgraph)
-from irjit.compiler.ir.node import Block, Node
 from irjit.compiler.settings import AUTODIFF_NODE_THRESHOLD
+from irjit.compiler.ir.node import Block, Node
 
 from .registry import all_passes, register_pass
 
