@@ -39,8 +39,10 @@ def run_time_imports(name: str, path: Path, known: set[str]) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)  # submodules
+            submodules = {f"{target}.{alias.name}" for alias in node.names} & known
+            found |= submodules
+            if len(submodules) < len(node.names):  # some names are defined in `target` itself
+                found.add(target)
     return {m for m in found if m in known and m != name}
 
 
