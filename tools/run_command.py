@@ -12,8 +12,10 @@ import numpy as np
 from irjit.compiler.ir import ListType, NamedType, OptionalType, TensorType
 from irjit.ops.types import SCALAR_TYPES
 
+from .sources import UsageError, read_source
 
-class RunUsageError(Exception):
+
+class RunUsageError(UsageError):
     """Bad files or options for `irtool run`."""
 
 
@@ -82,13 +84,13 @@ def cmd_run(args) -> int:
     from irjit import runtime
     from irjit.runtime.values import flatten_value, to_numpy
 
-    from .irtool import read_source
     text, name = read_source(args.file)
     inputs = read_npz(args.inputs, "inputs")
     params = read_npz(args.params, "params")
     constants = read_npz(args.constants, "constants")
     from irjit.compiler import parse_ir
-    from irjit.runtime.executor import COUNTERS, update_settings
+    from irjit.runtime.executor import COUNTERS, get_settings, update_settings
+    from irjit.runtime.executor.plan import runner_factory
     graph = parse_ir(text, name)
     changes = {k: v for k, v in (("autodiff_node_threshold", args.autodiff_node_threshold),
                                  ("autodiff_inline_threshold", args.autodiff_inline_threshold),
@@ -97,6 +99,11 @@ def cmd_run(args) -> int:
     if args.runs < 1:
         raise RunUsageError("--runs must be at least 1")
     update_settings(**changes)
+    if args.executor != "interp":
+        try:
+            runner_factory(get_settings().backend)
+        except ValueError as e:  # IRJIT_BACKEND names no registered backend
+            raise RunUsageError(str(e)) from None
     COUNTERS.reset()
     fn = runtime.load(graph, params=params, constants=constants, executor=args.executor)
     fn.filename = fn.interpreter.filename = name

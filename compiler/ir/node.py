@@ -63,9 +63,6 @@ class Value:
         """The name PyTorch prints after `%`: the debug name, or else the unique number."""
         return self.debug_name if self.debug_name is not None else str(self.unique)
 
-    def has_uses(self) -> bool:
-        return bool(self.uses)
-
     def set_debug_name(self, name: Optional[str]) -> "Value":
         """Name the value; like PyTorch, a previous owner of the name is renamed `name.N`."""
         self.graph.rename_value(self, name)
@@ -86,11 +83,6 @@ class Value:
         """Redirect only the uses that come after `node` (in program order)."""
         for use in list(self.uses):
             if use.user.is_after(node):
-                use.user._set_input(use.offset, new)
-
-    def replace_all_uses_dominated_by_node_with(self, node: "Node", new: "Value") -> None:
-        for use in list(self.uses):
-            if use.user.is_dominated_by(node):
                 use.user._set_input(use.offset, new)
 
     def __repr__(self):
@@ -124,10 +116,6 @@ class Node:
 
     # ---- identity and description
     @property
-    def namespace(self) -> str:
-        return self.kind.split("::", 1)[0]
-
-    @property
     def output(self) -> Value:
         """The single output of a one-output node."""
         assert len(self.outputs) == 1, f"{self.kind} has {len(self.outputs)} outputs"
@@ -156,9 +144,6 @@ class Node:
 
     def has_attr(self, name: str) -> bool:
         return name in self.attrs
-
-    def remove_attr(self, name: str) -> None:
-        del self.attrs[name]
 
     @property
     def subgraph(self) -> "Graph":
@@ -190,11 +175,6 @@ class Node:
         old = self.inputs[i]
         self._set_input(i, new)
         return old
-
-    def replace_input_with(self, old: Value, new: Value) -> None:
-        for i, v in enumerate(self.inputs):
-            if v is old:
-                self._set_input(i, new)
 
     def remove_input(self, i: int) -> None:
         self._drop_use(i)
@@ -354,26 +334,6 @@ class Node:
             n = n.owning_block.owning_node
         return n.owning_block
 
-    def is_dominated_by(self, dominator: "Node") -> bool:
-        """True when `dominator` is in this node's block or an enclosing one, earlier."""
-        n: Optional[Node] = self
-        while n is not None:
-            if n.owning_block is dominator.owning_block:
-                return dominator._pos < n._pos or dominator is n
-            n = n.owning_block.owning_node if n.owning_block is not None else None
-        return False
-
-    def find_common_ancestor_block(self, other: "Node") -> "Block":
-        blocks = set()
-        b = self.owning_block
-        while b is not None:
-            blocks.add(b)
-            b = b.owning_node.owning_block if b.owning_node is not None else None
-        b = other.owning_block
-        while b not in blocks:
-            b = b.owning_node.owning_block
-        return b
-
     def walk(self) -> Iterator["Node"]:
         """This node's nested nodes, recursively, in program order (not the node itself)."""
         for b in self.blocks:
@@ -455,9 +415,6 @@ class Block:
             if n.blocks:
                 yield from n.walk()
 
-    def is_empty(self) -> bool:
-        return self.return_node.next is self.return_node
-
     @property
     def first_node(self) -> Node:
         """The first node, or the return node when the block is empty."""
@@ -485,15 +442,26 @@ class Block:
         for v in self.param_node.outputs:
             self.graph.forget_value(v)
 
-    def clone_from(self, src: "Block", value_map: dict) -> None:
-        """Append copies of `src`'s params, nodes and outputs; `value_map` maps old values to
-        new ones and is used for free variables (values defined outside `src`)."""
+    def clone_from(self, src: "Block", value_map) -> None:
+        """Append copies of `src`'s params, nodes and outputs (PyTorch's `Block::cloneFrom`).
+        `value_map` gives the values defined outside `src`: a dict (which also collects the
+        copies of `src`'s values) or a function of the old value. As in PyTorch, outputs get
+        their metadata twice (in `createClone` and here), so names cloned within one graph
+        get PyTorch's suffixes."""
+        local: dict = value_map if isinstance(value_map, dict) else {}
+
+        def env(v: Value) -> Value:
+            if v in local:
+                return local[v]
+            return value_map(v) if callable(value_map) else v
+
         for v in src.inputs:
-            value_map[v] = self.add_input(v.type).copy_metadata(v) if v.debug_name else \
-                self.add_input(v.type)
+            local[v] = self.add_input(v.type).copy_metadata(v)
         for n in src.nodes():
-            self.append_node(self.graph.clone_node(n, value_map))
+            c = self.append_node(self.graph.clone_node(n, env))
+            for old, new in zip(n.outputs, c.outputs):
+                local[old] = new.copy_metadata(old)
         for v in src.outputs:
-            self.register_output(value_map.get(v, v))
+            self.register_output(env(v))
 
 

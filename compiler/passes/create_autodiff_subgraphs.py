@@ -7,6 +7,7 @@ from __future__ import annotations
 from irjit.compiler.autodiff.differentiate import _pure, is_differentiable
 from irjit.compiler.autodiff.subgraph_utils import (create_singleton_subgraph, merge_node_into_subgraph,
                                               unmerge_subgraph)
+from irjit.compiler.settings import AUTODIFF_NODE_THRESHOLD
 from irjit.compiler.ir.node import Block, Node
 from irjit.ops import facts
 
@@ -106,7 +107,7 @@ class _Slicer:
         return True
 
 
-def create_autodiff_subgraphs(graph, node_threshold: int = 2) -> list[Node]:
+def create_autodiff_subgraphs(graph, node_threshold: int = AUTODIFF_NODE_THRESHOLD) -> list[Node]:
     """The DifferentiableGraph nodes created (PyTorch's return value)."""
     diff_nodes: list[Node] = []
     _Slicer(graph.block, node_threshold, diff_nodes, {}).run()
@@ -119,6 +120,6 @@ def create_autodiff_subgraphs(graph, node_threshold: int = 2) -> list[Node]:
 
 
 @register_pass("create_autodiff_subgraphs")
-def run(graph, node_threshold: int = 2) -> bool:
+def run(graph, node_threshold: int = AUTODIFF_NODE_THRESHOLD) -> bool:
     """Group differentiable nodes into prim::DifferentiableGraph subgraphs."""
     return bool(create_autodiff_subgraphs(graph, node_threshold))

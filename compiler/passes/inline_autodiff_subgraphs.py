@@ -4,6 +4,7 @@ with fewer than `threshold` nodes are inlined back (autograd then handles them e
 from __future__ import annotations
 
 from irjit.compiler.ir.node import Block, Node
+from irjit.compiler.settings import AUTODIFF_INLINE_THRESHOLD
 
 from .registry import all_passes, register_pass
 
@@ -47,7 +48,7 @@ def _scan_block(block: Block, threshold: int) -> bool:
 
 
 @register_pass("inline_autodiff_subgraphs")
-def run(graph, threshold: int = 5) -> bool:
+def run(graph, threshold: int = AUTODIFF_INLINE_THRESHOLD) -> bool:
     """Inline DifferentiableGraphs smaller than `threshold` nodes, then remove dead code."""
     changed = _scan_block(graph.block, threshold)
     dce = all_passes().get("eliminate_dead_code")

@@ -243,7 +243,7 @@ def _rg(requires_grad, dtype):
 
 
 @register_pass("propagate_input_shapes")
-def run(graph: Graph, symbolic: bool = False, **_options) -> bool:
+def run(graph: Graph, symbolic: bool = False) -> bool:
     """PyTorch's PropagateInputShapes (or, with symbolic=1, propagate_shapes_on_graph)."""
     p = _Propagator(graph, bool(int(symbolic)))
     p.block(graph.block)

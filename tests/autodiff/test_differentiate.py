@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from irjit import compiler
+import irjit
 from irjit.compiler.autodiff import differentiate
 from irjit.runtime.run_gradient import run_backward, run_forward
 from irjit.ops.registry import is_registered
@@ -25,7 +25,7 @@ CASES = ["008_shape_fn_rsub_neg_lowered", "017_hand_mul_add"]
 
 
 def _load(case):
-    g = compiler.parse_ir(open(os.path.join(HERE, case, "input.ir")).read())
+    g = irjit.parse_ir(open(os.path.join(HERE, case, "input.ir")).read())
     missing = sorted({n.kind for n in g.walk() if n.kind.startswith("aten::") and not is_registered(n.kind)})
     if missing:
         pytest.skip(f"ops not registered yet: {', '.join(missing)}")
@@ -63,13 +63,12 @@ def test_gradients_match_tape(case):
     text = str(g)
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(v.type.sizes).astype(np.float32) for v in g.inputs]
-    grad = differentiate(compiler.parse_ir(text))
+    grad = differentiate(irjit.parse_ir(text))
     outs = run_forward(grad, [Tensor(x) for x in inputs])
     ogs = [rng.standard_normal(np.shape(outs[i].data)).astype(np.float32) for i in range(grad.f_real_outputs)]
     got = run_backward(grad, [Tensor(x) for x in inputs], outs, ogs)
 
-    from irjit import runtime
-    fn = runtime.load(compiler.parse_ir(text))
+    fn = irjit.load(irjit.parse_ir(text))
     ref = fn.run(*inputs)
     for o, r in zip(outs[:grad.f_real_outputs], ref):
         np.testing.assert_allclose(o.data, r.data, rtol=1e-5)

@@ -4,14 +4,13 @@ Each graph is IR text whose inputs have complete types (intermediates are untype
 formulas that need static shapes get them from the inputs' types). For each: differentiate,
 check that `f` and `df` lint and print/parse back, run `f` then `df` (run_gradient) on random
 inputs and random output gradients, and compare the outputs and the input gradients with
-`runtime.load(...).run(...)` + `.backward(...)`.
+`irjit.load(...).run(...)` + `.backward(...)`.
 """
 
 import numpy as np
 import pytest
 
-from irjit import compiler
-from irjit import runtime
+import irjit
 from irjit.compiler.autodiff import differentiate, is_differentiable
 from irjit.compiler.autodiff.differentiate import DifferentiationError
 from irjit.runtime.run_gradient import run_backward, run_forward
@@ -47,11 +46,11 @@ def _random_like(rng, out, undefined):
 def check(text, domain=None, undefined=(), seed=0, rtol=1e-4, atol=1e-5):
     """Differentiate `text` and compare f/df with the tape; `domain[i]` maps input i's random
     values into the op's domain; outputs listed in `undefined` get no gradient."""
-    g = compiler.parse_ir(text)
-    grad = differentiate(compiler.parse_ir(text))
+    g = irjit.parse_ir(text)
+    grad = differentiate(irjit.parse_ir(text))
     for graph in (grad.f, grad.df):
         graph.lint()
-        again = compiler.parse_ir(str(graph))
+        again = irjit.parse_ir(str(graph))
         again.lint()
         assert str(again) == str(graph)
     assert grad.df.outputs[0].node.kind == "prim::TupleConstruct"
@@ -69,7 +68,7 @@ def check(text, domain=None, undefined=(), seed=0, rtol=1e-4, atol=1e-5):
     ogs = [_random_like(rng, o, i in undefined) for i, o in enumerate(real)]
     got = run_backward(grad, [Tensor(x) for x in inputs], outs, ogs)
 
-    fn = runtime.load(compiler.parse_ir(text))
+    fn = irjit.load(irjit.parse_ir(text))
     ref = fn.run(*inputs)
     assert len(ref) == len(real)
     for o, r in zip(_flat(real), _flat(ref)):
@@ -316,7 +315,7 @@ def test_constant_chunk():
 
 
 def test_list_of_graph_input_is_refused():
-    g = compiler.parse_ir(f"""graph(%l : Tensor[]):
+    g = irjit.parse_ir(f"""graph(%l : Tensor[]):
   %d : int = prim::Constant[value=0]()
   %c : Tensor = aten::cat(%l, %d)
   return (%c)""")
@@ -327,7 +326,7 @@ def test_list_of_graph_input_is_refused():
 def test_list_ops_stay_out_of_autodiff_subgraphs():
     # is_differentiable is PyTorch's table: list-taking/-returning ops are differentiated only
     # inside a graph that builds/unpacks their lists, which the slicer never produces
-    g = compiler.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(4, 3)}):
+    g = irjit.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(4, 3)}):
   %n : int = prim::Constant[value=2]()
   %d : int = prim::Constant[value=0]()
   %l : Tensor[] = prim::ListConstruct(%x, %y)
@@ -504,7 +503,7 @@ def test_unpack_of_a_list_input():
   %c : Tensor = aten::mul(%a, %y)
   %d : Tensor = aten::add(%c, %b, %one)
   return (%d)"""
-    grad = differentiate(compiler.parse_ir(text))
+    grad = differentiate(irjit.parse_ir(text))
     grad.df.lint()
     assert grad.df_output_vjps == [0, 1]
     rng = np.random.default_rng(1)
@@ -535,7 +534,7 @@ def test_df_specialized_on_undefined_vjps():
   %s : Tensor = aten::sin(%y)
   %t : Tensor = aten::add(%m, %s, %n)
   return (%m, %s, %t)"""
-    grad = differentiate(compiler.parse_ir(text))
+    grad = differentiate(irjit.parse_ir(text))
     undefined = {1}
     df = grad.df
     for k, i in enumerate(grad.df_input_vjps):
@@ -558,7 +557,7 @@ def test_df_specialized_on_undefined_vjps():
         (result,) = Interpreter(df).run_block(df.block, args, {})
     got = dict(zip(grad.df_output_vjps, result))
 
-    fn = runtime.load(compiler.parse_ir(text))
+    fn = irjit.load(irjit.parse_ir(text))
     fn.run(x, y)
     want = fn.backward(ogs)
     np.testing.assert_allclose(got[0].data, want["arg0"], rtol=1e-5, atol=1e-6)
@@ -567,7 +566,7 @@ def test_df_specialized_on_undefined_vjps():
 
 def test_symbolic_emitter_passes_and_returns_tensor_lists():
     from irjit.compiler.autodiff.symbolic_emitter import SymbolicEmitter
-    g = compiler.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(2, 3)}):
+    g = irjit.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(2, 3)}):
   return (%x)""")
     x, y = g.inputs
     g.set_insert_point(g.return_node)
@@ -583,7 +582,8 @@ def test_symbolic_emitter_passes_and_returns_tensor_lists():
     g.register_output(e.op("aten::stack", pieces + [y], 1))
     g.lint()
     x_in, y_in = Tensor(np.ones((4, 3), np.float32)), Tensor(np.zeros((2, 3), np.float32))
-    outs = runtime.Interpreter(g).run([x_in, y_in])
+    from irjit.runtime.interpreter import Interpreter
+    outs = Interpreter(g).run([x_in, y_in])
     assert outs[1].data.shape == (2, 3, 3)
 
 

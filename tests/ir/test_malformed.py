@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from irjit.compiler import IRParseError, parse_ir
+from irjit import IRParseError, parse_ir
 
 MALFORMED = Path(__file__).resolve().parents[1] / "fixtures" / "malformed"
 FILES = sorted(MALFORMED.glob("*.ir"))

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from irjit.compiler import IRParseError, parse_ir
+from irjit import IRParseError, parse_ir
 from irjit.compiler.ir import (ANY, BOOL, DEVICE, FLOAT, INT, NONE, NUMBER, STR, TENSOR, ClassType,
                          DictType, FutureType, GenericType, Graph, ListType, OptionalType,
                          SourceLocation, TensorData, TensorType, TupleType)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROUNDTRIP = FIXTURES / "roundtrip"

@@ -51,7 +51,7 @@ def read_fixture(name: str) -> str:
 def run_pair(pair: dict, pass_name: str, **options) -> tuple[str, str, bool]:
     """Run `pass_name` on PyTorch's before-graph of `pair`; return (got, want, changed),
     both renumbered, with the graph linted."""
-    from irjit.compiler import parse_ir
+    from irjit import parse_ir
     from irjit.compiler.passes import get_pass
     g = parse_ir(read_fixture(pair["before"]))
     changed = get_pass(pass_name).run(g, **options)
@@ -64,7 +64,7 @@ def pair_ids(pairs: list[dict]) -> list[str]:
 
 
 def parse(text: str):
-    from irjit.compiler import parse_ir
+    from irjit import parse_ir
     return parse_ir(text)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irjit import runtime
+import irjit
 from irjit.compiler.ir import TensorType
 from irjit.compiler.passes import get_pass
 
@@ -37,7 +37,7 @@ def _inputs(g, seed: int = 0, shapes=None) -> list:
 
 
 def _run(g, inputs) -> list[np.ndarray]:
-    outs = runtime.load(g).run(*inputs, requires_grad=False)
+    outs = irjit.load(g).run(*inputs, requires_grad=False)
     return [o.data for o in outs]
 
 

@@ -1,7 +1,7 @@
 """create_autodiff_subgraphs: PyTorch's slicing (bottom-up merging, node threshold, no view ops,
 no crossing of blocks or side effects), up to value numbering."""
 
-from irjit import compiler
+import irjit
 from irjit.compiler.passes.registry import get_pass
 
 T = "Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)"
@@ -22,7 +22,7 @@ def _dgs(g):
 
 
 def test_merges_the_chain_like_pytorch():
-    g = compiler.parse_ir(POINTWISE)
+    g = irjit.parse_ir(POINTWISE)
     assert get_pass("create_autodiff_subgraphs").run(g)
     g.lint()
     (dg,) = _dgs(g)
@@ -37,16 +37,16 @@ def test_threshold_unmerges_small_groups():
   %1 : {T} = aten::neg(%x)
   return (%1)
 """
-    g = compiler.parse_ir(text)
+    g = irjit.parse_ir(text)
     assert not get_pass("create_autodiff_subgraphs").run(g)
     assert not _dgs(g)
-    g = compiler.parse_ir(text)
+    g = irjit.parse_ir(text)
     assert get_pass("create_autodiff_subgraphs").run(g, node_threshold=1)
     assert len(_dgs(g)) == 1
 
 
 def test_side_effects_and_views_split_groups():
-    g = compiler.parse_ir(f"""graph(%x : {T}):
+    g = irjit.parse_ir(f"""graph(%x : {T}):
   %1 : {T} = aten::neg(%x)
   %2 : int[] = prim::Constant[value=[16]]()
   %3 : Tensor = aten::view(%1, %2)
@@ -61,7 +61,7 @@ def test_side_effects_and_views_split_groups():
 
 
 def test_never_crosses_blocks():
-    g = compiler.parse_ir(f"""graph(%x : {T}, %c : bool):
+    g = irjit.parse_ir(f"""graph(%x : {T}, %c : bool):
   %1 : {T} = aten::neg(%x)
   %2 : Tensor = prim::If(%c)
     block0():

@@ -13,7 +13,7 @@ import pytest
 from filecheck.matcher import Matcher
 from filecheck.options import Options
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 from irjit.compiler.passes.manager import PassManager
 from irjit.compiler.passes.specialize_input_types import parse_input_types, specialize_input_types
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 from irjit.ops.types import TensorType
 from irjit.compiler.passes import get_pass
 from irjit.runtime.interpreter import Interpreter

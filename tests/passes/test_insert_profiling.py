@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 from irjit.compiler.passes import get_pass
 from . import renumber, run_text as run
 

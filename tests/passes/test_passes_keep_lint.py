@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 from irjit.compiler.autodiff.differentiate import DifferentiationError
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.passes import all_passes

@@ -1,11 +1,11 @@
 """propagate_requires_grad: PyTorch's RequiresGradAnalysis, through prim::If."""
 
-from irjit import compiler
+import irjit
 from irjit.compiler.passes.registry import get_pass
 
 
 def test_if_and_comparisons():
-    g = compiler.parse_ir("""graph(%x : Float(2, requires_grad=1), %y : Float(2, requires_grad=0), %c : bool):
+    g = irjit.parse_ir("""graph(%x : Float(2, requires_grad=1), %y : Float(2, requires_grad=0), %c : bool):
   %1 : Tensor = aten::neg(%y)
   %2 : Tensor = prim::If(%c)
     block0():

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 from irjit.compiler.passes import get_pass
 from . import run_example as run_pair, run_text as run
 

@@ -6,8 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irjit import compiler
-from irjit import runtime
+import irjit
 from irjit.ops.errors import IRRuntimeError, IRTypeError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -22,8 +21,8 @@ def test_call_method_runs_the_builtin_forward_like_the_inlined_graph():
     rng = np.random.default_rng(0)
     params = _params(rng)
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    graph = runtime.load(FIXTURES / "roundtrip" / "001_script_conv_relu_graph.ir", params=params)
-    inlined = runtime.load(FIXTURES / "roundtrip" / "002_script_conv_relu_inlined.ir", params=params)
+    graph = irjit.load(FIXTURES / "roundtrip" / "001_script_conv_relu_graph.ir", params=params)
+    inlined = irjit.load(FIXTURES / "roundtrip" / "002_script_conv_relu_inlined.ir", params=params)
     np.testing.assert_allclose(graph(x), inlined(x), rtol=1e-6)
     g1, g2 = graph.backward(), inlined.backward()
     for k in ("arg0", "conv.weight", "conv.bias"):
@@ -36,7 +35,7 @@ def test_call_method_on_a_user_class_asks_for_the_inlined_graph():
   %y : Tensor = prim::CallMethod[name="forward"](%m, %x)
   return (%y)
 """
-    fn = runtime.load(compiler.parse_ir(text))
+    fn = irjit.load(irjit.parse_ir(text))
     with pytest.raises(IRRuntimeError, match="no graph for method 'forward' of __torch__.models.Custom.*inlined"):
         fn(np.ones(3, np.float32))
 
@@ -51,12 +50,12 @@ def test_method_graphs_can_be_supplied():
   %y : Tensor = aten::neg(%x)
   return (%y)
 """
-    fn = runtime.load(compiler.parse_ir(outer), functions={"__torch__.models.Custom.forward": method})
+    fn = irjit.load(irjit.parse_ir(outer), functions={"__torch__.models.Custom.forward": method})
     np.testing.assert_array_equal(fn(np.arange(3.0)), -np.arange(3.0))
 
 
 def test_wrong_number_and_type_of_inputs():
-    fn = runtime.load(FIXTURES / "run" / "fn_int_list" / "graph.ir")
+    fn = irjit.load(FIXTURES / "run" / "fn_int_list" / "graph.ir")
     with pytest.raises(IRTypeError, match="takes 2 inputs"):
         fn(np.array([1, 2]))
     with pytest.raises(IRTypeError, match="input %k.1 expects int"):
@@ -65,7 +64,7 @@ def test_wrong_number_and_type_of_inputs():
 
 def test_shape_mismatch_names_the_node_and_line():
     text = "graph(%a : Tensor, %b : Tensor):\n  %c : Tensor = aten::mm(%a, %b)\n  return (%c)\n"
-    fn = runtime.load(compiler.parse_ir(text, "mm.ir"))
+    fn = irjit.load(irjit.parse_ir(text, "mm.ir"))
     fn.filename = fn.interpreter.filename = "mm.ir"
     with pytest.raises(IRRuntimeError, match=r"mm.ir:2: aten::mm: .*cannot be multiplied"):
         fn(np.ones((2, 3), np.float32), np.ones((4, 5), np.float32))
@@ -83,7 +82,7 @@ def test_inplace_on_a_view_routes_gradients_through_the_base():
   %z : Tensor = aten::mul(%y, %y)
   return (%z)
 """
-    fn = runtime.load(compiler.parse_ir(text))
+    fn = irjit.load(irjit.parse_ir(text))
     x = np.arange(6, dtype=np.float64).reshape(2, 3) + 1
     out = fn(x)
     y = x.copy()
@@ -98,7 +97,7 @@ def test_inplace_on_a_view_routes_gradients_through_the_base():
 def test_optional_attribute_left_out_of_params_is_none():
     rng = np.random.default_rng(1)
     params = {"conv.weight": rng.standard_normal((32, 3, 3, 3)).astype(np.float32)}
-    fn = runtime.load(FIXTURES / "roundtrip" / "002_script_conv_relu_inlined.ir", params=params)
+    fn = irjit.load(FIXTURES / "roundtrip" / "002_script_conv_relu_inlined.ir", params=params)
     out = fn(rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
     assert out.shape == (1, 32, 6, 6)
 
@@ -106,7 +105,7 @@ def test_optional_attribute_left_out_of_params_is_none():
 def test_pytorch_optimized_graphs_run_in_the_plain_interpreter_for_any_inputs():
     """A printed graph_for output (guards + DifferentiableGraph + fallback call) runs without
     its fallback function: outside an executor the guarded code runs, computing the same."""
-    fn = runtime.load(FIXTURES / "roundtrip" / "285_prof_fn_pointwise_grad_run2.ir")
+    fn = irjit.load(FIXTURES / "roundtrip" / "285_prof_fn_pointwise_grad_run2.ir")
     x = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
     y = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
     out = fn.run(x, y, requires_grad=False)[0].data  # fails RequiresGradCheck's requires_grad=1

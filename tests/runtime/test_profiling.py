@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from irjit.compiler import parse_ir
+from irjit import parse_ir
 from irjit.ops.types import TensorType
 from irjit.runtime.autograd import no_grad
 from irjit.runtime.profiling import ProfilingInterpreter, merge_profiled, record_profile

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irjit import runtime
+import irjit
 from irjit.runtime.values import flatten_value, to_numpy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -34,7 +34,7 @@ def _load_npz(path: Path) -> dict:
 
 def load_case(case: Path):
     inputs = _load_npz(case / "inputs.npz")
-    fn = runtime.load(case / "graph.ir", params=_load_npz(case / "params.npz") or None,
+    fn = irjit.load(case / "graph.ir", params=_load_npz(case / "params.npz") or None,
                       constants=_load_npz(case / "constants.npz") or None)
     args = [inputs[f"arg{i}"] for i in range(len(inputs))]
     return fn, args
@@ -45,7 +45,7 @@ def test_outputs_and_gradients_match_pytorch(case, meta):
     expected = _load_npz(case / "expected.npz")
     tol = meta["tolerance"]
     fn, args = load_case(case)
-    runtime.manual_seed(0)
+    irjit.manual_seed(0)
     outs = fn.run(*args)
     leaves = flatten_value(tuple(outs))
     out_keys = sorted((k for k in expected if k.startswith("out")), key=lambda k: int(k[3:]))

@@ -92,3 +92,15 @@ def test_unreadable_inputs_file(tmp_path):
     (tmp_path / "bad.npz").write_text("not a zip")
     r = _run_cli("run", str(_write(tmp_path, ADD_MUL)), "--inputs", str(tmp_path / "bad.npz"))
     assert r.returncode == 1 and "bad.npz" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_unknown_backend_from_the_environment_is_a_one_line_error(tmp_path):
+    import os
+    graph = _write(tmp_path, ADD_MUL)
+    env = dict(os.environ, IRJIT_BACKEND="bogus")
+    proc = subprocess.run([sys.executable, "-m", "irjit.tools.irtool", "run", str(graph),
+                           "--executor", "legacy"], cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("irtool: error: unknown backend 'bogus' (valid backends: interp")
+    assert proc.stderr.count("\n") == 1

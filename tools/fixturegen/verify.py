@@ -1,6 +1,6 @@
 """Sanity checks of a generated fixture folder (numpy only, no torch).
 
-    python -m tools.fixturegen.verify tests/fixtures/generated
+    python -m irjit.tools.fixturegen.verify tests/fixtures/generated
 
 Checks: every .ir is non-empty and ends with a newline and holds no un-normalised path;
 the roundtrip manifest and files agree; every run case has the files and npz keys (with

@@ -5,7 +5,7 @@ forward through `f`, backward through `df`)."""
 import numpy as np
 import pytest
 
-from irjit import runtime
+import irjit
 from irjit.runtime.values import flatten_value, to_numpy
 
 from tests.runtime.test_run_fixtures import _cases, _load_npz
@@ -15,13 +15,13 @@ EXECUTORS = ["legacy", "profiling"]
 
 def _run(case, kind, runs):
     inputs = _load_npz(case / "inputs.npz")
-    fn = runtime.load(case / "graph.ir", params=_load_npz(case / "params.npz") or None,
+    fn = irjit.load(case / "graph.ir", params=_load_npz(case / "params.npz") or None,
                       constants=_load_npz(case / "constants.npz") or None, executor=kind)
     args = [inputs[f"arg{i}"] for i in range(len(inputs))]
     for _ in range(runs):  # profiling executors specialize after their profiled runs
-        runtime.manual_seed(0)
+        irjit.manual_seed(0)
         outs = fn.run(*args)
-    grads = fn.backward() if any(isinstance(x, runtime.Tensor) and x.requires_grad
+    grads = fn.backward() if any(isinstance(x, irjit.Tensor) and x.requires_grad
                                  for _, x in flatten_value(tuple(outs))) else {}
     return [to_numpy(v) for _, v in flatten_value(tuple(outs))], grads
 

@@ -6,12 +6,11 @@ import threading
 import numpy as np
 import pytest
 
-from irjit import compiler
-from irjit import runtime
+import irjit
 from irjit.runtime.autograd import backward, no_grad
 from irjit.runtime.executor.counters import COUNTERS, last_executed_optimized_graph
 from irjit.runtime.executor.legacy import LegacyGraphExecutor
-from irjit.runtime.executor.settings import ExecutorSettings
+from irjit.compiler.settings import ExecutorSettings
 from irjit.ops.tensor import Tensor
 
 POINTWISE = """graph(%x : Tensor, %y : Tensor):
@@ -29,13 +28,13 @@ def _inputs(requires_grad=True, shape=(3, 4), dtype=np.float64, seed=0):
 
 
 def _reference(x, y):
-    fn = runtime.load(compiler.parse_ir(POINTWISE))
+    fn = irjit.load(irjit.parse_ir(POINTWISE))
     outs = fn.run(x.data, y.data)
     return outs[0].data, fn.backward()
 
 
 def test_plan_cache_hits_and_misses_follow_the_argument_spec():
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE))
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE))
     x, y = _inputs()
     ex.run(x, y)
     ex.run(*_inputs(seed=1))           # same spec: hit
@@ -49,7 +48,7 @@ def test_plan_cache_hits_and_misses_follow_the_argument_spec():
 
 
 def test_requires_grad_inputs_get_a_differentiable_graph_with_correct_gradients():
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE))
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE))
     x, y = _inputs()
     (out,) = ex.run(x, y)
     g = ex.graph_for(x, y)
@@ -63,7 +62,7 @@ def test_requires_grad_inputs_get_a_differentiable_graph_with_correct_gradients(
 
 
 def test_no_differentiable_graph_without_requires_grad():
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE))
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE))
     x, y = _inputs(requires_grad=False)
     ex.run(x, y)
     assert not any(n.kind == "prim::DifferentiableGraph" for n in ex.graph_for(x, y).walk())
@@ -71,7 +70,7 @@ def test_no_differentiable_graph_without_requires_grad():
 
 def test_node_threshold_keeps_small_graphs_out_of_autodiff():
     settings = ExecutorSettings(autodiff_node_threshold=10)
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE), settings=settings)
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE), settings=settings)
     x, y = _inputs()
     ex.run(x, y)
     assert not any(n.kind == "prim::DifferentiableGraph" for n in ex.graph_for(x, y).walk())
@@ -79,7 +78,7 @@ def test_node_threshold_keeps_small_graphs_out_of_autodiff():
 
 def test_counters_and_last_executed_graph():
     COUNTERS.reset()
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE))
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE))
     x, y = _inputs()
     ex.run(x, y)
     ex.run(x, y)
@@ -90,17 +89,17 @@ def test_counters_and_last_executed_graph():
 
 
 def test_debug_state_lists_plans_in_pytorch_format():
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE))
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE))
     ex.run(*_inputs())
     state = ex.debug_state()
     assert "1 plan(s)" in state and "with prim::DifferentiableGraph_0 = graph(" in state
     # every plan printed in the state re-parses
     body = state.split("\n", 2)[2]
-    compiler.parse_ir(body)
+    irjit.parse_ir(body)
 
 
 def test_two_threads_share_one_executor_and_compile_once():
-    ex = LegacyGraphExecutor(compiler.parse_ir(POINTWISE))
+    ex = LegacyGraphExecutor(irjit.parse_ir(POINTWISE))
     results, errors = {}, []
 
     def work(k):

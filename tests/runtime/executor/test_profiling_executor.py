@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irjit import compiler
+import irjit
 from irjit.runtime.executor import (COUNTERS, GraphExecutor, debug_set_autodiff_subgraph_inlining,
                               get_settings, last_executed_optimized_graph, make_executor,
                               set_profiling_executor, update_settings)
 from irjit.runtime.executor.profiling import ProfilingGraphExecutor
-from irjit.runtime.executor.settings import ExecutorSettings
+from irjit.compiler.settings import ExecutorSettings
 from irjit.runtime.loader import build_module
 from irjit.ops.tensor import Tensor
 
@@ -34,7 +34,7 @@ def _x(shape=(1, 3, 8, 8), requires_grad=True, seed=1):
 
 
 def _graph(name="script_conv_relu.ir"):
-    return compiler.parse_ir((SEED / name).read_text())
+    return irjit.parse_ir((SEED / name).read_text())
 
 
 def test_seed_thresholds_1_first_graph_for_is_profiled_then_optimized():
@@ -55,7 +55,7 @@ def test_seed_thresholds_1_first_graph_for_is_profiled_then_optimized():
     assert "prim::CallFunction" in second and "prim::TupleUnpack" in second
     dg_section = second.split("with prim::DifferentiableGraph_0 = graph(")[1]
     assert "aten::relu" in dg_section and "aten::conv2d" not in dg_section
-    compiler.parse_ir(second).lint()  # the printout is valid IR
+    irjit.parse_ir(second).lint()  # the printout is valid IR
 
 
 def test_seed_default_thresholds_no_differentiable_graph():
@@ -83,7 +83,7 @@ def test_seed_bailout_style_has_the_forum_shape():
     assert "= prim::DifferentiableGraph_1(" in text
     assert "with prim::BailoutTemplate_0 = graph(%self : __torch__.models.MyModule," in text
     assert "with prim::DifferentiableGraph_1 = graph(" in text
-    compiler.parse_ir(text).lint()
+    irjit.parse_ir(text).lint()
 
 
 def test_forward_and_backward_match_the_interpreter_and_count_bailouts():
@@ -205,7 +205,7 @@ def test_a_failed_bailout_continues_after_the_guard_without_repeating_side_effec
   %y : Tensor = aten::mul(%z, %two)
   return (%y)
 """
-    g = compiler.parse_ir(text)
+    g = irjit.parse_ir(text)
     ex = ProfilingGraphExecutor(g, settings=ExecutorSettings(guard_style="bailout"))
     lst = []
     for run in range(1, 6):
@@ -249,7 +249,7 @@ def test_optimized_pointwise_function_matches_pytorch_2_13_outside_the_subgraph(
     from irjit.runtime.loader import Function
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     want = (fixtures / "roundtrip" / "285_prof_fn_pointwise_grad_run2.ir").read_text()
-    fn = Function(compiler.parse_ir((fixtures / "generated" / "run" / "pointwise_fn_script"
+    fn = Function(irjit.parse_ir((fixtures / "generated" / "run" / "pointwise_fn_script"
                                      / "graph.ir").read_text()), executor="profiling")
     x = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
     fn.run(x, x.copy())
@@ -270,7 +270,7 @@ def test_profiled_seed_graph_matches_pytorch_2_13_run1():
     from irjit.runtime.loader import Function
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     case = fixtures / "run" / "conv_relu_script"
-    fn = Function(compiler.parse_ir((case / "graph.ir").read_text()), params=str(case / "params.npz"),
+    fn = Function(irjit.parse_ir((case / "graph.ir").read_text()), params=str(case / "params.npz"),
                   executor="profiling")
     with np.load(case / "inputs.npz") as f:
         fn.run(f["arg0"])
