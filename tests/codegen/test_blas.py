@@ -1,0 +1,189 @@
+"""GEMM emitted by `blas`: every BLAS path available here (numpy's OpenBLAS through CBLAS and
+through its Fortran interface, scipy's cython_blas, the loop kernel) against numpy's matmul, on
+transposed, strided, degenerate and zero-size operands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irjit.compiler.codegen import blas, blas_library
+from irjit.compiler.codegen.blas import Matrix
+from tests.codegen.blas_jit import compile_function
+
+LIBRARIES = {
+    "loops": lambda: None,
+    "cblas": lambda: blas_library.numpy_openblas("cblas"),
+    "fortran": lambda: blas_library.numpy_openblas("fortran"),
+    "scipy": blas_library.scipy_blas,
+}
+PTR = {"float32": "f32*", "float64": "f64*", "int64": "i64*"}
+SCALAR = {"float32": "f32", "float64": "f64", "int64": "i64"}
+_COMPILED = {}
+
+
+def runtime_gemm(dtype: str, library_name: str, with_scratch: bool, small_volume: int = 0):
+    """A JIT `gemm(A, B, C, scratch, m, n, k, strides..., alpha, beta)` with run-time sizes."""
+    key = (dtype, library_name, with_scratch, small_volume)
+    if key not in _COMPILED:
+        library = LIBRARIES[library_name]()
+        if library is None and library_name != "loops":
+            pytest.skip(f"no {library_name} BLAS here")
+
+        def build(b, args):
+            a, bm, c, scratch, m, n, k, ars, acs, brs, bcs, crs, ccs, alpha, beta = args
+            blas.emit_gemm(b, dtype, m, n, k, Matrix(a, ars, acs), Matrix(bm, brs, bcs),
+                           Matrix(c, crs, ccs), alpha, beta, scratch if with_scratch else None,
+                           library=library, small_volume=small_volume)
+        _COMPILED[key] = compile_function(build, [PTR[dtype]] * 4 + ["i64"] * 9 + [SCALAR[dtype]] * 2)
+    return _COMPILED[key]
+
+
+def strides(x: np.ndarray) -> list[int]:
+    return [s // x.itemsize for s in x.strides]
+
+
+def operand(rng, shape, layout: str, dtype: str) -> np.ndarray:
+    """A (rows, cols) array laid out "c" (row-major), "t" (a transposed view) or "s" (strided)."""
+    rows, cols = shape
+    make = lambda r, c: (rng.standard_normal((r, c)) * 4).astype(dtype)
+    if layout == "c":
+        return make(rows, cols)
+    if layout == "t":
+        return make(cols, rows).T
+    return make(2 * rows + 1, 3 * cols)[1::2, ::3]
+
+
+def run(fn, dtype, a, b, c, alpha=1, beta=0):
+    m, k = a.shape
+    n = b.shape[1]
+    scratch = np.empty(max(1, blas.gemm_scratch_elems(m, n, k)), dtype)
+    fn(a, b, c, scratch, m, n, k, *strides(a), *strides(b), *strides(c), alpha, beta)
+
+
+SHAPES = [(3, 4, 5), (17, 33, 29), (1, 7, 3), (6, 1, 4), (5, 6, 1), (1, 1, 1), (0, 3, 4), (3, 0, 4),
+          (3, 4, 0)]
+
+
+@pytest.mark.parametrize("library", list(LIBRARIES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_matches_numpy_on_every_layout(library, dtype, shape):
+    fn = runtime_gemm(dtype, library, with_scratch=True)
+    rng = np.random.default_rng(0)
+    m, n, k = shape
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    for la in "cts":
+        for lb in "cts":
+            for lc in "cts":
+                a, b = operand(rng, (m, k), la, dtype), operand(rng, (k, n), lb, dtype)
+                c = operand(rng, (m, n), lc, dtype)
+                c[...] = np.nan  # beta == 0: C is written, never read
+                run(fn, dtype, a, b, c)
+                np.testing.assert_allclose(c, a @ b, **tol, err_msg=f"layouts A={la} B={lb} C={lc}")
+
+
+@pytest.mark.parametrize("library", list(LIBRARIES))
+def test_alpha_and_beta_scale_the_product_and_c(library):
+    fn = runtime_gemm("float64", library, with_scratch=True)
+    rng = np.random.default_rng(1)
+    a, b = operand(rng, (9, 7), "t", "float64"), operand(rng, (7, 11), "c", "float64")
+    c = operand(rng, (9, 11), "c", "float64")
+    expected = 2.5 * (a @ b) - 0.5 * c
+    run(fn, "float64", a, b, c, alpha=2.5, beta=-0.5)
+    np.testing.assert_allclose(c, expected, rtol=1e-12)
+
+
+def test_strided_operands_without_scratch_use_the_loop_kernel():
+    fn = runtime_gemm("float32", "cblas", with_scratch=False)
+    rng = np.random.default_rng(2)
+    a, b = operand(rng, (20, 30), "s", "float32"), operand(rng, (30, 10), "s", "float32")
+    c = np.empty((20, 10), np.float32)
+    fn(a, b, c, None, 20, 10, 30, *strides(a), *strides(b), *strides(c), 1.0, 0.0)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_broadcast_operand_with_zero_stride():
+    fn = runtime_gemm("float32", "cblas", with_scratch=True)
+    row = np.arange(6, dtype=np.float32)
+    a = np.broadcast_to(row, (4, 6))  # row stride 0
+    b = np.ones((6, 5), np.float32)
+    c = np.empty((4, 5), np.float32)
+    run(fn, "float32", a, b, c)
+    np.testing.assert_allclose(c, a @ b)
+
+
+def test_int64_products_are_exact():
+    def build(b, args):
+        a, bm, c = args
+        blas.emit_gemm(b, "int64", 5, 4, 3, Matrix(a, 1, 5), Matrix(bm, 4, 1), Matrix(c, 4, 1))
+    fn = compile_function(build, ["i64*"] * 3)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-2**40, 2**40, (3, 5)).T
+    b = rng.integers(-1000, 1000, (3, 4))
+    c = np.empty((5, 4), np.int64)
+    fn(np.ascontiguousarray(a.T), b, c)
+    np.testing.assert_array_equal(c, a @ b)
+
+
+def _constant_gemm_ir(m: int, n: int, k: int) -> str:
+    def build(b, args):
+        a, bm, c = args
+        blas.emit_gemm(b, "float32", m, n, k, Matrix(a, k, 1), Matrix(bm, n, 1), Matrix(c, n, 1))
+    return compile_function(build, ["f32*"] * 3).llvm_ir
+
+
+def test_tiny_constant_products_are_inlined_and_large_ones_call_blas():
+    library = blas_library.default_library()
+    assert library is not None, "numpy's bundled OpenBLAS was not found"
+    assert blas.SMALL_GEMM_VOLUME >= 3 * 4 * 4
+    assert library.symbol("float32") not in _constant_gemm_ir(3, 4, 4)
+    assert library.symbol("float32") in _constant_gemm_ir(64, 64, 64)
+
+
+def test_runtime_threshold_switches_between_kernel_and_blas():
+    for small_volume in (0, 10**6):
+        fn = runtime_gemm("float32", "cblas", with_scratch=True, small_volume=small_volume)
+        rng = np.random.default_rng(4)
+        a, b = operand(rng, (40, 50), "t", "float32"), operand(rng, (50, 30), "c", "float32")
+        c = np.empty((40, 30), np.float32)
+        run(fn, "float32", a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+MATMUL_CASES = [((2, 3, 4, 5), (5, 6)), ((5,), (2, 5, 3)), ((4, 5), (5,)), ((5,), (5,)),
+                ((3, 1, 4, 5), (2, 5, 6)), ((2, 3, 4), (2, 4, 5)), ((1, 4, 5), (3, 5, 2)),
+                ((0, 4, 5), (5, 2))]
+
+
+@pytest.mark.parametrize("a_shape,b_shape", MATMUL_CASES, ids=str)
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_batched_matmul_broadcasts_as_torch_matmul(a_shape, b_shape, transpose_b):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(a_shape)
+    b = rng.standard_normal(b_shape)
+    if transpose_b and b.ndim >= 2:
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
+    layout = blas.matmul_layout(a.shape, strides(a), b.shape, strides(b))
+    expected = np.matmul(a, b)
+    assert layout.out_shape == expected.shape
+
+    def build(bld, args):
+        pa, pb, pc, scratch = args
+        nb = len(layout.batch)
+        blas.emit_batched_gemm(bld, "float64", layout.batch, layout.m, layout.n, layout.k,
+                               Matrix(pa, *layout.a_strides[nb:]), layout.a_strides[:nb],
+                               Matrix(pb, *layout.b_strides[nb:]), layout.b_strides[:nb],
+                               Matrix(pc, *layout.c_strides[nb:]), layout.c_strides[:nb],
+                               scratch=scratch, small_volume=0)
+    fn = compile_function(build, ["f64*"] * 4)
+    out = np.empty(layout.out_shape)
+    fn(a, b, out, np.empty(blas.gemm_scratch_elems(layout.m, layout.n, layout.k) + 1))
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_matmul_layout_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="size mismatch"):
+        blas.matmul_layout((3, 4), (4, 1), (5, 2), (2, 1))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        blas.matmul_layout((2, 3, 4), (12, 4, 1), (3, 4, 2), (8, 2, 1))
