@@ -28,7 +28,7 @@ from . import blas_library
 from .blas_library import BlasLibrary
 from . import gemm_kernel
 from .blas_library import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, CBLAS_TRANS
-from .ir_loops import I64, element, for_range, i64, smax
+from .ir_loops import I64, element, entry_alloca, for_range, i64, smax
 
 ELEMENT_TYPES = {"float32": ir.FloatType(), "float64": ir.DoubleType(), "int64": ir.IntType(64)}
 
@@ -302,7 +302,7 @@ def _call(b: ir.IRBuilder, dtype: str, library: BlasLibrary, x_trans, y_trans, r
     fn = b.module.globals.get(name) or ir.Function(b.module, fnty, name)
 
     def by_ref(ty, value):
-        slot = _entry_alloca(b, ty)
+        slot = entry_alloca(b, ty)
         b.store(value, slot)
         return slot
 
@@ -312,11 +312,6 @@ def _call(b: ir.IRBuilder, dtype: str, library: BlasLibrary, x_trans, y_trans, r
                 by_ref(int_t, as_int(k)), by_ref(ety, alpha), y, by_ref(int_t, as_int(y_ld)), x,
                 by_ref(int_t, as_int(x_ld)), by_ref(ety, beta), c, by_ref(int_t, as_int(c_ld))])
 
-
-def _entry_alloca(b: ir.IRBuilder, ty: ir.Type) -> ir.Value:
-    """A stack slot allocated in the function's entry block (so it is not re-allocated in loops)."""
-    with b.goto_block(b.function.entry_basic_block):
-        return b.alloca(ty)
 
 
 def _resolve(library):

@@ -50,3 +50,9 @@ def smax(builder: ir.IRBuilder, a, b) -> ir.Value:
 def element(builder: ir.IRBuilder, ptr: ir.Value, offset) -> ir.Value:
     """The address `ptr + offset` (offset in elements)."""
     return builder.gep(ptr, [i64(offset)])
+
+
+def entry_alloca(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
+    """A stack slot in the function's entry block, so a loop does not allocate it again."""
+    with builder.goto_block(builder.function.entry_basic_block):
+        return builder.alloca(ty)
