@@ -5,7 +5,12 @@ im2col + GEMM, grad_bias as a reduction), for float32 and float64.
 Every tensor is contiguous NCHW (weights OIHW) and the geometry is known when the code is
 generated (`Conv2dShape`); the emitters take element pointers. im2col needs a caller-provided
 scratch buffer of `conv2d_scratch_elems(shape)` elements (0 for 1x1 convolutions with stride 1
-and no padding, which multiply the input directly; then the scratch pointer may be None)."""
+and no padding, which multiply the input directly; then the scratch pointer may be None).
+
+Convolutions with one input channel a group (depthwise) run a direct kernel for the forward pass
+and grad_input instead: each output row is a sum of shifted input rows, which vectorizes, while
+im2col + GEMM makes m=1 products (measured here, float32, 1 thread: 32 channels of 56x56, 3x3,
+89 µs direct vs 212 µs im2col + GEMM; 128 channels of 14x14 104 vs 106 µs)."""
 
 from __future__ import annotations
 
@@ -91,8 +96,12 @@ def conv2d_scratch_elems(shape: Conv2dShape) -> int:
 def emit_conv2d_forward(builder: ir.IRBuilder, dtype: str, shape: Conv2dShape, x: ir.Value,
                         weight: ir.Value, bias: Optional[ir.Value], out: ir.Value,
                         scratch: Optional[ir.Value]) -> None:
-    """out = conv2d(x, weight, bias): per image and group, out[n, g] = W[g] @ im2col(x[n, g])."""
+    """out = conv2d(x, weight, bias): per image and group, out[n, g] = W[g] @ im2col(x[n, g]);
+    one input channel a group (depthwise) runs the direct kernel instead."""
     s, b = shape, builder
+    if s.group_in == 1:
+        _emit_depthwise_forward(b, s, x, weight, bias, out)
+        return
     with _images_and_groups(b, s) as (n, g):
         cols = _input_matrix(b, s, x, n, g, scratch)
         w_g = element(b, weight, b.mul(g, i64(s.group_out * s.patch)))
@@ -111,8 +120,12 @@ def emit_conv2d_forward(builder: ir.IRBuilder, dtype: str, shape: Conv2dShape, x
 def emit_conv2d_grad_input(builder: ir.IRBuilder, dtype: str, shape: Conv2dShape,
                            grad_out: ir.Value, weight: ir.Value, grad_in: ir.Value,
                            scratch: Optional[ir.Value]) -> None:
-    """grad_in = col2im(W[g]^T @ grad_out[n, g]) per image and group (padding positions drop)."""
+    """grad_in = col2im(W[g]^T @ grad_out[n, g]) per image and group (padding positions drop);
+    one input channel a group (depthwise) runs the direct kernel instead."""
     s, b = shape, builder
+    if s.group_in == 1:
+        _emit_depthwise_grad_input(b, s, grad_out, weight, grad_in)
+        return
     if not s.is_pointwise:
         _emit_fill_zero(b, grad_in, s.batch * s.in_channels * s.height * s.width)
     with _images_and_groups(b, s) as (n, g):
@@ -252,6 +265,54 @@ def _emit_col2im(b: ir.IRBuilder, s: Conv2dShape, cols: ir.Value, plane: ir.Valu
             with for_range(b, x_lo, x_hi, name="ox") as ox:
                 slot = element(b, dst, b.add(b.mul(ox, i64(s.stride[1])), x_off))
                 b.store(b.fadd(b.load(slot), b.load(element(b, src, ox))), slot)
+
+
+def _emit_depthwise_forward(b: ir.IRBuilder, s: Conv2dShape, x, weight, bias, out) -> None:
+    """out[n, co] = bias[co] + the sum over taps of weight[co, tap] times the input channel
+    co / group_out shifted by the tap: no im2col, and the inner loop vectorizes for stride 1."""
+    zero = ir.Constant(out.type.pointee, 0.0)
+    with _depthwise_planes(b, s) as (co, in_plane, out_plane):
+        channel, dst = element(b, x, in_plane), element(b, out, out_plane)
+        start = zero if bias is None else b.load(element(b, bias, co))
+        with for_range(b, 0, s.pixels, name="p") as p:
+            b.store(start, element(b, dst, p))
+        with _patch_rows(b, s) as (tap, _, (y_lo, y_hi), y_off, (x_lo, x_hi), x_off):
+            w = b.load(element(b, weight, b.add(b.mul(co, i64(s.patch)), tap)))
+            with for_range(b, y_lo, y_hi, name="oy") as oy:
+                src = element(b, channel, b.mul(b.add(b.mul(oy, i64(s.stride[0])), y_off), i64(s.width)))
+                dst_row = element(b, dst, b.mul(oy, i64(s.out_w)))
+                with for_range(b, x_lo, x_hi, name="ox") as ox:
+                    value = b.load(element(b, src, b.add(b.mul(ox, i64(s.stride[1])), x_off)))
+                    slot = element(b, dst_row, ox)
+                    b.store(b.fadd(b.load(slot), b.fmul(w, value, flags=("contract",)),
+                                   flags=("contract",)), slot)
+
+
+def _emit_depthwise_grad_input(b: ir.IRBuilder, s: Conv2dShape, grad_out, weight, grad_in) -> None:
+    """grad_in[n, ci] += weight[co, tap] * grad_out[n, co] scattered back through each tap."""
+    _emit_fill_zero(b, grad_in, s.batch * s.in_channels * s.height * s.width)
+    with _depthwise_planes(b, s) as (co, in_plane, out_plane):
+        channel, src = element(b, grad_in, in_plane), element(b, grad_out, out_plane)
+        with _patch_rows(b, s) as (tap, _, (y_lo, y_hi), y_off, (x_lo, x_hi), x_off):
+            w = b.load(element(b, weight, b.add(b.mul(co, i64(s.patch)), tap)))
+            with for_range(b, y_lo, y_hi, name="oy") as oy:
+                dst = element(b, channel, b.mul(b.add(b.mul(oy, i64(s.stride[0])), y_off), i64(s.width)))
+                src_row = element(b, src, b.mul(oy, i64(s.out_w)))
+                with for_range(b, x_lo, x_hi, name="ox") as ox:
+                    slot = element(b, dst, b.add(b.mul(ox, i64(s.stride[1])), x_off))
+                    product = b.fmul(w, b.load(element(b, src_row, ox)), flags=("contract",))
+                    b.store(b.fadd(b.load(slot), product, flags=("contract",)), slot)
+
+
+@contextmanager
+def _depthwise_planes(b: ir.IRBuilder, s: Conv2dShape) -> Iterator[tuple[ir.Value, ir.Value, ir.Value]]:
+    """Loops over (image n, output channel co) of a depthwise convolution: yields co and the
+    element offsets of input plane [n, co / group_out] and output plane [n, co]."""
+    with for_range(b, 0, s.batch, name="n") as n:
+        with for_range(b, 0, s.out_channels, name="co") as co:
+            ci = b.add(b.mul(n, i64(s.in_channels)), b.sdiv(co, i64(s.group_out)))
+            plane = b.mul(b.add(b.mul(n, i64(s.out_channels)), co), i64(s.pixels))
+            yield co, b.mul(ci, i64(s.height * s.width)), plane
 
 
 def _emit_fill_zero(b: ir.IRBuilder, ptr: ir.Value, count: int) -> None:
