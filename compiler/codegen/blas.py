@@ -26,9 +26,8 @@ from llvmlite import ir
 
 from . import blas_library
 from .blas_library import BlasLibrary
-from . import gemm_kernel
-from .blas_library import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, CBLAS_TRANS
-from .ir_loops import I64, element, entry_alloca, for_range, i64, smax
+from . import blas_calls, gemm_kernel
+from .ir_loops import element, for_range, i64, smax
 
 ELEMENT_TYPES = {"float32": ir.FloatType(), "float64": ir.DoubleType(), "int64": ir.IntType(64)}
 
@@ -157,7 +156,7 @@ def _gemm_function(module: ir.Module, dtype: str, library: Optional[BlasLibrary]
     """The module's GEMM entry for `dtype` and `library`: the kernel signature plus a scratch
     pointer; defined on first use, internal, always inlined so constant sizes and strides fold."""
     ety = ELEMENT_TYPES[dtype]
-    name = f"irjit_gemm_{dtype}_{library.symbol(dtype) if library else 'loops'}"
+    name = f"irjit_gemm_{dtype}_{library.symbol('gemm') if library else 'loops'}"
     name += f"_{small_volume}" if library else ""
     existing = module.globals.get(name)
     if existing is not None:
@@ -230,8 +229,9 @@ def _unit_and_leading(b: ir.IRBuilder, inner_stride, inner, outer_stride, outer)
 
 def _emit_blas_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, args, scratch,
                     use_loops: ir.Block) -> None:
-    """Call the BLAS for a C with a unit stride; a C without one, or operands that need a copy
-    when there is no scratch, branch to `use_loops`."""
+    """Call the BLAS: GEMV for a matrix-vector product, else GEMM (copying operands without a
+    unit stride into scratch); a C without a unit stride, or copies without scratch, branch
+    to `use_loops`."""
     b = builder
     m, n, k, alpha, a, a_rs, a_cs, bp, b_rs, b_cs, beta, c, c_rs, c_cs = args
     c_row = _Operand(c, c_rs, c_cs, m, n).row_major(b)
@@ -243,20 +243,30 @@ def _emit_blas_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, arg
     x = _Operand(pick(a, bp), pick(a_rs, b_cs), pick(a_cs, b_rs), rows, k)
     y = _Operand(pick(bp, a), pick(b_rs, a_cs), pick(b_cs, a_rs), k, cols)
     out = _Operand(c, pick(c_rs, c_cs), pick(c_cs, c_rs), rows, cols)
+    c_usable = b.or_(c_row, c_col)
+    fits = _fits_library_ints(b, library)
+
+    gemv = _MatrixVector(b, x, y, out)
+    use_gemv = b.append_basic_block("blas.gemv")
+    try_gemm = b.append_basic_block("blas.try_gemm")
+    b.cbranch(b.and_(b.and_(gemv.applies, c_usable), fits(gemv.ints)), use_gemv, try_gemm)
+    b.position_at_end(use_gemv)
+    blas_calls.call_gemv(b, library, dtype, gemv.trans, gemv.stored_rows, gemv.stored_cols, alpha,
+                         gemv.matrix.ptr, gemv.ld, gemv.vector, gemv.vector_inc, beta, c, gemv.out_inc)
+    b.ret_void()
+
+    b.position_at_end(try_gemm)
     x_row, x_col, y_row, y_col = x.row_major(b), x.column_major(b), y.row_major(b), y.column_major(b)
     x_copy, y_copy = b.not_(b.or_(x_row, x_col)), b.not_(b.or_(y_row, y_col))
     no_scratch = b.icmp_unsigned("==", scratch, ir.Constant(scratch.type, None))
-    unusable = b.or_(b.not_(b.or_(c_row, c_col)), b.and_(b.or_(x_copy, y_copy), no_scratch))
     x_ld = b.select(x_copy, smax(b, 1, k), b.select(x_row, x.row_major_ld(b), x.column_major_ld(b)))
     y_ld = b.select(y_copy, smax(b, 1, cols), b.select(y_row, y.row_major_ld(b), y.column_major_ld(b)))
     c_ld = out.row_major_ld(b)
-    if library.int_bits < 64:
-        too_big = ir.Constant(I64, 2 ** (library.int_bits - 1) - 1)
-        for v in (rows, cols, k, x_ld, y_ld, c_ld):
-            unusable = b.or_(unusable, b.icmp_signed(">", v, too_big))
-    go = b.append_basic_block("blas.call")
-    b.cbranch(unusable, use_loops, go)
-    b.position_at_end(go)
+    usable = b.and_(c_usable, b.not_(b.and_(b.or_(x_copy, y_copy), no_scratch)))
+    usable = b.and_(usable, fits([rows, cols, k, x_ld, y_ld, c_ld]))
+    use_gemm = b.append_basic_block("blas.gemm")
+    b.cbranch(usable, use_gemm, use_loops)
+    b.position_at_end(use_gemm)
     x_scratch, y_scratch = scratch, element(b, scratch, b.mul(rows, k))
     with b.if_then(x_copy):
         _emit_copy(b, x, x_scratch)
@@ -265,9 +275,49 @@ def _emit_blas_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, arg
     x_ptr, y_ptr = b.select(x_copy, x_scratch, x.ptr), b.select(y_copy, y_scratch, y.ptr)
     x_trans = b.and_(b.not_(x_row), x_col)
     y_trans = b.and_(b.not_(y_row), y_col)
-    _call(b, dtype, library, x_trans, y_trans, rows, cols, k, alpha, x_ptr, x_ld, y_ptr, y_ld,
-          beta, c, c_ld)
+    blas_calls.call_gemm(b, library, dtype, x_trans, y_trans, rows, cols, k, alpha, x_ptr, x_ld,
+                         y_ptr, y_ld, beta, c, c_ld)
     b.ret_void()
+
+
+class _MatrixVector:
+    """A product with one row or one column of output as GEMV: the matrix is X (one output
+    column) or Y^T (one output row), the vector the other operand; it applies when the matrix
+    has a unit stride and the vector and output positive increments."""
+
+    def __init__(self, b: ir.IRBuilder, x: _Operand, y: _Operand, out: _Operand):
+        one = lambda v: b.icmp_signed("==", v, i64(1))
+        column = one(out.cols)
+        pick = lambda p, q: b.select(column, p, q)
+        k = x.cols
+        self.matrix = _Operand(pick(x.ptr, y.ptr), pick(x.rs, y.cs), pick(x.cs, y.rs),
+                               pick(out.rows, out.cols), k)
+        self.vector = pick(y.ptr, x.ptr)
+        self.vector_inc = b.select(_at_most_one(b, k), i64(1), pick(y.rs, x.cs))
+        self.out_inc = b.select(_at_most_one(b, self.matrix.rows), i64(1), pick(out.rs, out.cs))
+        row_major, column_major = self.matrix.row_major(b), self.matrix.column_major(b)
+        self.trans = b.not_(row_major)
+        self.stored_rows = b.select(self.trans, k, self.matrix.rows)
+        self.stored_cols = b.select(self.trans, self.matrix.rows, k)
+        self.ld = b.select(row_major, self.matrix.row_major_ld(b), self.matrix.column_major_ld(b))
+        positive = b.and_(b.icmp_signed(">=", self.vector_inc, i64(1)),
+                          b.icmp_signed(">=", self.out_inc, i64(1)))
+        self.applies = b.and_(b.or_(one(out.rows), column),
+                              b.and_(b.or_(row_major, column_major), positive))
+        self.ints = [self.stored_rows, self.stored_cols, self.ld, self.vector_inc, self.out_inc]
+
+
+def _fits_library_ints(b: ir.IRBuilder, library: BlasLibrary):
+    """values -> i1: every value fits the library's integers (always, for 64-bit BLAS)."""
+    limit = i64(2 ** (library.int_bits - 1) - 1)
+
+    def fits(values) -> ir.Value:
+        result = ir.Constant(ir.IntType(1), 1)
+        if library.int_bits < 64:
+            for v in values:
+                result = b.and_(result, b.icmp_signed("<=", v, limit))
+        return result
+    return fits
 
 
 def _emit_copy(b: ir.IRBuilder, src: _Operand, dst: ir.Value) -> None:
@@ -276,42 +326,6 @@ def _emit_copy(b: ir.IRBuilder, src: _Operand, dst: ir.Value) -> None:
         with for_range(b, 0, src.cols, name="copy.j") as j:
             value = b.load(element(b, src.ptr, b.add(b.mul(i, src.rs), b.mul(j, src.cs))))
             b.store(value, element(b, dst, b.add(b.mul(i, src.cols), j)))
-
-
-def _call(b: ir.IRBuilder, dtype: str, library: BlasLibrary, x_trans, y_trans, rows, cols, k,
-          alpha, x, x_ld, y, y_ld, beta, c, c_ld) -> None:
-    ety = ELEMENT_TYPES[dtype]
-    ptr = ety.as_pointer()
-    name = library.symbol(dtype)
-    i32 = ir.IntType(32)
-    if library.abi == "cblas":
-        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, I64, I64, I64, ety, ptr, I64, ptr, I64,
-                                               ety, ptr, I64])
-        fn = b.module.globals.get(name) or ir.Function(b.module, fnty, name)
-        flag = lambda t: b.select(t, ir.Constant(i32, CBLAS_TRANS), ir.Constant(i32, CBLAS_NO_TRANS))
-        b.call(fn, [ir.Constant(i32, CBLAS_ROW_MAJOR), flag(x_trans), flag(y_trans), rows, cols, k,
-                    alpha, x, x_ld, y, y_ld, beta, c, c_ld])
-        return
-    # Fortran is column-major: the row-major C (rows×cols) is its C^T = Y^T X^T, and a row-major
-    # operand read column-major is already transposed, so each keeps its own transpose flag.
-    int_t = ir.IntType(library.int_bits)
-    i8 = ir.IntType(8)
-    fnty = ir.FunctionType(ir.VoidType(), [i8.as_pointer(), i8.as_pointer()] + [int_t.as_pointer()] * 3
-                           + [ptr, ptr, int_t.as_pointer(), ptr, int_t.as_pointer(), ptr, ptr,
-                              int_t.as_pointer()])
-    fn = b.module.globals.get(name) or ir.Function(b.module, fnty, name)
-
-    def by_ref(ty, value):
-        slot = entry_alloca(b, ty)
-        b.store(value, slot)
-        return slot
-
-    as_int = lambda v: b.trunc(v, int_t) if library.int_bits < 64 else v
-    flag = lambda t: by_ref(i8, b.select(t, ir.Constant(i8, ord("T")), ir.Constant(i8, ord("N"))))
-    b.call(fn, [flag(y_trans), flag(x_trans), by_ref(int_t, as_int(cols)), by_ref(int_t, as_int(rows)),
-                by_ref(int_t, as_int(k)), by_ref(ety, alpha), y, by_ref(int_t, as_int(y_ld)), x,
-                by_ref(int_t, as_int(x_ld)), by_ref(ety, beta), c, by_ref(int_t, as_int(c_ld))])
-
 
 
 def _resolve(library):

@@ -1,9 +1,10 @@
-"""Find an optimized GEMM at run time and make it callable from JIT code: the ILP64 CBLAS that
-numpy ≥ 2 wheels bundle (OpenBLAS), else scipy's `cython_blas` (Fortran ABI), else none.
+"""Find an optimized BLAS (GEMM, GEMV) at run time and make it callable from JIT code: the
+ILP64 CBLAS that numpy ≥ 2 wheels bundle (OpenBLAS), else scipy's `cython_blas` (Fortran ABI),
+else none.
 
 The library is found among the shared objects this process has mapped after importing numpy's
 core, never by a fixed path; `BlasLibrary.register_symbols()` makes its functions resolvable by
-name (`BlasLibrary.symbol(dtype)`) in modules the JIT links afterwards."""
+name (`BlasLibrary.symbol(routine)`) in modules the JIT links afterwards."""
 
 from __future__ import annotations
 
@@ -21,37 +22,39 @@ CBLAS_ROW_MAJOR = 101
 CBLAS_NO_TRANS = 111
 CBLAS_TRANS = 112
 
+ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
+
 # Symbols of numpy's bundled OpenBLAS: scipy-openblas prefixes every name with `scipy_` and
 # suffixes its 64-bit-integer interface with `64_`.
 _OPENBLAS_SYMBOLS = {
-    "cblas": {"float32": "scipy_cblas_sgemm64_", "float64": "scipy_cblas_dgemm64_"},
-    "fortran": {"float32": "scipy_sgemm_64_", "float64": "scipy_dgemm_64_"},
+    "cblas": {r: f"scipy_cblas_{r}64_" for r in ROUTINES},
+    "fortran": {r: f"scipy_{r}_64_" for r in ROUTINES},
 }
 
 
 @dataclass(frozen=True)
 class BlasLibrary:
-    """GEMM entry points of one BLAS: `abi` is "cblas" (row-major C interface, sizes by value) or
-    "fortran" (column-major, every argument by pointer); BLAS integers are `int_bits` wide."""
+    """The GEMM and GEMV entry points of one BLAS: `abi` is "cblas" (row-major C interface, sizes
+    by value) or "fortran" (column-major, every argument by pointer); BLAS integers are
+    `int_bits` wide."""
     abi: str
     int_bits: int
-    addresses: Mapping[str, int]  # "float32" / "float64" -> function address
+    addresses: Mapping[str, int]  # routine ("sgemm", "dgemv", ...) -> function address
     origin: str  # the shared object or module the functions come from
 
-    def symbol(self, dtype: str) -> str:
-        """The name generated code calls the `dtype` GEMM by."""
-        letter = {"float32": "s", "float64": "d"}[dtype]
-        return f"irjit_{self.abi}{self.int_bits}_{letter}gemm"
+    def symbol(self, routine: str) -> str:
+        """The name generated code calls `routine` by."""
+        return f"irjit_{self.abi}{self.int_bits}_{routine}"
 
     def register_symbols(self) -> None:
-        """Make `symbol(dtype)` resolve to the library's function in every module JIT-linked later."""
-        for dtype, address in self.addresses.items():
-            llvm.add_symbol(self.symbol(dtype), address)
+        """Make `symbol(routine)` resolve to the library's function in modules JIT-linked later."""
+        for routine, address in self.addresses.items():
+            llvm.add_symbol(self.symbol(routine), address)
 
 
 def _mapped_shared_objects() -> list[str]:
     """Paths of the shared objects mapped into this process once numpy's core is loaded."""
-    import numpy._core._multiarray_umath  # noqa: F401  (loads numpy's BLAS)
+    import numpy._core._multiarray_umath  # noqa: F401  (maps numpy's BLAS)
     try:
         maps = Path("/proc/self/maps").read_text()
     except OSError:
@@ -72,7 +75,7 @@ def _function_address(lib: ctypes.CDLL, name: str) -> Optional[int]:
 
 
 def numpy_openblas(abi: str = "cblas") -> Optional[BlasLibrary]:
-    """The ILP64 GEMMs of the OpenBLAS numpy is linked with (`abi` "cblas" or "fortran"), or
+    """The ILP64 routines of the OpenBLAS numpy is linked with (`abi` "cblas" or "fortran"), or
     None when numpy was built without it or the process's mappings cannot be read."""
     names = _OPENBLAS_SYMBOLS[abi]
     for path in _mapped_shared_objects():
@@ -80,7 +83,7 @@ def numpy_openblas(abi: str = "cblas") -> Optional[BlasLibrary]:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
         except OSError:
             continue
-        addresses = {dtype: _function_address(lib, name) for dtype, name in names.items()}
+        addresses = {routine: _function_address(lib, name) for routine, name in names.items()}
         if all(addresses.values()):
             return BlasLibrary(abi, 64, addresses, path)
     return None
@@ -95,17 +98,17 @@ def _capsule_address(capsule: object) -> int:
 
 
 def scipy_blas() -> Optional[BlasLibrary]:
-    """scipy's `cython_blas` GEMMs (Fortran ABI, 32-bit integers), or None without scipy."""
+    """scipy's `cython_blas` routines (Fortran ABI, 32-bit integers), or None without scipy."""
     try:
         from scipy.linalg import cython_blas
     except ImportError:
         return None
     capi = cython_blas.__pyx_capi__
-    addresses = {"float32": _capsule_address(capi["sgemm"]), "float64": _capsule_address(capi["dgemm"])}
+    addresses = {routine: _capsule_address(capi[routine]) for routine in ROUTINES}
     return BlasLibrary("fortran", 32, addresses, "scipy.linalg.cython_blas")
 
 
 @lru_cache(maxsize=None)
 def default_library() -> Optional[BlasLibrary]:
-    """The fastest GEMM available here: numpy's OpenBLAS, else scipy's, else None (loop kernels)."""
+    """The fastest BLAS available here: numpy's OpenBLAS, else scipy's, else None (loop kernels)."""
     return numpy_openblas() or scipy_blas()

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .ir_loops import I64, element, for_range, smin
+from .ir_loops import I64, element, entry_alloca, for_range, smin
 
 PANEL_K = 128
 PANEL_N = 256
+# Narrower products keep each C element's sum in a register (dot form): the panel form's inner
+# loop would be too short to vectorize and chains every update through memory.
+NARROW_N = 4
 
 
 def signature(ety: ir.Type) -> ir.FunctionType:
@@ -29,8 +32,11 @@ class Arithmetic:
     def mul(self, a, b):
         return self.builder.fmul(a, b, flags=("contract",)) if self.is_float else self.builder.mul(a, b)
 
-    def add(self, a, b):
-        return self.builder.fadd(a, b, flags=("contract",)) if self.is_float else self.builder.add(a, b)
+    def add(self, a, b, reassociate: bool = False):
+        """a + b; `reassociate` lets a sum over a loop be split into vector lanes (as BLAS does)."""
+        if not self.is_float:
+            return self.builder.add(a, b)
+        return self.builder.fadd(a, b, flags=("contract", "reassoc") if reassociate else ("contract",))
 
     def is_zero(self, a):
         if self.is_float:
@@ -45,14 +51,42 @@ def kernel_function(module: ir.Module, ety: ir.Type, name: str) -> ir.Function:
         return existing
     fn = ir.Function(module, signature(ety), name)
     fn.linkage = "internal"
-    m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs = fn.args
-    for ptr in (a, b, c):
+    for ptr in (fn.args[4], fn.args[7], fn.args[11]):  # A, B, C
         ptr.add_attribute("noalias")
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     arith = Arithmetic(builder, ety)
     at = lambda ptr, i, j, rs, cs: element(builder, ptr, builder.add(builder.mul(i, rs), builder.mul(j, cs)))
 
-    beta_is_zero = arith.is_zero(beta)
+    beta_is_zero = arith.is_zero(fn.args[10])
+    narrow = builder.icmp_signed("<", fn.args[1], ir.Constant(I64, NARROW_N))
+    with builder.if_else(narrow) as (dot_form, panel_form):
+        with dot_form:
+            _emit_dot_form(builder, arith, fn.args, beta_is_zero, at)
+        with panel_form:
+            _emit_panel_form(builder, arith, fn.args, beta_is_zero, at)
+    builder.ret_void()
+    return fn
+
+
+def _emit_dot_form(builder, arith, args, beta_is_zero, at) -> None:
+    """C[i, j] = alpha * (A[i, :] . B[:, j]) + beta * C[i, j], the sum kept in a register."""
+    m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs = args
+    total = entry_alloca(builder, arith.ety)
+    with for_range(builder, 0, m, name="i") as i:
+        with for_range(builder, 0, n, name="j") as j:
+            builder.store(arith.zero, total)
+            with for_range(builder, 0, k, name="p") as p:
+                product = arith.mul(builder.load(at(a, i, p, a_rs, a_cs)), builder.load(at(b, p, j, b_rs, b_cs)))
+                builder.store(arith.add(builder.load(total), product, reassociate=True), total)
+            cp = at(c, i, j, c_rs, c_cs)
+            result = arith.mul(alpha, builder.load(total))
+            scaled = arith.add(result, arith.mul(beta, builder.load(cp)))
+            builder.store(builder.select(beta_is_zero, result, scaled), cp)
+
+
+def _emit_panel_form(builder, arith, args, beta_is_zero, at) -> None:
+    """C = beta * C, then C[i, panel] += alpha * A[i, p] * B[p, panel] over cache panels of B."""
+    m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, c_rs, c_cs = args
     with for_range(builder, 0, m, name="i") as i:
         with for_range(builder, 0, n, name="j") as j:
             cp = at(c, i, j, c_rs, c_cs)
@@ -70,5 +104,3 @@ def kernel_function(module: ir.Module, ety: ir.Type, name: str) -> ir.Function:
                         cp = at(c, i, j, c_rs, c_cs)
                         product = arith.mul(scaled_a, builder.load(at(b, p, j, b_rs, b_cs)))
                         builder.store(arith.add(builder.load(cp), product), cp)
-    builder.ret_void()
-    return fn

@@ -44,13 +44,16 @@ def strides(x: np.ndarray) -> list[int]:
 
 
 def operand(rng, shape, layout: str, dtype: str) -> np.ndarray:
-    """A (rows, cols) array laid out "c" (row-major), "t" (a transposed view) or "s" (strided)."""
+    """A (rows, cols) array laid out "c" (row-major), "t" (a transposed view), "s" (strided) or
+    "r" (reversed: negative strides)."""
     rows, cols = shape
     make = lambda r, c: (rng.standard_normal((r, c)) * 4).astype(dtype)
     if layout == "c":
         return make(rows, cols)
     if layout == "t":
         return make(cols, rows).T
+    if layout == "r":
+        return make(rows, cols)[::-1, ::-1]
     return make(2 * rows + 1, 3 * cols)[1::2, ::3]
 
 
@@ -73,8 +76,8 @@ def test_gemm_matches_numpy_on_every_layout(library, dtype, shape):
     rng = np.random.default_rng(0)
     m, n, k = shape
     tol = dict(rtol=1e-4, atol=1e-3) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
-    for la in "cts":
-        for lb in "cts":
+    for la in "ctsr":
+        for lb in "ctsr":
             for lc in "cts":
                 a, b = operand(rng, (m, k), la, dtype), operand(rng, (k, n), lb, dtype)
                 c = operand(rng, (m, n), lc, dtype)
@@ -103,14 +106,18 @@ def test_strided_operands_without_scratch_use_the_loop_kernel():
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_broadcast_operand_with_zero_stride():
-    fn = runtime_gemm("float32", "cblas", with_scratch=True)
-    row = np.arange(6, dtype=np.float32)
-    a = np.broadcast_to(row, (4, 6))  # row stride 0
-    b = np.ones((6, 5), np.float32)
-    c = np.empty((4, 5), np.float32)
-    run(fn, "float32", a, b, c)
-    np.testing.assert_allclose(c, a @ b)
+@pytest.mark.parametrize("library", list(LIBRARIES))
+def test_broadcast_operands_with_zero_strides(library):
+    fn = runtime_gemm("float32", library, with_scratch=True)
+    rng = np.random.default_rng(6)
+    rows = np.broadcast_to(np.arange(6, dtype=np.float32), (4, 6))  # row stride 0
+    scalar_row = np.broadcast_to(np.float32(1.5), (1, 6))  # a vector with stride 0
+    for a, b in [(rows, operand(rng, (6, 5), "c", "float32")),
+                 (scalar_row, operand(rng, (6, 5), "t", "float32")),
+                 (operand(rng, (5, 6), "c", "float32"), scalar_row.T)]:
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        run(fn, "float32", a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
 def test_int64_products_are_exact():
@@ -137,8 +144,15 @@ def test_tiny_constant_products_are_inlined_and_large_ones_call_blas():
     library = blas_library.default_library()
     assert library is not None, "numpy's bundled OpenBLAS was not found"
     assert blas.SMALL_GEMM_VOLUME >= 3 * 4 * 4
-    assert library.symbol("float32") not in _constant_gemm_ir(3, 4, 4)
-    assert library.symbol("float32") in _constant_gemm_ir(64, 64, 64)
+    assert library.symbol("sgemm") not in _constant_gemm_ir(3, 4, 4)
+    assert library.symbol("sgemm") in _constant_gemm_ir(64, 64, 64)
+
+
+def test_matrix_vector_products_call_gemv():
+    library = blas_library.default_library()
+    assert library.symbol("sgemv") in _constant_gemm_ir(1, 64, 64)
+    assert library.symbol("sgemv") in _constant_gemm_ir(64, 1, 64)
+    assert library.symbol("sgemv") not in _constant_gemm_ir(64, 2, 64)
 
 
 def test_runtime_threshold_switches_between_kernel_and_blas():
