@@ -1,6 +1,7 @@
 """Matrix products for generated code: `emit_gemm` emits `C = alpha * A @ B + beta * C` as a
-call to a per-module function that picks, at run time, a loop kernel for tiny products and
-for int64, or the BLAS that `blas_library` found (OpenBLAS's CBLAS, scipy's Fortran BLAS).
+call to a per-module function (always inlined, so constant sizes and strides fold) that picks at
+run time the loop kernel (tiny products, int64, no BLAS here) or the BLAS `blas_library` found:
+GEMV for matrix-vector products, GEMM otherwise.
 
 API for the code generator:
 - `Matrix(ptr, row_stride, col_stride)`: a strided operand; `ptr` is `float*`/`double*`/`i64*`,
@@ -24,9 +25,8 @@ from typing import Optional, Sequence, Union
 
 from llvmlite import ir
 
-from . import blas_library
+from . import blas_calls, blas_library, gemm_kernel
 from .blas_library import BlasLibrary
-from . import blas_calls, gemm_kernel
 from .ir_loops import element, for_range, i64, smax
 
 ELEMENT_TYPES = {"float32": ir.FloatType(), "float64": ir.DoubleType(), "int64": ir.IntType(64)}
