@@ -12,8 +12,11 @@ API for the code generator:
   transpose flags say which); any other operand is copied into `scratch`, a caller-provided
   buffer of `gemm_scratch_elems(m, n, k)` elements, or, when `scratch` is None, the product runs
   in the loop kernel instead (correct, slower). A C with neither unit stride also uses the loop.
+  A CBLAS-style operand with leading dimension ld is `Matrix(ptr, ld, 1)`, transposed
+  `Matrix(ptr, 1, ld)`.
 - `emit_batched_gemm(...)` loops `emit_gemm` over batch dims with per-operand batch strides
-  (stride 0 broadcasts); `matmul_layout(...)` gives those for `torch.matmul`'s broadcasting.
+  (stride 0 broadcasts); `matmul_layout(...)` gives those for `torch.matmul`'s broadcasting, and
+  `emit_matmul(...)` puts the two together for operands whose shapes and strides are known.
 - Symbols: emitting registers the BLAS functions with the JIT (`llvm.add_symbol`); code loaded
   some other way (an object cache) calls `register_symbols()` before it is linked.
 """
@@ -98,6 +101,22 @@ def emit_batched_gemm(builder: ir.IRBuilder, dtype: str, batch: Sequence, m, n, 
             nest(dim + 1, step(a_off, a_batch_strides), step(b_off, b_batch_strides),
                  step(c_off, c_batch_strides))
     nest(0, i64(0), i64(0), i64(0))
+
+
+def emit_matmul(builder: ir.IRBuilder, dtype: str, a: ir.Value, a_shape: Sequence[int],
+                a_strides: Sequence[int], b: ir.Value, b_shape: Sequence[int],
+                b_strides: Sequence[int], out: ir.Value, scratch: Optional[ir.Value] = None,
+                library: Union[BlasLibrary, None, str] = DEFAULT) -> "MatmulLayout":
+    """Emit `out = torch.matmul(a, b)` into a contiguous `out` (strides in elements); returns the
+    layout, whose `out_shape` is the result's shape."""
+    layout = matmul_layout(a_shape, a_strides, b_shape, b_strides)
+    nb = len(layout.batch)
+    emit_batched_gemm(builder, dtype, layout.batch, layout.m, layout.n, layout.k,
+                      Matrix(a, *layout.a_strides[nb:]), layout.a_strides[:nb],
+                      Matrix(b, *layout.b_strides[nb:]), layout.b_strides[:nb],
+                      Matrix(out, *layout.c_strides[nb:]), layout.c_strides[:nb],
+                      scratch=scratch, library=library)
+    return layout
 
 
 @dataclass(frozen=True)

@@ -165,32 +165,31 @@ def test_runtime_threshold_switches_between_kernel_and_blas():
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
+# small ones run in the loop kernel, the others (m*n*k > blas.SMALL_GEMM_VOLUME) in BLAS
 MATMUL_CASES = [((2, 3, 4, 5), (5, 6)), ((5,), (2, 5, 3)), ((4, 5), (5,)), ((5,), (5,)),
                 ((3, 1, 4, 5), (2, 5, 6)), ((2, 3, 4), (2, 4, 5)), ((1, 4, 5), (3, 5, 2)),
-                ((0, 4, 5), (5, 2))]
+                ((0, 4, 5), (5, 2)), ((2, 3, 8, 9), (9, 7)), ((19,), (2, 19, 17)),
+                ((33, 15), (15,)), ((3, 1, 12, 9), (2, 9, 13)), ((200,), (200,))]
 
 
 @pytest.mark.parametrize("a_shape,b_shape", MATMUL_CASES, ids=str)
 @pytest.mark.parametrize("transpose_b", [False, True])
-def test_batched_matmul_broadcasts_as_torch_matmul(a_shape, b_shape, transpose_b):
+def test_matmul_broadcasts_as_torch_matmul(a_shape, b_shape, transpose_b):
     rng = np.random.default_rng(5)
     a = rng.standard_normal(a_shape)
     b = rng.standard_normal(b_shape)
     if transpose_b and b.ndim >= 2:
         b = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
-    layout = blas.matmul_layout(a.shape, strides(a), b.shape, strides(b))
     expected = np.matmul(a, b)
-    assert layout.out_shape == expected.shape
+    layouts = []
 
     def build(bld, args):
         pa, pb, pc, scratch = args
-        nb = len(layout.batch)
-        blas.emit_batched_gemm(bld, "float64", layout.batch, layout.m, layout.n, layout.k,
-                               Matrix(pa, *layout.a_strides[nb:]), layout.a_strides[:nb],
-                               Matrix(pb, *layout.b_strides[nb:]), layout.b_strides[:nb],
-                               Matrix(pc, *layout.c_strides[nb:]), layout.c_strides[:nb],
-                               scratch=scratch, small_volume=0)
+        layouts.append(blas.emit_matmul(bld, "float64", pa, a.shape, strides(a), pb, b.shape,
+                                        strides(b), pc, scratch))
     fn = compile_function(build, ["f64*"] * 4)
+    (layout,) = layouts
+    assert layout.out_shape == expected.shape
     out = np.empty(layout.out_shape)
     fn(a, b, out, np.empty(blas.gemm_scratch_elems(layout.m, layout.n, layout.k) + 1))
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
