@@ -36,7 +36,8 @@ ELEMENT_TYPES = {"float32": ir.FloatType(), "float64": ir.DoubleType(), "int64":
 
 # Products with m*n*k at most this run in the loop kernel. tools/bench_gemm.py on this machine
 # (2-core AMD EPYC, AVX-512; float32, run-time sizes, per call): 5x5x5 loop 0.07 µs vs OpenBLAS
-# 0.10 µs, 6x6x6 0.15 vs 0.11, 8x8x8 0.17 vs 0.11; square products cross over between 125 and 216.
+# 0.10 µs, 6x6x6 0.15 vs 0.11, 8x8x8 0.17 vs 0.11; square products cross over between 125 and 216,
+# in float64 too (5x5x5 0.09 vs 0.12 µs, 6x6x6 0.135 vs 0.133).
 SMALL_GEMM_VOLUME = 128
 
 DEFAULT = "default"  # `library` argument: the fastest BLAS found here (None: loop kernel only)
@@ -70,9 +71,14 @@ def emit_gemm(builder: ir.IRBuilder, dtype: str, m, n, k, a: Matrix, b: Matrix, 
               library: Union[BlasLibrary, None, str] = DEFAULT,
               small_volume: int = SMALL_GEMM_VOLUME) -> None:
     """Emit `C = alpha * A @ B + beta * C` (A m×k, B k×n, C m×n) at the builder's position;
-    products with m*n*k <= small_volume run in the loop kernel."""
+    products with m*n*k <= small_volume run without BLAS: straight-line code when the sizes are
+    Python ints, else the loop kernel."""
     library = _resolve(library) if dtype != "int64" else None
     ety = ELEMENT_TYPES[dtype]
+    if all(isinstance(d, int) for d in (m, n, k)) and max(m * n * k, m * n) <= small_volume:
+        gemm_kernel.emit_unrolled(builder, ety, m, n, k, alpha, _strided(a), _strided(b),
+                                  _strided(c), beta)
+        return
     fn = _gemm_function(builder.module, dtype, library, small_volume)
     if scratch is None:
         scratch = ir.Constant(ety.as_pointer(), None)
@@ -345,6 +351,10 @@ def _emit_copy(b: ir.IRBuilder, src: _Operand, dst: ir.Value) -> None:
         with for_range(b, 0, src.cols, name="copy.j") as j:
             value = b.load(element(b, src.ptr, b.add(b.mul(i, src.rs), b.mul(j, src.cs))))
             b.store(value, element(b, dst, b.add(b.mul(i, src.cols), j)))
+
+
+def _strided(mat: Matrix) -> tuple[ir.Value, ir.Value, ir.Value]:
+    return mat.ptr, i64(mat.row_stride), i64(mat.col_stride)
 
 
 def _resolve(library):

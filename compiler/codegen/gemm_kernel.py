@@ -1,6 +1,7 @@
-"""The loop GEMM kernel in LLVM IR: any strides, any element type (float32, float64, int64).
-It serves tiny products (cheaper than a BLAS call), int64 (no BLAS) and machines without a BLAS,
-so it is blocked for cache (`blas.PANEL_*`-sized panels of B) and its inner loop vectorizes."""
+"""GEMM without a BLAS, in LLVM IR, for any strides and element type (float32, float64, int64):
+a loop kernel for tiny run-time-sized products (cheaper than a BLAS call), int64 (no BLAS) and
+machines without a BLAS, so it is blocked for cache (PANEL_K x PANEL_N panels of B) and its inner
+loop vectorizes; and straight-line code for tiny products whose sizes are known."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def kernel_function(module: ir.Module, ety: ir.Type, name: str) -> ir.Function:
         return existing
     fn = ir.Function(module, signature(ety), name)
     fn.linkage = "internal"
+    fn.attributes.add("noinline")  # one copy a module; constant tiny sizes use emit_unrolled
     for ptr in (fn.args[4], fn.args[7], fn.args[11]):  # A, B, C
         ptr.add_attribute("noalias")
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -104,3 +106,28 @@ def _emit_panel_form(builder, arith, args, beta_is_zero, at) -> None:
                         cp = at(c, i, j, c_rs, c_cs)
                         product = arith.mul(scaled_a, builder.load(at(b, p, j, b_rs, b_cs)))
                         builder.store(arith.add(builder.load(cp), product), cp)
+
+
+def emit_unrolled(builder: ir.IRBuilder, ety: ir.Type, m: int, n: int, k: int, alpha, a, b, c,
+                  beta) -> None:
+    """C = alpha * A @ B + beta * C as straight-line code; a, b, c are (pointer, row stride,
+    column stride) with i64 strides; a beta of Python 0 writes C without reading it."""
+    arith = Arithmetic(builder, ety)
+    at = lambda op, i, j: element(builder, op[0], builder.add(builder.mul(ir.Constant(I64, i), op[1]),
+                                                              builder.mul(ir.Constant(I64, j), op[2])))
+    alpha_v = alpha if isinstance(alpha, ir.Value) else ir.Constant(ety, alpha)
+    reads_c = isinstance(beta, ir.Value) or beta != 0
+    if reads_c:
+        beta_v = beta if isinstance(beta, ir.Value) else ir.Constant(ety, beta)
+        beta_is_zero = arith.is_zero(beta_v)
+    for i in range(m):
+        for j in range(n):
+            total = arith.zero
+            for p in range(k):
+                total = arith.add(total, arith.mul(builder.load(at(a, i, p)), builder.load(at(b, p, j))))
+            result = arith.mul(alpha_v, total)
+            slot = at(c, i, j)
+            if reads_c:
+                scaled = arith.add(result, arith.mul(beta_v, builder.load(slot)))
+                result = builder.select(beta_is_zero, result, scaled)
+            builder.store(result, slot)

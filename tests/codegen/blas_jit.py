@@ -4,6 +4,7 @@ optimize it at O3 for the host and call it through ctypes on numpy arrays."""
 from __future__ import annotations
 
 import ctypes
+from functools import lru_cache
 from typing import Callable
 
 import llvmlite.binding as llvm
@@ -15,6 +16,7 @@ from irjit.compiler.codegen.ir_loops import I64
 _ENGINES = []  # engines own the machine code; keep them alive
 
 
+@lru_cache(maxsize=None)
 def _target_machine() -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()

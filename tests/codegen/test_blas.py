@@ -124,13 +124,21 @@ def test_int64_products_are_exact():
     def build(b, args):
         a, bm, c = args
         blas.emit_gemm(b, "int64", 5, 4, 3, Matrix(a, 1, 5), Matrix(bm, 4, 1), Matrix(c, 4, 1))
-    fn = compile_function(build, ["i64*"] * 3)
+    unrolled = compile_function(build, ["i64*"] * 3)
     rng = np.random.default_rng(3)
     a = rng.integers(-2**40, 2**40, (3, 5)).T
     b = rng.integers(-1000, 1000, (3, 4))
     c = np.empty((5, 4), np.int64)
-    fn(np.ascontiguousarray(a.T), b, c)
+    unrolled(np.ascontiguousarray(a.T), b, c)
     np.testing.assert_array_equal(c, a @ b)
+
+    looped = runtime_gemm("int64", "loops", with_scratch=False)
+    for m, n, k in [(17, 33, 29), (40, 2, 300)]:
+        a = rng.integers(-2**20, 2**20, (k, m)).T  # transposed
+        b = rng.integers(-2**20, 2**20, (2 * k, 3 * n))[::2, ::3]  # strided
+        c = np.full((m, n), 7, np.int64)
+        looped(a, b, c, None, m, n, k, *strides(a), *strides(b), *strides(c), 3, -2)
+        np.testing.assert_array_equal(c, 3 * (a @ b) - 14)
 
 
 def _constant_gemm_ir(m: int, n: int, k: int) -> str:
