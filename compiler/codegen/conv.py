@@ -168,7 +168,8 @@ def emit_conv2d_grad_bias(builder: ir.IRBuilder, dtype: str, shape: Conv2dShape,
         with for_range(b, 0, s.batch, name="n") as n:
             row = element(b, grad_out, b.mul(b.add(b.mul(n, i64(s.out_channels)), c), i64(s.pixels)))
             with for_range(b, 0, s.pixels, name="p") as p:
-                b.store(b.fadd(b.load(total), b.load(element(b, row, p))), total)
+                # reassociated, so the sum splits into vector lanes
+                b.store(b.fadd(b.load(total), b.load(element(b, row, p)), flags=("reassoc",)), total)
         b.store(b.load(total), element(b, grad_bias, c))
 
 
@@ -200,23 +201,21 @@ def _input_matrix(b: ir.IRBuilder, s: Conv2dShape, x: ir.Value, n, g, scratch) -
     return Matrix(scratch, s.pixels, 1)
 
 
+@contextmanager
 def _patch_rows(b: ir.IRBuilder, s: Conv2dShape):
     """Loops over the im2col rows: yields (row, channel, valid oy range, row offset in the input
     for oy=0, valid ox range, column offset for ox=0) with padding positions outside the ranges."""
-    @contextmanager
-    def rows():
-        with for_range(b, 0, s.group_in, name="ci") as ci:
-            with for_range(b, 0, s.kernel_h, name="ky") as ky:
-                with for_range(b, 0, s.kernel_w, name="kx") as kx:
-                    row = b.add(b.mul(b.add(b.mul(ci, i64(s.kernel_h)), ky), i64(s.kernel_w)), kx)
-                    y_off = b.sub(b.mul(ky, i64(s.dilation[0])), i64(s.padding[0]))
-                    x_off = b.sub(b.mul(kx, i64(s.dilation[1])), i64(s.padding[1]))
-                    y_range = _valid_range(b, y_off, s.stride[0], s.height, s.out_h,
-                                           s.dilation[0] * (s.kernel_h - 1) + s.padding[0])
-                    x_range = _valid_range(b, x_off, s.stride[1], s.width, s.out_w,
-                                           s.dilation[1] * (s.kernel_w - 1) + s.padding[1])
-                    yield row, ci, y_range, y_off, x_range, x_off
-    return rows()
+    with for_range(b, 0, s.group_in, name="ci") as ci:
+        with for_range(b, 0, s.kernel_h, name="ky") as ky:
+            with for_range(b, 0, s.kernel_w, name="kx") as kx:
+                row = b.add(b.mul(b.add(b.mul(ci, i64(s.kernel_h)), ky), i64(s.kernel_w)), kx)
+                y_off = b.sub(b.mul(ky, i64(s.dilation[0])), i64(s.padding[0]))
+                x_off = b.sub(b.mul(kx, i64(s.dilation[1])), i64(s.padding[1]))
+                y_range = _valid_range(b, y_off, s.stride[0], s.height, s.out_h,
+                                       s.dilation[0] * (s.kernel_h - 1) + s.padding[0])
+                x_range = _valid_range(b, x_off, s.stride[1], s.width, s.out_w,
+                                       s.dilation[1] * (s.kernel_w - 1) + s.padding[1])
+                yield row, ci, y_range, y_off, x_range, x_off
 
 
 def _valid_range(b: ir.IRBuilder, offset, stride: int, size: int, out_size: int, reach: int):
