@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from llvmlite import ir
+
+from irjit.ops.nn_conv import expand_param
 
 from . import blas
 from .blas import Matrix
@@ -40,6 +42,22 @@ class Conv2dShape:
     padding: tuple[int, int] = (0, 0)
     dilation: tuple[int, int] = (1, 1)
     groups: int = 1
+
+    @classmethod
+    def of(cls, input_shape: Sequence[int], weight_shape: Sequence[int], stride=1, padding=0,
+           dilation=1, groups: int = 1) -> "Conv2dShape":
+        """The shape of `aten::conv2d(input, weight, bias, stride, padding, dilation, groups)` on
+        a batched input; int-or-list arguments as the op takes them."""
+        if len(input_shape) != 4 or len(weight_shape) != 4:
+            raise ValueError(f"conv2d needs a 4-D input and weight, got {list(input_shape)} and "
+                             f"{list(weight_shape)}")
+        if input_shape[1] != weight_shape[1] * groups:
+            raise ValueError(f"Given groups={groups}, weight of size {list(weight_shape)}, expected "
+                             f"input{list(input_shape)} to have {weight_shape[1] * groups} channels")
+        pair = lambda v, name: tuple(expand_param(v, 2, name))
+        return cls(*input_shape, weight_shape[0], *weight_shape[2:], stride=pair(stride, "stride"),
+                   padding=pair(padding, "padding"), dilation=pair(dilation, "dilation"),
+                   groups=int(groups))
 
     def __post_init__(self):
         if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:

@@ -86,3 +86,11 @@ def test_invalid_geometry_is_rejected(kwargs, message):
     base = dict(batch=1, in_channels=3, height=5, width=5, out_channels=4, kernel_h=3, kernel_w=3)
     with pytest.raises(ValueError, match=message):
         Conv2dShape(**{**base, **kwargs})
+
+
+def test_shape_of_op_arguments():
+    s = Conv2dShape.of((2, 6, 9, 8), (4, 3, 3, 2), stride=2, padding=[1, 0], dilation=[1], groups=2)
+    assert s == Conv2dShape(2, 6, 9, 8, 4, 3, 2, stride=(2, 2), padding=(1, 0), dilation=(1, 1), groups=2)
+    assert (s.out_h, s.out_w) == (5, 4)
+    with pytest.raises(ValueError, match="to have 6 channels"):
+        Conv2dShape.of((2, 5, 9, 8), (4, 3, 3, 2), groups=2)
