@@ -10,8 +10,10 @@ API for the code generator:
   C m×n; dtype "float32", "float64" or "int64"; beta == 0 overwrites C without reading it. C
   must not overlap A or B. An operand with unit row or column stride goes to BLAS as is (the
   transpose flags say which); any other operand is copied into `scratch`, a caller-provided
-  buffer of `gemm_scratch_elems(m, n, k)` elements, or, when `scratch` is None, the product runs
-  in the loop kernel instead (correct, slower). A C with neither unit stride also uses the loop.
+  buffer of `gemm_scratch_elems(m, n, k, a_strides, b_strides)` elements (0 when both operands
+  are usable as they are; without strides, enough for any), or, when `scratch` is None, the
+  product runs in the loop kernel instead (correct, slower). A C with neither unit stride also
+  uses the loop kernel.
   A CBLAS-style operand with leading dimension ld is `Matrix(ptr, ld, 1)`, transposed
   `Matrix(ptr, 1, ld)`.
 - `emit_batched_gemm(...)` loops `emit_gemm` over batch dims with per-operand batch strides
@@ -54,9 +56,20 @@ class Matrix:
         return Matrix(self.ptr, self.col_stride, self.row_stride)
 
 
-def gemm_scratch_elems(m: int, n: int, k: int) -> int:
-    """Elements of the scratch buffer `emit_gemm` may copy an m×k A and a k×n B into."""
-    return m * k + k * n
+def gemm_scratch_elems(m: int, n: int, k: int, a_strides: Optional[Sequence[int]] = None,
+                       b_strides: Optional[Sequence[int]] = None) -> int:
+    """Elements of the scratch buffer `emit_gemm` may copy an m×k A and a k×n B into: when an
+    operand's (row, column) strides are given, only if it has no unit stride BLAS can use."""
+    a_size = 0 if a_strides is not None and _blas_can_read(m, k, *a_strides) else m * k
+    b_size = 0 if b_strides is not None and _blas_can_read(k, n, *b_strides) else k * n
+    return a_size + b_size
+
+
+def _blas_can_read(rows: int, cols: int, rs: int, cs: int) -> bool:
+    """Python twin of `_Operand.row_major() or _Operand.column_major()` for known strides."""
+    row_major = (cs == 1 or cols <= 1) and (rows <= 1 or rs >= max(1, cols))
+    column_major = (rs == 1 or rows <= 1) and (cols <= 1 or cs >= max(1, rows))
+    return row_major or column_major
 
 
 def register_symbols(library: Union[BlasLibrary, None, str] = DEFAULT) -> None:
@@ -292,7 +305,9 @@ def _emit_blas_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, arg
     use_gemm = b.append_basic_block("blas.gemm")
     b.cbranch(usable, use_gemm, use_loops)
     b.position_at_end(use_gemm)
-    x_scratch, y_scratch = scratch, element(b, scratch, b.mul(rows, k))
+    # X's copy first, Y's after it (or first, alone), as gemm_scratch_elems counts them
+    x_scratch = scratch
+    y_scratch = element(b, scratch, b.select(x_copy, b.mul(rows, k), i64(0)))
     with b.if_then(x_copy):
         _emit_copy(b, x, x_scratch)
     with b.if_then(y_copy):

@@ -57,11 +57,18 @@ def operand(rng, shape, layout: str, dtype: str) -> np.ndarray:
     return make(2 * rows + 1, 3 * cols)[1::2, ::3]
 
 
+CANARY = 8  # elements after the scratch the product must leave alone
+
+
 def run(fn, dtype, a, b, c, alpha=1, beta=0):
+    """Run `fn` with a scratch buffer of exactly the size gemm_scratch_elems asks for."""
     m, k = a.shape
     n = b.shape[1]
-    scratch = np.empty(max(1, blas.gemm_scratch_elems(m, n, k)), dtype)
+    size = blas.gemm_scratch_elems(m, n, k, strides(a), strides(b))
+    assert size <= blas.gemm_scratch_elems(m, n, k)
+    scratch = np.full(size + CANARY, 12345, dtype)
     fn(a, b, c, scratch, m, n, k, *strides(a), *strides(b), *strides(c), alpha, beta)
+    assert (scratch[size:] == 12345).all(), "the product wrote past its scratch"
 
 
 SHAPES = [(3, 4, 5), (17, 33, 29), (1, 7, 3), (6, 1, 4), (5, 6, 1), (1, 1, 1), (0, 3, 4), (3, 0, 4),
@@ -199,7 +206,12 @@ def test_matmul_broadcasts_as_torch_matmul(a_shape, b_shape, transpose_b):
     (layout,) = layouts
     assert layout.out_shape == expected.shape
     out = np.empty(layout.out_shape)
-    fn(a, b, out, np.empty(blas.gemm_scratch_elems(layout.m, layout.n, layout.k) + 1))
+    nb = len(layout.batch)
+    size = blas.gemm_scratch_elems(layout.m, layout.n, layout.k, layout.a_strides[nb:],
+                                   layout.b_strides[nb:])
+    scratch = np.full(size + CANARY, 12345.0)
+    fn(a, b, out, scratch)
+    assert (scratch[size:] == 12345).all(), "the product wrote past its scratch"
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
 
 
