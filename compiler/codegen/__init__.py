@@ -1,0 +1,1 @@
+"""Native code generation with llvmlite."""
