@@ -10,7 +10,7 @@ infinities, overflow to inf and gradual underflow through the subnormals.
 
 from llvmlite import ir
 
-from . import exp_log, hyperbolic
+from . import exp_log, hyperbolic, power, special, trig
 from .core import Ctx
 
 _TABLE = {
@@ -28,6 +28,20 @@ _TABLE = {
     "asinh": (1, hyperbolic.asinh),
     "acosh": (1, hyperbolic.acosh),
     "atanh": (1, hyperbolic.atanh),
+    "sin": (1, trig.sin),
+    "cos": (1, trig.cos),
+    "tan": (1, trig.tan),
+    "atan": (1, trig.atan),
+    "atan2": (2, trig.atan2),
+    "asin": (1, trig.asin),
+    "acos": (1, trig.acos),
+    "pow": (2, power.pow),
+    "erf": (1, special.erf),
+    "erfc": (1, special.erfc),
+    "gelu_erf": (1, special.gelu_erf),
+    "gelu_tanh": (1, special.gelu_tanh),
+    "sqrt": (1, special.sqrt),
+    "rsqrt": (1, special.rsqrt),
 }
 
 FUNCTIONS = frozenset(_TABLE)

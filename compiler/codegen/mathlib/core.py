@@ -198,6 +198,11 @@ class Ctx:
         e = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
         return s, e
 
+    def dd_mul(self, a_hi, a_lo, b_hi, b_lo):
+        """(a_hi + a_lo)(b_hi + b_lo) as a double-word (a_lo * b_lo dropped)."""
+        p, e = self.two_prod(a_hi, b_hi)
+        return p, self.fma(a_hi, b_lo, self.fma(a_lo, b_hi, e))
+
     def fast_two_sum(self, a, b):
         """(s, e) with s + e = a+b exactly, given |a| >= |b|."""
         s = self.add(a, b)

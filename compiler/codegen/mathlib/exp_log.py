@@ -44,7 +44,7 @@ def exp_dd(ctx: Ctx, hi, lo=None, extra_scale=0):
     """exp(hi + lo) * 2**extra_scale for a double-word argument, overflowing to inf and
     underflowing through the subnormals to 0; NaN propagates."""
     lo_lim, hi_lim = limits(ctx)
-    clamped = ctx.clamp(hi, lo_lim, hi_lim - extra_scale)
+    clamped = ctx.clamp(hi, lo_lim - max(extra_scale, 0), hi_lim - min(extra_scale, 0))
     if lo is not None:
         lo = ctx.select(ctx.eq(clamped, hi), lo, ctx.c(0.0))
     n, r = reduce_exp(ctx, clamped, lo)
