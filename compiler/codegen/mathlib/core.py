@@ -176,7 +176,8 @@ class Ctx:
 
     # exact double-word arithmetic ------------------------------------------------------------
     def split(self, a):
-        """Veltkamp split of a into a head with half the bits and the exact rest."""
+        """Veltkamp split of a into a head with half the bits and the exact rest (for |a| below
+        the overflow threshold over 2^(mant/2 + 1); larger a give NaN)."""
         factor = self.c(2.0 ** ((self.mant + 2) // 2) + 1)
         t = self.mul(a, factor)
         hi = self.sub(t, self.sub(t, a))

@@ -46,7 +46,10 @@ def _magnitude(ctx: Ctx, ax, y):
         return w.convert(r, ctx)
     hi, lo = log_dd(ctx, ax)
     p, p_err = ctx.two_prod(y, hi)
-    return exp_log.exp_dd(ctx, p, ctx.fma(y, lo, p_err))
+    p_lo = ctx.fma(y, lo, p_err)
+    # Splitting a y near the overflow threshold overflows; only |x| = 1 (p = 0) keeps that p_lo.
+    p_lo = ctx.select(ctx.isnan(p_lo), ctx.c(0.0), p_lo)
+    return exp_log.exp_dd(ctx, p, p_lo)
 
 
 def pow(ctx: Ctx, x, y):

@@ -83,7 +83,8 @@ def erfc(ctx: Ctx, x):
 
 def gelu_erf(ctx: Ctx, x):
     """x/2 erfc(-x/sqrt2) (= x/2 (1 + erf(x/sqrt2)), torch's default gelu), with -x/sqrt2 as a
-    double-word so the tiny results for negative x keep their relative accuracy."""
+    double-word so the tiny results for negative x keep their relative accuracy. gelu(-inf) is
+    NaN, as in torch (-inf * 0)."""
     c_hi, c_lo = ctx.split_const(-1 / EXACT["sqrt2"])
     z, z_err = ctx.two_prod(x, c_hi)
     z_lo = ctx.fma(x, c_lo, z_err)
@@ -97,7 +98,8 @@ def gelu_erf(ctx: Ctx, x):
 
 def gelu_tanh(ctx: Ctx, x):
     """x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (torch's approximate='tanh'), as
-    x sigmoid(2u) with 2u = 2 sqrt(2/pi) x (1 + 0.044715 x^2) carried as a double-word."""
+    x sigmoid(2u) with 2u = 2 sqrt(2/pi) x (1 + 0.044715 x^2) carried as a double-word;
+    NaN at -inf, as in torch (-inf * 0)."""
     k_hi, k_lo = ctx.split_const(Fraction("0.044715"))
     c_hi, c_lo = ctx.split_const(2 * EXACT["sqrt2_over_pi"])
     sq, sq_lo = ctx.two_prod(x, x)
