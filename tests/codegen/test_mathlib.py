@@ -56,8 +56,9 @@ REFERENCES = {
 }
 BINARY = {"pow", "atan2"}
 # The float64 GELU references above lose digits for negative x (x/sqrt2 and the cubic are
-# rounded before an exponential); float64 GELU is checked against mpmath instead.
-MPMATH_F64 = {"gelu_erf", "gelu_tanh"}
+# rounded before an exponential) and libm's erfc is up to 3 ulp off: these float64 functions
+# are checked against mpmath instead.
+MPMATH_F64 = {"gelu_erf", "gelu_tanh", "erfc"}
 # sin/cos/tan are accurate for |x| below these (documented in mathlib.trig).
 TRIG_RANGE = {"float32": 1e5, "float64": 1e6}
 TRIG_RANGE_NAMES = {"sin", "cos", "tan"}
@@ -162,12 +163,12 @@ def ulp_error(got, want):
 def reference(name, dtype, a, b=None):
     """The float64 reference rounded to dtype (mpmath for float64 GELU)."""
     if dtype == np.float64 and name in MPMATH_F64:
-        return _mp_gelu(name, a)
+        return _mp_reference(name, a)
     with np.errstate(all="ignore"):
         fn = REFERENCES[name]
         a64 = a.astype(np.float64)
         r = fn(a64) if b is None else fn(a64, b.astype(np.float64))
-    return r.astype(dtype)
+        return r.astype(dtype)
 
 
 def samples(name, dtype, rng):
@@ -177,7 +178,7 @@ def samples(name, dtype, rng):
     random = bits.view(dtype)
     random = random[np.isfinite(random)]
     fi = np.finfo(dtype)
-    lo, hi = np.log10(float(fi.smallest_subnormal)), np.log10(float(fi.max))
+    lo, hi = np.log10(float(fi.smallest_subnormal)), np.log10(float(fi.max)) - 1e-9
     sweep = np.logspace(lo, hi, 1 << 16).astype(dtype)
     near = rng.uniform(-12, 12, 1 << 16).astype(dtype)
     unit = rng.uniform(-1.05, 1.05, 1 << 14).astype(dtype)
@@ -207,12 +208,15 @@ def _check_ulps(lib, name, a, b=None, vector=False):
     return float(err[worst])
 
 
-def _mp_gelu(name, x):
+def _mp_reference(name, x):
     mpmath = pytest.importorskip("mpmath")
-    mpmath.mp.prec = 120
+    mpmath.mp.prec = 100
     k, c = mpmath.mpf("0.044715"), mpmath.sqrt(2 / mpmath.pi)
 
     def one(v):
+        if name == "erfc":  # mpmath overflows far out; erfc is 0 or 2 there
+            return float(mpmath.erfc(mpmath.mpf(float(v)))) if abs(v) < 30 else (
+                np.nan if np.isnan(v) else float(v < 0) * 2.0)
         if v == -np.inf:  # -inf * 0 in torch's formula
             return np.nan
         if v == 0 or abs(v) > 1e10:  # signed zeros; x or -0 far out (mpf has no -0, no inf)
@@ -225,13 +229,13 @@ def _mp_gelu(name, x):
 
 
 @pytest.mark.parametrize("name", sorted(MPMATH_F64))
-def test_gelu_float64_against_mpmath(name):
+def test_float64_against_mpmath(name):
     lib = _compiled("float64")
     rng = np.random.default_rng(7)
-    x = np.concatenate([rng.uniform(-40, 8, 3000), -np.logspace(-300, 2, 400),
-                        np.logspace(-300, 300, 400)])
+    x = np.concatenate([rng.uniform(-40, 8, 1200), -np.logspace(-300, 2, 200),
+                        np.logspace(-300, 300, 200)])
     x = padded(x)
-    got, want = lib.run(name, x), _mp_gelu(name, x)
+    got, want = lib.run(name, x), _mp_reference(name, x)
     err = ulp_error(got, want)
     assert err.max() <= MAX_ULP, f"{name}({x[np.argmax(err)]!r}): {err.max()} ulp"
 
@@ -242,7 +246,7 @@ def test_unary_ulps(lib, name):
         pytest.skip(f"{name} not implemented")
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     if lib.np == np.float64 and name in MPMATH_F64:
-        pytest.skip("checked against mpmath by test_gelu_float64_against_mpmath")
+        pytest.skip("checked against mpmath by test_float64_against_mpmath")
     x = padded(samples(name, lib.np, rng))
     _check_ulps(lib, name, x)
     _check_ulps(lib, name, x, vector=True)
@@ -265,8 +269,9 @@ def _pairs(name, dtype, rng):
         scale = np.exp(rng.uniform(-30, 30, (2, n)))
         xs.append(rng.standard_normal(n) * scale[0])
         ys.append(rng.standard_normal(n) * scale[1])
-    x = np.concatenate(xs).astype(dtype)
-    y = np.concatenate(ys).astype(dtype)
+    with np.errstate(all="ignore"):
+        x = np.concatenate(xs).astype(dtype)
+        y = np.concatenate(ys).astype(dtype)
     keep = np.isfinite(x) & np.isfinite(y)
     return padded(x[keep]), padded(y[keep])
 

@@ -40,15 +40,17 @@ def expm1_poly(ctx: Ctx, r):
     return ctx.fma(ctx.mul(r, r), ctx.poly(r, ctx.coeffs["exp"]), r)
 
 
-def exp_dd(ctx: Ctx, hi, lo=None, extra_scale=0):
-    """exp(hi + lo) * 2**extra_scale for a double-word argument, overflowing to inf and
+def exp_dd(ctx: Ctx, hi, lo=None, extra_scale=0, times=None):
+    """exp(hi + lo) * 2**extra_scale (* times, a finite factor folded in before the
+    final scaling to save a rounding) for a double-word argument, overflowing to inf and
     underflowing through the subnormals to 0; NaN propagates."""
     lo_lim, hi_lim = limits(ctx)
     clamped = ctx.clamp(hi, lo_lim - max(extra_scale, 0), hi_lim - min(extra_scale, 0))
     if lo is not None:
         lo = ctx.select(ctx.eq(clamped, hi), lo, ctx.c(0.0))
     n, r = reduce_exp(ctx, clamped, lo)
-    p = ctx.add(ctx.c(1.0), expm1_poly(ctx, r))
+    q = expm1_poly(ctx, r)
+    p = ctx.add(ctx.c(1.0), q) if times is None else ctx.fma(q, times, times)
     k = ctx.to_int(n)
     if extra_scale:
         k = ctx.b.add(k, ctx.ci(extra_scale))

@@ -43,16 +43,19 @@ def _last_fitted(ctx: Ctx):
     return 28.0 if ctx.is64 else 11.0
 
 
-def erfc_pos(ctx: Ctx, a, a_lo=None, extra_scale=0):
-    """erfc(a + a_lo) * 2**extra_scale for a >= 1/2 with small relative error, down through the
-    subnormals (a positive extra_scale lets a caller round into the subnormals only once)."""
+def erfc_pos(ctx: Ctx, a, a_lo=None, extra_scale=0, times=None):
+    """erfc(a + a_lo) * 2**extra_scale (* times) for a >= 1/2 with small relative error, down
+    through the subnormals (a positive extra_scale lets a caller round into them only once)."""
     a_c = ctx.clamp(a, 0.5, _last_fitted(ctx))
     p, e = ctx.two_prod(a_c, a_c)
-    if a_lo is not None:
+    if a_lo is not None:  # past the clamp a_lo is moot (and NaN where splitting a overflowed)
+        a_lo = ctx.select(ctx.gt(a, a_c), ctx.c(0.0), a_lo)
         e = ctx.fma(ctx.add(a_c, a_c), a_lo, e)
     g = erfcx(ctx, a_c)
-    r = ctx.mul(exp_log.exp_dd(ctx, ctx.neg(p), ctx.neg(e), extra_scale), g)
-    return ctx.select(ctx.gt(a, ctx.c(_last_fitted(ctx))), ctx.c(0.0), r)
+    if times is not None:
+        g = ctx.mul(g, times)
+    # Past the fitted range exp(-a^2) has underflowed: the clamp yields a zero of the right sign.
+    return exp_log.exp_dd(ctx, ctx.neg(p), ctx.neg(e), extra_scale, times=g)
 
 
 def erf(ctx: Ctx, x):
@@ -92,7 +95,9 @@ def gelu_erf(ctx: Ctx, x):
     general = ctx.mul(half_x, erfc_dd(ctx, z, z_lo))
     # For negative x the result may be subnormal: scale up, multiply, round once on the way down.
     s = ctx.mant + 2
-    tiny = ctx.mul(ctx.mul(half_x, erfc_pos(ctx, z, z_lo, s)), ctx.c(2.0**-s))
+    tiny = ctx.mul(erfc_pos(ctx, z, z_lo, s, times=half_x), ctx.c(2.0**-s))
+    # Past the fitted range the result is x * 0 (-0, or NaN at -inf as in torch).
+    tiny = ctx.select(ctx.gt(z, ctx.c(_last_fitted(ctx))), ctx.mul(x, ctx.c(0.0)), tiny)
     return ctx.select(ctx.ge(z, ctx.c(0.5)), tiny, general)
 
 
