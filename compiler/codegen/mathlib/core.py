@@ -11,10 +11,11 @@ from .coefficients import COEFFICIENTS
 
 
 def _exact_constants():
-    """Constants to 60 digits as exact fractions, for splitting into head and tail parts."""
+    """Constants to 100 digits as exact fractions, for splitting into head and tail parts."""
     with localcontext() as ctx:
-        ctx.prec = 60
-        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+        ctx.prec = 110
+        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459"
+                     "230781640628620899862803482534211706798")
         ln2, ln10, sqrt2 = Decimal(2).ln(), Decimal(10).ln(), Decimal(2).sqrt()
         values = {"pi": pi, "ln2": ln2, "ln10": ln10, "sqrt2": sqrt2,
                   "sqrtpi": pi.sqrt(), "sqrt2_over_pi": (2 / pi).sqrt()}

@@ -91,14 +91,21 @@ def gelu_erf(ctx: Ctx, x):
     c_hi, c_lo = ctx.split_const(-1 / EXACT["sqrt2"])
     z, z_err = ctx.two_prod(x, c_hi)
     z_lo = ctx.fma(x, c_lo, z_err)
+    a = ctx.fabs(z)
+    a_lo = ctx.select(ctx.lt(z, ctx.c(0.0)), ctx.neg(z_lo), z_lo)
     half_x = ctx.mul(ctx.c(0.5), x)
-    general = ctx.mul(half_x, erfc_dd(ctx, z, z_lo))
-    # For negative x the result may be subnormal: scale up, multiply, round once on the way down.
+    # One erfc_pos serves both tails. For z >= 1/2 the result may be subnormal: it is computed
+    # times x/2 and scaled by 2^s, then rounded once on the way down; for z <= -1/2 the factor
+    # 2^-s undoes the scaling.
     s = ctx.mant + 2
-    tiny = ctx.mul(erfc_pos(ctx, z, z_lo, s, times=half_x), ctx.c(2.0**-s))
+    positive = ctx.ge(z, ctx.c(0.5))
+    tail = erfc_pos(ctx, a, a_lo, s, times=ctx.select(positive, half_x, ctx.c(2.0**-s)))
+    tiny = ctx.mul(tail, ctx.c(2.0**-s))
     # Past the fitted range the result is x * 0 (-0, or NaN at -inf as in torch).
     tiny = ctx.select(ctx.gt(z, ctx.c(_last_fitted(ctx))), ctx.mul(x, ctx.c(0.0)), tiny)
-    return ctx.select(ctx.ge(z, ctx.c(0.5)), tiny, general)
+    far = ctx.select(positive, tiny, ctx.mul(half_x, ctx.sub(ctx.c(2.0), tail)))
+    near = ctx.mul(half_x, ctx.sub(ctx.c(1.0), erf_small(ctx, z)))
+    return ctx.select(ctx.lt(a, ctx.c(0.5)), near, far)
 
 
 def gelu_tanh(ctx: Ctx, x):

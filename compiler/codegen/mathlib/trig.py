@@ -1,11 +1,14 @@
 """Circular functions: sin, cos, tan and the inverses atan, atan2, asin, acos.
 
-sin/cos/tan reduce x = n pi/2 + y in float64 (float32 arguments are widened, as musl's sinf
-does) with pi/2 cut into three 33-bit heads and a tail (fdlibm's medium-range scheme): every
-n * head is exact for |n| <= 2^20, so the reduced y (kept as a double-word) is accurate to
-far below an ulp for |x| <= 2^20 pi/2 ~ 1.6e6 in both dtypes. Beyond that the products
-round, the absolute error of y grows like |x| 2^-53, and results stay finite and are clamped
-to [-1, 1] (inf and NaN give NaN).
+sin/cos/tan reduce x = n pi/2 + y in float64, y kept as a double-word.
+- float64: pi/2 cut into three 33-bit heads and a tail (fdlibm's medium-range scheme): every
+  n * head is exact for |n| <= 2^20, so y is accurate to far below an ulp for
+  |x| <= 2^20 pi/2 ~ 1.6e6. Beyond that the products round and the absolute error of y grows
+  like |x| 2^-53 (no Payne-Hanek): results stay finite and are clamped to [-1, 1].
+- float32 (widened, as musl's sinf does): x * 2/pi is formed exactly as a sum of double-word
+  products with 2/pi cut into five doubles (265 bits, enough for the largest float32), whose
+  integer parts are dropped mod 4: accurate over the whole float32 range.
+inf and NaN give NaN.
 """
 
 from fractions import Fraction
@@ -29,6 +32,36 @@ def _pio2_parts():
 
 
 PIO2_HEADS, PIO2_TAIL = _pio2_parts()
+
+
+def _two_over_pi_parts(count=5):
+    """2/pi as `count` doubles of decreasing magnitude whose sum is 2/pi to ~53*count bits."""
+    rest, parts = 2 / PI, []
+    for _ in range(count):
+        parts.append(float(rest))
+        rest -= Fraction(parts[-1])
+    return parts
+
+
+TWO_OVER_PI_PARTS = _two_over_pi_parts()
+
+
+def reduce_pio2_exact(w: Ctx, x):
+    """(n, y0, y1) with x = n pi/2 + y0 + y1 for x a widened float32 of any size: each
+    x * part is an exact double-word; their integer parts count only mod 4 and their
+    fractions are summed as a double-word."""
+    quarter, frac, frac_lo = w.c(0.0), w.c(0.0), w.c(0.0)
+    for part in TWO_OVER_PI_PARTS:
+        for t in w.two_prod(x, w.c(part)):
+            k = w.rint(t)
+            quarter = w.add(quarter, w.sub(k, w.mul(w.c(4.0), w.floor(w.mul(k, w.c(0.25))))))
+            frac, err = w.two_sum(frac, w.sub(t, k))
+            frac_lo = w.add(frac_lo, err)
+    k = w.rint(frac)
+    frac, frac_lo = w.fast_two_sum(w.sub(frac, k), frac_lo)
+    h_hi, h_lo = w.split_const(PI / 2)
+    y0, y1 = w.dd_mul(frac, frac_lo, h_hi, h_lo)
+    return w.add(quarter, k), y0, y1
 
 
 def reduce_pio2(w: Ctx, x):
@@ -71,7 +104,7 @@ def _trig(ctx: Ctx, x, which):
     """sin, cos or tan of x, computed in float64."""
     w = ctx.wide()
     xw = ctx.convert(x, w)
-    n, y0, y1 = reduce_pio2(w, xw)
+    n, y0, y1 = reduce_pio2(w, xw) if ctx.is64 else reduce_pio2_exact(w, xw)
     s = sin_kernel(w, y0, y1, ctx.coeffs["sin"])
     c = cos_kernel(w, y0, y1, ctx.coeffs["cos"])
     q = _quadrant(w, n)
