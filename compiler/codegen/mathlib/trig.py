@@ -5,9 +5,9 @@ sin/cos/tan reduce x = n pi/2 + y in float64, y kept as a double-word.
   n * head is exact for |n| <= 2^20, so y is accurate to far below an ulp for
   |x| <= 2^20 pi/2 ~ 1.6e6. Beyond that the products round and the absolute error of y grows
   like |x| 2^-53 (no Payne-Hanek): results stay finite and are clamped to [-1, 1].
-- float32 (widened, as musl's sinf does): x * 2/pi is formed exactly as a sum of double-word
-  products with 2/pi cut into five doubles (265 bits, enough for the largest float32), whose
-  integer parts are dropped mod 4: accurate over the whole float32 range.
+- float32 (widened, as musl's sinf does): x * 2/pi is formed exactly as a sum of products
+  with 2/pi cut into 29-bit chunks (exact in float64 for a 24-bit x) down to 2^-70 of the
+  largest float32, integer parts dropped mod 4: accurate over the whole float32 range.
 inf and NaN give NaN.
 """
 
@@ -34,29 +34,36 @@ def _pio2_parts():
 PIO2_HEADS, PIO2_TAIL = _pio2_parts()
 
 
-def _two_over_pi_parts(count=5):
-    """2/pi as `count` doubles of decreasing magnitude whose sum is 2/pi to ~53*count bits."""
-    rest, parts = 2 / PI, []
-    for _ in range(count):
-        parts.append(float(rest))
-        rest -= Fraction(parts[-1])
-    return parts
+def _two_over_pi_chunks():
+    """2/pi cut into 29-bit chunks (a float32 times a chunk is exact in float64) down to where
+    the largest float32 times the rest is below 2^-70, each with whether that product can
+    reach 1/2 for some float32 (only those have integer parts to drop)."""
+    big = float(np.finfo(np.float32).max)
+    rest, chunks = 2 / PI, []
+    while big * abs(float(rest)) > 2.0**-70:
+        chunk = head_bits(rest, 29)
+        chunks.append((chunk, big * abs(chunk) >= 0.5))
+        rest -= Fraction(chunk)
+    return chunks
 
 
-TWO_OVER_PI_PARTS = _two_over_pi_parts()
+TWO_OVER_PI_CHUNKS = _two_over_pi_chunks()
 
 
 def reduce_pio2_exact(w: Ctx, x):
     """(n, y0, y1) with x = n pi/2 + y0 + y1 for x a widened float32 of any size: each
-    x * part is an exact double-word; their integer parts count only mod 4 and their
-    fractions are summed as a double-word."""
+    x * chunk is exact; integer parts count only mod 4 and the fractions are summed as a
+    double-word (a Payne-Hanek reduction without tables)."""
     quarter, frac, frac_lo = w.c(0.0), w.c(0.0), w.c(0.0)
-    for part in TWO_OVER_PI_PARTS:
-        for t in w.two_prod(x, w.c(part)):
-            k = w.rint(t)
-            quarter = w.add(quarter, w.sub(k, w.mul(w.c(4.0), w.floor(w.mul(k, w.c(0.25))))))
-            frac, err = w.two_sum(frac, w.sub(t, k))
-            frac_lo = w.add(frac_lo, err)
+    for chunk, has_integer_part in TWO_OVER_PI_CHUNKS:
+        t = w.mul(x, w.c(chunk))
+        if not has_integer_part:
+            frac_lo = w.add(frac_lo, t)
+            continue
+        k = w.rint(t)
+        quarter = w.add(quarter, w.sub(k, w.mul(w.c(4.0), w.floor(w.mul(k, w.c(0.25))))))
+        frac, err = w.two_sum(frac, w.sub(t, k))
+        frac_lo = w.add(frac_lo, err)
     k = w.rint(frac)
     frac, frac_lo = w.fast_two_sum(w.sub(frac, k), frac_lo)
     h_hi, h_lo = w.split_const(PI / 2)
