@@ -346,6 +346,19 @@ def test_listed_edge_cases(dtype_name):
             f"{name}({arg!r}) = {got!r}, want {want!r}")
 
 
+@pytest.mark.parametrize("dtype_name", sorted(DTYPES))
+def test_trig_past_the_accurate_range_is_finite_and_bounded(dtype_name):
+    lib = _compiled(dtype_name)
+    fi = np.finfo(lib.np)
+    x = padded(np.concatenate([np.logspace(6, np.log10(float(fi.max)) - 1e-6, 4000),
+                               -np.logspace(6, np.log10(float(fi.max)) - 1e-6, 4000)]).astype(lib.np))
+    for name in ("sin", "cos", "tan"):
+        got = lib.run(name, x)
+        assert np.isfinite(got).all(), name
+        if name != "tan":
+            assert (np.abs(got) <= 1).all(), name
+
+
 def _function_asm(asm, symbol):
     """The assembly of one function of a module's listing."""
     start = re.search(rf"^{symbol}:", asm, re.M)

@@ -4,7 +4,7 @@ sin/cos/tan reduce x = n pi/2 + y in float64, y kept as a double-word.
 - float64: pi/2 cut into three 33-bit heads and a tail (fdlibm's medium-range scheme): every
   n * head is exact for |n| <= 2^20, so y is accurate to far below an ulp for
   |x| <= 2^20 pi/2 ~ 1.6e6. Beyond that the products round and the absolute error of y grows
-  like |x| 2^-53 (no Payne-Hanek): results stay finite and are clamped to [-1, 1].
+  like |x| 2^-53 (no Payne-Hanek): results stay finite, sin and cos within [-1, 1].
 - float32 (widened, as musl's sinf does): x * 2/pi is formed exactly as a sum of products
   with 2/pi cut into 29-bit chunks (exact in float64 for a 24-bit x) down to 2^-70 of the
   largest float32, integer parts dropped mod 4: accurate over the whole float32 range.
@@ -111,7 +111,11 @@ def _trig(ctx: Ctx, x, which):
     """sin, cos or tan of x, computed in float64."""
     w = ctx.wide()
     xw = ctx.convert(x, w)
-    n, y0, y1 = reduce_pio2(w, xw) if ctx.is64 else reduce_pio2_exact(w, xw)
+    if ctx.is64:
+        n, y0, y1 = reduce_pio2(w, xw)
+        y0 = w.clamp(y0, -1.0, 1.0)  # only past the accurate range: keeps every result finite
+    else:
+        n, y0, y1 = reduce_pio2_exact(w, xw)
     s = sin_kernel(w, y0, y1, ctx.coeffs["sin"])
     c = cos_kernel(w, y0, y1, ctx.coeffs["cos"])
     q = _quadrant(w, n)
