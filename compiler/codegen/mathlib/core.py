@@ -18,7 +18,7 @@ def _exact_constants():
                      "230781640628620899862803482534211706798")
         ln2, ln10, sqrt2 = Decimal(2).ln(), Decimal(10).ln(), Decimal(2).sqrt()
         values = {"pi": pi, "ln2": ln2, "ln10": ln10, "sqrt2": sqrt2,
-                  "sqrtpi": pi.sqrt(), "sqrt2_over_pi": (2 / pi).sqrt()}
+                  "sqrt2_over_pi": (2 / pi).sqrt()}
     return {name: Fraction(v) for name, v in values.items()}
 
 
@@ -47,8 +47,7 @@ class Ctx:
         self.mant = 52 if self.is64 else 23
         self.bias = 1023 if self.is64 else 127
         self.ity = self._shaped(ir.IntType(64 if self.is64 else 32))
-        self.coeffs = {k: tuple(_decode(v) for v in vs) if k != "erfcx" else vs
-                       for k, vs in COEFFICIENTS["float64" if self.is64 else "float32"].items()}
+        self.coeffs = _COEFFS["float64" if self.is64 else "float32"]
 
     def _shaped(self, scalar):
         return ir.VectorType(scalar, self.lanes) if self.lanes else scalar
@@ -211,6 +210,13 @@ class Ctx:
         return s, self.sub(b, self.sub(s, a))
 
 
-def _decode(value):
-    """A coefficient as stored in coefficients.py (hex string) as a float."""
-    return float.fromhex(value) if isinstance(value, str) else value
+def _decoded(table):
+    """coefficients.py's hex strings as floats; erfcx pieces as (start, centre, coefficients)."""
+    out = {name: tuple(float.fromhex(h) for h in hexes) for name, hexes in table.items()
+           if name != "erfcx"}
+    out["erfcx"] = tuple((start, centre, tuple(float.fromhex(h) for h in hexes))
+                         for start, centre, hexes in table["erfcx"])
+    return out
+
+
+_COEFFS = {dtype: _decoded(table) for dtype, table in COEFFICIENTS.items()}

@@ -25,7 +25,7 @@ def erfcx(ctx: Ctx, a, lowest=0.5):
     first = max(i for i, (start, _, _) in enumerate(pieces) if start <= lowest)
     pieces = pieces[first:]
     degree = max(len(c) for _, _, c in pieces)
-    table = [[float.fromhex(h) for h in c] + [0.0] * (degree - len(c)) for _, _, c in pieces]
+    table = [list(c) + [0.0] * (degree - len(c)) for _, _, c in pieces]
     start, centre, coeffs = ctx.c(0.0), ctx.c(pieces[0][1]), [ctx.c(v) for v in table[0]]
     for (lo, mid, _), row in zip(pieces[1:], table[1:]):
         inside = ctx.ge(a, ctx.c(lo))
