@@ -72,7 +72,9 @@ class Ctx:
     def ci(self, value):
         """An integer constant of the same width as the float type."""
         scalar = self.ity.element if self.lanes else self.ity
-        return ir.Constant(self.ity, [value] * self.lanes) if self.lanes else ir.Constant(scalar, value)
+        if self.lanes:
+            return ir.Constant(self.ity, [value] * self.lanes)
+        return ir.Constant(scalar, value)
 
     def split_const(self, value: Fraction, bits=None):
         """An exact constant as a head (rounded, or with at most `bits` significant bits) and
@@ -167,7 +169,8 @@ class Ctx:
         x = self.select(tiny, self.mul(x, self.c(2.0 ** shift)), x)
         bits = self.bits(x)
         # Subtracting the bits of sqrt(1/2) puts the exponent step at sqrt(2) (as in musl's log).
-        offset = int(np.array(np.sqrt(0.5), dtype=self.np).view(np.int64 if self.is64 else np.int32))
+        ity = np.int64 if self.is64 else np.int32
+        offset = int(np.array(np.sqrt(0.5), dtype=self.np).view(ity))
         t = self.b.sub(bits, self.ci(offset))
         k = self.b.ashr(t, self.ci(self.mant))
         mbits = self.b.sub(bits, self.b.shl(k, self.ci(self.mant)))

@@ -22,7 +22,8 @@ def limits(ctx: Ctx):
 
 
 def ln2_parts(ctx: Ctx):
-    """ln2 as a head with 11 bits fewer than the format (n * head exact for |n| < 2048) and a tail."""
+    """ln2 as a head 11 bits shorter than the format (n * head exact for |n| < 2048) and a
+    tail."""
     return ctx.split_const(EXACT["ln2"], bits=ctx.mant + 1 - 11)
 
 
@@ -89,7 +90,8 @@ def expm1(ctx: Ctx, x):
 
 
 def log_parts(ctx: Ctx, m):
-    """(f, correction) with log(m) = f - correction for m in [sqrt(1/2), sqrt(2)), f = m - 1 exact."""
+    """(f, correction) with log(m) = f - correction for m in [sqrt(1/2), sqrt(2)), where
+    f = m - 1 is exact."""
     f = ctx.sub(m, ctx.c(1.0))
     s = ctx.div(f, ctx.add(ctx.c(2.0), f))
     z = ctx.mul(s, s)
@@ -99,7 +101,8 @@ def log_parts(ctx: Ctx, m):
 
 
 def log_fixups(ctx: Ctx, x, result, pole=0.0):
-    """C's special cases of a logarithm with its pole at `pole`: -inf there, NaN below, inf at inf."""
+    """C's special cases of a logarithm with its pole at `pole`: -inf there, NaN below, inf at
+    inf."""
     result = ctx.select(ctx.eq(x, ctx.c(np.inf)), x, result)
     result = ctx.select(ctx.eq(x, ctx.c(pole)), ctx.c(-np.inf), result)
     bad = ctx.or_(ctx.lt(x, ctx.c(pole)), ctx.isnan(x))

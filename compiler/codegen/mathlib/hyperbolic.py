@@ -42,7 +42,8 @@ def cosh(ctx: Ctx, x):
 
 def asinh(ctx: Ctx, x):
     """asinh x = sign(x) log1p(v) with v chosen per range to avoid cancellation and overflow
-    (fdlibm's three ranges), plus ln2 for huge |x| where log1p(|x| - 1) = log|x| stands for log 2|x|."""
+    (fdlibm's three ranges), plus ln2 for huge |x| where log1p(|x| - 1) = log|x| stands
+    for log 2|x|."""
     a = ctx.fabs(x)
     one = ctx.c(1.0)
     z = ctx.mul(a, a)

@@ -22,15 +22,16 @@ def erfcx(ctx: Ctx, a, lowest=0.5):
     """erfc(a) e^(a^2) for a in [lowest, end of the fitted range], evaluating the piece that
     holds a: each coefficient is selected per lane, then one Horner runs."""
     pieces = ctx.coeffs["erfcx"]
-    first = max(i for i, (start, _, _) in enumerate(pieces) if start <= lowest)
+    first = max(i for i, piece in enumerate(pieces) if piece[0] <= lowest)
     pieces = pieces[first:]
     degree = max(len(c) for _, _, c in pieces)
     table = [list(c) + [0.0] * (degree - len(c)) for _, _, c in pieces]
-    start, centre, coeffs = ctx.c(0.0), ctx.c(pieces[0][1]), [ctx.c(v) for v in table[0]]
+    centre, coeffs = ctx.c(pieces[0][1]), [ctx.c(v) for v in table[0]]
     for (lo, mid, _), row in zip(pieces[1:], table[1:]):
         inside = ctx.ge(a, ctx.c(lo))
         centre = ctx.select(inside, ctx.c(mid), centre)
         coeffs = [ctx.select(inside, ctx.c(v), c) for v, c in zip(row, coeffs)]
+    # coeffs = [low part of c0, c0, c1, ...] in v = a - centre.
     v = ctx.sub(a, centre)
     acc = coeffs[-1]
     for c in reversed(coeffs[2:-1]):
@@ -70,7 +71,8 @@ def erf(ctx: Ctx, x):
 
 
 def erfc_dd(ctx: Ctx, x, x_lo=None):
-    """erfc(x + x_lo): 1 - erf below 1/2 in magnitude, erfc_pos above, 2 - erfc_pos(-x) below -1/2."""
+    """erfc(x + x_lo): 1 - erf below 1/2 in magnitude, erfc_pos above 1/2, 2 - erfc_pos(-x)
+    below -1/2."""
     a = ctx.fabs(x)
     a_lo = None if x_lo is None else ctx.select(ctx.lt(x, ctx.c(0.0)), ctx.neg(x_lo), x_lo)
     tail = erfc_pos(ctx, a, a_lo)

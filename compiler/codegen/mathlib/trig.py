@@ -92,7 +92,8 @@ def sin_kernel(w: Ctx, y0, y1, coeffs):
 
 
 def cos_kernel(w: Ctx, y0, y1, coeffs):
-    """cos(y0 + y1) for |y0| <= pi/4, as (1 - z/2) plus its rounding error plus the rest (fdlibm)."""
+    """cos(y0 + y1) for |y0| <= pi/4, as (1 - z/2) plus its rounding error plus the rest
+    (fdlibm's arrangement)."""
     z = w.mul(y0, y0)
     hz = w.mul(w.c(0.5), z)
     head = w.sub(w.c(1.0), hz)
@@ -210,7 +211,8 @@ def _asin_small(ctx: Ctx, x):
 
 
 def asin(ctx: Ctx, x):
-    """asin x: a polynomial up to 1/2, pi/2 - 2 asin(sqrt((1-|x|)/2)) beyond; NaN outside [-1, 1]."""
+    """asin x: a polynomial up to 1/2, pi/2 - 2 asin(sqrt((1-|x|)/2)) beyond; NaN outside
+    [-1, 1]."""
     a = ctx.fabs(x)
     small = ctx.add(a, _asin_small(ctx, a))
     s, rest = _asin_parts(ctx, a)
