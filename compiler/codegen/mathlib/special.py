@@ -18,12 +18,12 @@ def erf_small(ctx: Ctx, x):
     return ctx.mul(x, ctx.poly(ctx.mul(x, x), ctx.coeffs["erf"]))
 
 
-def erfcx(ctx: Ctx, a, lowest=0.5):
-    """erfc(a) e^(a^2) for a in [lowest, end of the fitted range], evaluating the piece that
-    holds a: each coefficient is selected per lane, then one Horner runs."""
+def erfcx(ctx: Ctx, a, lowest=0.5, highest=float("inf")):
+    """erfc(a) e^(a^2) for a in [lowest, min(highest, end of the fitted range)], evaluating the
+    piece that holds a: each coefficient is selected per lane, then one Horner runs."""
     pieces = ctx.coeffs["erfcx"]
     first = max(i for i, piece in enumerate(pieces) if piece[0] <= lowest)
-    pieces = pieces[first:]
+    pieces = [piece for piece in pieces[first:] if piece[0] <= highest]
     degree = max(len(c) for _, _, c in pieces)
     table = [list(c) + [0.0] * (degree - len(c)) for _, _, c in pieces]
     centre, coeffs = ctx.c(pieces[0][1]), [ctx.c(v) for v in table[0]]
@@ -64,7 +64,8 @@ def erf(ctx: Ctx, x):
     a = ctx.fabs(x)
     limit = 6.0 if ctx.is64 else 4.0
     a_c = ctx.clamp(a, 1.0, limit)
-    tail = ctx.mul(exp_log.exp(ctx, ctx.neg(ctx.mul(a_c, a_c))), erfcx(ctx, a_c, lowest=1.0))
+    g = erfcx(ctx, a_c, lowest=1.0, highest=limit)
+    tail = exp_log.exp_dd(ctx, ctx.neg(ctx.mul(a_c, a_c)), times=g)
     large = ctx.select(ctx.gt(a, ctx.c(limit)), ctx.c(1.0), ctx.sub(ctx.c(1.0), tail))
     r = ctx.select(ctx.lt(a, ctx.c(1.0)), erf_small(ctx, a), large)
     return ctx.copysign(r, x)
