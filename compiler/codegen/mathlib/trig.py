@@ -52,23 +52,22 @@ TWO_OVER_PI_CHUNKS = _two_over_pi_chunks()
 
 def reduce_pio2_exact(w: Ctx, x):
     """(n, y0, y1) with x = n pi/2 + y0 + y1 for x a widened float32 of any size: each
-    x * chunk is exact; integer parts count only mod 4 and the fractions are summed as a
-    double-word (a Payne-Hanek reduction without tables)."""
-    quarter, frac, frac_lo = w.c(0.0), w.c(0.0), w.c(0.0)
+    x * chunk is exact and is reduced exactly mod 4 (t - 4 rint(t/4)); the reduced terms are
+    summed as a double-word (a Payne-Hanek reduction without tables)."""
+    total, total_lo = w.c(0.0), w.c(0.0)
     for chunk, has_integer_part in TWO_OVER_PI_CHUNKS:
         t = w.mul(x, w.c(chunk))
         if not has_integer_part:
-            frac_lo = w.add(frac_lo, t)
+            total_lo = w.add(total_lo, t)
             continue
-        k = w.rint(t)
-        quarter = w.add(quarter, w.sub(k, w.mul(w.c(4.0), w.floor(w.mul(k, w.c(0.25))))))
-        frac, err = w.two_sum(frac, w.sub(t, k))
-        frac_lo = w.add(frac_lo, err)
-    k = w.rint(frac)
-    frac, frac_lo = w.fast_two_sum(w.sub(frac, k), frac_lo)
+        t = w.fma(w.rint(w.mul(t, w.c(0.25))), w.c(-4.0), t)
+        total, err = w.two_sum(total, t)
+        total_lo = w.add(total_lo, err)
+    n = w.rint(total)
+    frac, frac_lo = w.fast_two_sum(w.sub(total, n), total_lo)
     h_hi, h_lo = w.split_const(PI / 2)
     y0, y1 = w.dd_mul(frac, frac_lo, h_hi, h_lo)
-    return w.add(quarter, k), y0, y1
+    return n, y0, y1
 
 
 def reduce_pio2(w: Ctx, x):
