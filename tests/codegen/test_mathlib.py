@@ -398,3 +398,23 @@ def test_emit_rejects_unknown_names_and_arity():
         mathlib.emit(builder, "nope", [fn.args[0]])
     with pytest.raises(TypeError):
         mathlib.emit(builder, "pow", [fn.args[0]])
+
+
+def test_every_function_is_checked_against_a_reference():
+    assert mathlib.FUNCTIONS == set(REFERENCES)
+
+
+ODD = ["sin", "tan", "atan", "asin", "erf", "tanh", "sinh", "asinh", "atanh"]
+EVEN = ["cos", "cosh"]
+
+
+@pytest.mark.parametrize("dtype_name", sorted(DTYPES))
+def test_symmetry_is_exact(dtype_name):
+    """Odd functions give exactly -f(x) at -x and even ones f(x), signs of zero included."""
+    lib = _compiled(dtype_name)
+    rng = np.random.default_rng(3)
+    x = padded(np.concatenate([rng.uniform(0, 4, 4096), np.logspace(-40, 30, 4096),
+                               [0.0, np.inf, 1.0]]).astype(lib.np))
+    for name in ODD + EVEN:
+        sign = -1 if name in ODD else 1
+        assert identical(lib.run(name, -x), sign * lib.run(name, x)).all(), name
