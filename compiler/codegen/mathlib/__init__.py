@@ -9,8 +9,8 @@ infinities, overflow to inf and gradual underflow through the subnormals (no FTZ
 
 Accuracy, measured by tests/codegen/test_mathlib.py against float64 libm/numpy (float32) and
 libm or mpmath (float64) over random bit patterns and sweeps: at most 3 ulp everywhere, most
-functions 1-2 ulp. sin/cos/tan: float32 over its whole range; float64 for |x| <= 1.6e6, finite
-(sin/cos within [-1, 1]) beyond. Modules: exp_log, hyperbolic, trig, power, special; core
+functions 1-2 ulp. sin/cos/tan: float32 over its whole range; float64 for |x| < 1.7e12,
+finite (sin/cos within [-1, 1]) beyond. Modules: exp_log, hyperbolic, trig, power, special; core
 holds the emission context and coefficients.py the fitted polynomials.
 """
 

@@ -1,10 +1,11 @@
 """Circular functions: sin, cos, tan and the inverses atan, atan2, asin, acos.
 
 sin/cos/tan reduce x = n pi/2 + y in float64, y kept as a double-word.
-- float64: pi/2 cut into three 33-bit heads and a tail (fdlibm's medium-range scheme): every
-  n * head is exact for |n| <= 2^20, so y is accurate to far below an ulp for
-  |x| <= 2^20 pi/2 ~ 1.6e6. Beyond that the products round and the absolute error of y grows
-  like |x| 2^-53 (no Payne-Hanek): results stay finite, sin and cos within [-1, 1].
+- float64: pi/2 cut into three 33-bit heads and a tail (fdlibm's medium-range scheme) and n
+  into two 20-bit halves: every product is exact for |n| < 2^40, so y is accurate to far
+  below an ulp for |x| < 2^40 pi/2 ~ 1.7e12. Beyond that the products round and the absolute
+  error of y grows like |x| 2^-53 (no Payne-Hanek): results stay finite, sin and cos within
+  [-1, 1].
 - float32 (widened, as musl's sinf does): x * 2/pi is formed exactly as a sum of products
   with 2/pi cut into 29-bit chunks (exact in float64 for a 24-bit x) down to 2^-70 of the
   largest float32, integer parts dropped mod 4: accurate over the whole float32 range.
@@ -71,14 +72,19 @@ def reduce_pio2_exact(w: Ctx, x):
 
 
 def reduce_pio2(w: Ctx, x):
-    """(n, y0, y1) with x = n pi/2 + y0 + y1, for a float64 context w."""
+    """(n, y0, y1) with x = n pi/2 + y0 + y1, for a float64 context w: n is split into 20-bit
+    halves so that every product with a 33-bit piece of pi/2 is exact, and the terms are
+    summed as a double-word (exact while |n| < 2^40)."""
     n = w.rint(w.mul(x, w.c(float(2 / PI))))
-    neg_n = w.neg(n)
-    a = w.fma(neg_n, w.c(PIO2_HEADS[0]), x)
-    s1, e1 = w.two_sum(a, w.mul(neg_n, w.c(PIO2_HEADS[1])))
-    s2, e2 = w.two_sum(s1, w.mul(neg_n, w.c(PIO2_HEADS[2])))
-    lo = w.fma(neg_n, w.c(PIO2_TAIL), w.add(e1, e2))
-    y0, y1 = w.fast_two_sum(s2, lo)
+    n_hi = w.mul(w.rint(w.mul(n, w.c(2.0**-20))), w.c(2.0**20))
+    n_lo = w.sub(n, n_hi)
+    total, total_lo = x, w.c(0.0)
+    for piece in PIO2_HEADS:
+        for part in (n_hi, n_lo):
+            total, err = w.two_sum(total, w.mul(w.neg(part), w.c(piece)))
+            total_lo = w.add(total_lo, err)
+    total_lo = w.fma(w.neg(n), w.c(PIO2_TAIL), total_lo)
+    y0, y1 = w.fast_two_sum(total, total_lo)
     return n, y0, y1
 
 
