@@ -1,0 +1,190 @@
+"""Kernel -> LLVM IR: canonical counted loops (innermost axis last, so contiguous accesses
+vectorize), one computation per distinct expression per loop level, reductions into
+accumulators, optional bounds checks on every load and store (status 15 when one fails)."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+from llvmlite import ir
+
+from . import scalar_ops
+from .kernel import Access, Buffer, Const, Expr, Kernel, Load, Op, Reduce, expr_children
+
+I64 = ir.IntType(64)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+
+STATUS_OUT_OF_BOUNDS = 15  # see entry.GUARD_KINDS
+
+
+class _Scope:
+    """Values computed at one loop level; inner levels see the outer ones."""
+
+    def __init__(self, parent: Optional["_Scope"]):
+        self.parent = parent
+        self.values: dict = {}
+
+    def get(self, e):
+        s = self
+        while s is not None:
+            v = s.values.get(e)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+
+class KernelEmitter:
+    """Emits one kernel as `i32 name(ptr p0, ptr p1, ...)` (data pointers, in buffer order)."""
+
+    def __init__(self, module: ir.Module, kernel: Kernel, bounds_checks: bool):
+        self.module = module
+        self.kernel = kernel
+        self.checks = bounds_checks
+        fnty = ir.FunctionType(I32, [PTR] * len(kernel.buffers))
+        self.fn = ir.Function(module, fnty, name=kernel.name)
+        self.fn.linkage = "internal"
+        self.fn.attributes.add("nounwind")
+        for arg in self.fn.args:
+            arg.add_attribute("noalias")
+        entry = self.fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = self.fn.append_basic_block("body")
+        self.alloca_builder.branch(body)
+        self.alloca_builder.position_at_start(entry)
+        self.builder = ir.IRBuilder(body)
+        self.fail_block: Optional[ir.Block] = None
+        self.indices: list[Optional[ir.Value]] = [None] * kernel.rank
+        self.scope = _Scope(None)
+
+    def emit(self) -> ir.Function:
+        k = self.kernel
+        outer_stores = [s for s in k.stores if not s.inner]
+        inner_stores = [s for s in k.stores if s.inner]
+
+        def outer_body():
+            for s in outer_stores:
+                self.store(s.access, self.value(s.value))
+            if inner_stores:
+                for s in inner_stores:
+                    self.prepare_reduces(s.value)
+                self.loops(list(range(len(k.outer), k.rank)),
+                           lambda: [self.store(s.access, self.value(s.value)) for s in inner_stores])
+
+        self.loops(list(range(len(k.outer))), outer_body)
+        self.builder.ret(ir.Constant(I32, 0))
+        return self.fn
+
+    # ---- loops
+    def loops(self, axes: list[int], body: Callable) -> None:
+        if not axes:
+            self.scope = _Scope(self.scope)
+            body()
+            self.scope = self.scope.parent
+            return
+        axis, rest = axes[0], axes[1:]
+        size = (self.kernel.outer + self.kernel.inner)[axis]
+        b = self.builder
+        pre = b.block
+        header = self.fn.append_basic_block(f"loop{axis}")
+        inside = self.fn.append_basic_block(f"loop{axis}.body")
+        after = self.fn.append_basic_block(f"loop{axis}.end")
+        b.branch(header)
+        b.position_at_end(header)
+        i = b.phi(I64, name=f"i{axis}")
+        i.add_incoming(ir.Constant(I64, 0), pre)
+        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, size)), inside, after)
+        b.position_at_end(inside)
+        self.indices[axis] = i
+        self.loops(rest, body)
+        nxt = b.add(i, ir.Constant(I64, 1), flags=["nuw", "nsw"])
+        i.add_incoming(nxt, b.block)
+        b.branch(header)
+        b.position_at_end(after)
+        self.indices[axis] = None
+
+    # ---- memory
+    def address(self, access: Access) -> ir.Value:
+        b = self.builder
+        buf: Buffer = self.kernel.buffers[access.buffer]
+        index = ir.Constant(I64, access.offset)
+        for axis, stride in enumerate(access.strides):
+            if stride:
+                iv = self.indices[axis]
+                assert iv is not None, "an access uses an axis outside its loop"
+                index = b.add(index, b.mul(iv, ir.Constant(I64, stride), flags=["nsw"]), flags=["nsw"])
+        if self.checks:
+            self.check_bounds(index, buf.extent)
+        etype = scalar_ops.memory_type(buf.dtype)
+        return b.gep(self.fn.args[access.buffer], [index], inbounds=True, source_etype=etype)
+
+    def check_bounds(self, index: ir.Value, extent: int) -> None:
+        b = self.builder
+        if self.fail_block is None:
+            self.fail_block = self.fn.append_basic_block("out_of_bounds")
+            with b.goto_block(self.fail_block):
+                b.ret(ir.Constant(I32, STATUS_OUT_OF_BOUNDS))
+        ok = b.icmp_unsigned("<", index, ir.Constant(I64, extent))
+        cont = self.fn.append_basic_block("in_bounds")
+        b.cbranch(ok, cont, self.fail_block)
+        b.position_at_end(cont)
+
+    def store(self, access: Access, value: ir.Value) -> None:
+        buf = self.kernel.buffers[access.buffer]
+        ptr = self.address(access)
+        self.builder.store(scalar_ops.to_memory(self.builder, value, buf.dtype), ptr,
+                           align=buf.dtype.itemsize)
+
+    # ---- expressions
+    def value(self, e: Expr) -> ir.Value:
+        v = self.scope.get(e)
+        if v is not None:
+            return v
+        b = self.builder
+        if isinstance(e, Const):
+            v = scalar_ops.constant(e.value, e.dtype)
+        elif isinstance(e, Load):
+            buf = self.kernel.buffers[e.access.buffer]
+            raw = b.load(self.address(e.access), align=buf.dtype.itemsize,
+                         typ=scalar_ops.memory_type(buf.dtype))
+            v = scalar_ops.from_memory(b, raw, buf.dtype)
+            if buf.dtype != e.dtype:
+                v = scalar_ops.cast(b, v, buf.dtype, e.dtype)
+        elif isinstance(e, Op):
+            v = scalar_ops.emit_op(b, e.name, [self.value(a) for a in e.args],
+                                   [a.dtype for a in e.args], e.dtype)
+        elif isinstance(e, Reduce):
+            v = self.reduce(e)
+        else:
+            raise AssertionError(f"unknown expression {e!r}")
+        self.scope.values[e] = v
+        return v
+
+    def prepare_reduces(self, e: Expr) -> None:
+        """Evaluate the reductions inside `e` at the current (outer) level, nested ones first."""
+        if isinstance(e, Reduce):
+            self.value(e)
+            return
+        for c in expr_children(e):
+            self.prepare_reduces(c)
+
+    def reduce(self, e: Reduce) -> ir.Value:
+        self.prepare_reduces(e.value)
+        lty = scalar_ops.register_type(e.dtype)
+        acc = self.alloca_builder.alloca(lty)
+        self.builder.store(scalar_ops.reduce_identity(e.combine, e.dtype), acc)
+        k = self.kernel
+
+        def body():
+            cur = self.builder.load(acc, typ=lty)
+            x = self.value(e.value)
+            self.builder.store(scalar_ops.combine(self.builder, e.combine, cur, x, e.dtype), acc)
+
+        self.loops(list(range(len(k.outer), k.rank)), body)
+        return self.builder.load(acc, typ=lty)
+
+
+def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) -> ir.Function:
+    return KernelEmitter(module, kernel, bounds_checks).emit()

@@ -1,0 +1,97 @@
+"""One code library per compiled unit, as numba's `CodeLibrary`: it owns an LLVM module,
+is finalized once (verify, optimize at O3 for the host CPU, JIT) and hands out function
+addresses; its optimized LLVM IR and assembly are kept for dumps."""
+
+from __future__ import annotations
+
+import threading
+import time
+from functools import lru_cache
+from typing import Optional
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+_LOCK = threading.RLock()
+
+
+@lru_cache(maxsize=None)
+def target_machine() -> llvm.TargetMachine:
+    """The host's target machine: its CPU name and every feature it has (AVX2/AVX-512)."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault")
+
+
+@lru_cache(maxsize=None)
+def _engine() -> llvm.ExecutionEngine:
+    """The one MCJIT engine every library adds its module to."""
+    tm = target_machine()
+    backing = llvm.parse_assembly("")
+    backing.triple = tm.triple
+    return llvm.create_mcjit_compiler(backing, tm)
+
+
+def host_key() -> str:
+    """What object code depends on besides the IR: CPU, features and llvmlite version."""
+    import llvmlite
+    return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|{llvmlite.__version__}"
+
+
+def new_module(name: str) -> ir.Module:
+    """An empty llvmlite module for the host triple and data layout."""
+    tm = target_machine()
+    module = ir.Module(name=name)
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    return module
+
+
+class CodeLibrary:
+    """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.llvm_ir: Optional[str] = None  # optimized, after finalize
+        self._asm: Optional[str] = None
+        self._binding: Optional[llvm.ModuleRef] = None
+        self.compile_ms = 0.0
+
+    def finalize(self) -> None:
+        """Verify, optimize with the new pass manager at O3 and JIT the module."""
+        assert self._binding is None, "a code library is finalized once"
+        start = time.perf_counter()
+        tm = target_machine()
+        mod = llvm.parse_assembly(str(self.module))
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+        mod.verify()
+        self.llvm_ir = str(mod)
+        with _LOCK:
+            engine = _engine()
+            engine.add_module(mod)
+            engine.finalize_object()
+        self._binding = mod
+        self.compile_ms = (time.perf_counter() - start) * 1000.0
+
+    @property
+    def asm(self) -> str:
+        """The assembly of the optimized module (generated on first request)."""
+        assert self.llvm_ir is not None, "finalize the library first"
+        if self._asm is None:
+            self._asm = target_machine().emit_assembly(llvm.parse_assembly(self.llvm_ir))
+        return self._asm
+
+    def address(self, name: str) -> int:
+        assert self._binding is not None, "finalize the library first"
+        with _LOCK:
+            addr = _engine().get_function_address(name)
+        assert addr, f"no function {name} in the library"
+        return addr

@@ -1,0 +1,51 @@
+"""A native unit: one group graph compiled to a guarded entry in its own code library, called
+with numpy arrays (outputs allocated here) and returning a status instead of failing."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Optional
+
+import numpy as np
+
+from irjit.compiler.ir import Graph
+
+from .emit import emit_kernel
+from .entry import check_array_layout, emit_entry
+from .kernel import Kernel
+from .library import CodeLibrary, new_module
+from .lower import lower_group
+
+
+def bounds_checks_enabled() -> bool:
+    """`IRJIT_NATIVE_CHECKS=1` compiles a bounds check into every load and store."""
+    return os.environ.get("IRJIT_NATIVE_CHECKS", "") not in ("", "0")
+
+
+class NativeUnit:
+    """A compiled group: `call(arrays)` returns (status, outputs); status 0 means success."""
+
+    def __init__(self, graph: Graph, name: str = "unit", bounds_checks: Optional[bool] = None):
+        assert check_array_layout(), "numpy's array layout is not the one native entries read"
+        self.name = name
+        self.kernel: Kernel = lower_group(graph, f"{name}_kernel")
+        self.bounds_checks = bounds_checks_enabled() if bounds_checks is None else bounds_checks
+        module = new_module(name)
+        fn = emit_kernel(module, self.kernel, self.bounds_checks)
+        emit_entry(module, name, self.kernel.buffers, [fn])
+        self.library = CodeLibrary(module)
+        self.library.finalize()
+        self.n_inputs = len(graph.inputs)
+        self.outputs = [b for b in self.kernel.buffers if b.is_output]
+        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.kernel.buffers))
+        self._fn = proto(self.library.address(name))
+
+    @property
+    def compile_ms(self) -> float:
+        return self.library.compile_ms
+
+    def call(self, arrays: list) -> tuple[int, list]:
+        outs = [np.empty(b.sizes, b.dtype) for b in self.outputs]
+        status = self._fn(*arrays, *outs)
+        return status, outs
