@@ -150,3 +150,26 @@ class GroupLowering:
 
 def lower_group(graph: Graph, name: str) -> Kernel:
     return GroupLowering(graph, name).run()
+
+
+def can_lower(node: Node) -> bool:
+    """Whether `node` alone lowers into a kernel (typed args, a rule that accepts them)."""
+    if node.blocks or len(node.outputs) != 1 or not lowerable_args(node):
+        return False
+    entry = entry_of(node)
+    if entry is None or entry.lowering is None:
+        return False
+    emitter = ExprEmitter()
+    args = []
+    for i, v in enumerate(node.inputs):
+        if isinstance(v.type, TensorType):
+            dtype, sizes, _ = tensor_layout(v.type)
+            args.append(Val(Load(Access(i, ()), dtype), dtype, DIMENSIONED if sizes else ZERO_DIM))
+        else:
+            args.append(_dummy(v))
+    try:
+        result = entry.lowering(emitter, *with_defaults(entry, args))
+        emitter.cast(result, tensor_layout(node.output.type)[0])
+    except NotLowerable:
+        return False
+    return isinstance(result, Val)

@@ -1,0 +1,66 @@
+"""The native runner: a graph runs as native units plus interpreted nodes with the
+interpreter's results; a unit whose guards refuse the arguments is interpreted for that call."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irjit.compiler import parse_ir
+from irjit.ops.tensor import Tensor
+from irjit.runtime import no_grad
+from irjit.runtime.interpreter import Interpreter
+from irjit.runtime.native import NativeRunner
+
+GRAPH = """graph(%x : Tensor, %a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %m : Tensor = aten::mul(%x, %a)
+  %s : Tensor = aten::add(%m, %b, %one)
+  %t : Tensor = aten::sum(%s)
+  %r : Tensor = aten::relu(%s)
+  %q : Tensor = aten::mul(%t, %r)
+  return (%q, %t)"""
+
+
+def _inputs(shape=(5, 7), dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    return [Tensor(rng.standard_normal(s).astype(dtype)) for s in [shape, shape, shape[-1:]]]
+
+
+def _check(runner, xs):
+    expected = Interpreter(parse_ir(GRAPH)).run(xs)
+    with no_grad():
+        got = runner.run(xs)
+    for e, g in zip(expected, got):
+        assert g.data.dtype == e.data.dtype and g.data.shape == e.data.shape
+        np.testing.assert_allclose(g.data, e.data, rtol=1e-5, atol=1e-5)
+
+
+def test_native_units_and_interpreted_nodes_give_the_interpreters_results():
+    runner = NativeRunner(parse_ir(GRAPH))
+    _check(runner, _inputs())
+    _check(runner, _inputs(seed=1))
+    s = runner.stats
+    assert (s.units, s.nodes_native, s.nodes_interpreted, s.bailouts) == (2, 4, 1, 0)
+    assert s.line().startswith("native: units=2 nodes_native=4 nodes_interpreted=1 compile_ms=")
+
+
+def test_each_input_layout_gets_its_own_specialization():
+    runner = NativeRunner(parse_ir(GRAPH))
+    _check(runner, _inputs((5, 7)))
+    _check(runner, _inputs((2, 3), np.float64))
+    x, a, b = _inputs((5, 7))
+    _check(runner, [Tensor(np.ascontiguousarray(x.data.T).T), a, b])  # a column-major input
+    assert runner.stats.bailouts == 0 and len(runner._plans) == 3
+
+
+def test_a_refused_unit_is_interpreted_and_counted_as_a_bailout():
+    runner = NativeRunner(parse_ir(GRAPH), max_specializations=1)
+    _check(runner, _inputs((5, 7)))
+    plan = runner._plans[next(iter(runner._plans))]
+    x, a, b = _inputs((5, 7))
+    xs = [Tensor(np.asfortranarray(x.data)), a, b]
+    with no_grad():
+        got = plan.run(xs)  # the plan for contiguous inputs, called with a column-major one
+    expected = Interpreter(parse_ir(GRAPH)).run(xs)
+    np.testing.assert_allclose(got[0].data, expected[0].data, rtol=1e-5)
+    assert runner.stats.bailouts == 1
