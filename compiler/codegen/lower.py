@@ -15,8 +15,9 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, NamedType, TensorType
 
-from .kernel import Access, Buffer, Kernel, Load, Store
-from .scalar_emitter import DIMENSIONED, ZERO_DIM, ExprEmitter, Val
+from .kernel import Access, Buffer, Kernel, Store
+from .scalar_emitter import (DIMENSIONED, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
+                             broadcast_axes)
 from .scalar_ops import SUPPORTED_DTYPES
 
 
@@ -76,100 +77,134 @@ def lowerable_args(node: Node) -> bool:
     return all(tensor_layout(o.type) is not None for o in node.outputs)
 
 
-def _broadcast_strides(sizes, strides, shape) -> tuple[int, ...]:
-    lead = len(shape) - len(sizes)
-    assert lead >= 0, "a value has more dimensions than the iteration space"
-    out = [0] * lead
-    for n, s, full in zip(sizes, strides, shape[lead:]):
-        assert n == full or n == 1, "value does not broadcast to the iteration space"
-        out.append(s if n == full and n != 1 else 0)
-    return tuple(out)
-
-
 class GroupLowering:
-    """Lowers the nodes of one group graph into a kernel over the broadcast output shape."""
+    """Lowers the nodes of one group graph into a kernel. The iteration space is the
+    broadcast shape of the node outputs, or, with reductions, the reduced input's shape with
+    the reduced dims as inner axes (found on a first attempt that meets the reduction)."""
 
-    def __init__(self, graph: Graph, name: str):
+    def __init__(self, graph: Graph, name: str, allow_view_outputs: bool = False):
         self.graph = graph
-        self.emitter = ExprEmitter()
-        tensors = [v for v in graph.inputs]
+        self.name = name
+        self.allow_view_outputs = allow_view_outputs  # for trial lowerings while grouping
         self.buffers: list[Buffer] = []
-        for v in tensors:
+        for v in graph.inputs:
             layout = tensor_layout(v.type)
             if layout is None:
                 raise NotLowerable(f"input %{v.name} has no complete tensor type")
             self.buffers.append(Buffer(len(self.buffers), *layout, is_output=False))
-        out_layouts = []
         for v in graph.outputs:
             layout = tensor_layout(v.type)
             if layout is None:
                 raise NotLowerable(f"output %{v.name} has no complete tensor type")
-            out_layouts.append(layout)
-        self.shape = tuple(np.broadcast_shapes(*[sizes for _, sizes, _ in out_layouts]))
-        for dtype, sizes, _ in out_layouts:
+            dtype, sizes, _ = layout
             self.buffers.append(Buffer(len(self.buffers), dtype, sizes, contiguous_strides(sizes), True))
-        self.kernel = Kernel(name, self.shape, (), self.buffers)
-        self.env: dict[Value, Any] = {}
-
-    def input_val(self, i: int) -> Val:
-        buf = self.buffers[i]
-        access = Access(i, _broadcast_strides(buf.sizes, buf.strides, self.shape))
-        return Val(Load(access, buf.dtype), buf.dtype, ZERO_DIM if not buf.sizes else DIMENSIONED)
+        shapes = [tensor_layout(o.type)[1] for n in graph.nodes() for o in n.outputs
+                  if tensor_layout(o.type) is not None]
+        try:
+            full = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+        except ValueError:  # reductions make smaller shapes; their input shape decides
+            full = max(shapes, key=lambda s: (int(np.prod(s)), len(s)))
+        self.default_space = Space(full)
 
     def run(self) -> Kernel:
+        try:
+            return self.lower(self.default_space)
+        except NeedSpace as need:
+            return self.lower(need.space)
+
+    def lower(self, space: Space) -> Kernel:
+        e = ExprEmitter(space)
+        env: dict[Value, Any] = {}
         for i, v in enumerate(self.graph.inputs):
-            self.env[v] = self.input_val(i)
+            buf = self.buffers[i]
+            env[v] = View(i, buf.dtype, buf.sizes, buf.strides)
         for node in self.graph.nodes():
-            self.lower_node(node)
-        n_in = len(self.graph.inputs)
+            self.lower_node(e, node, env)
+        kernel = Kernel(self.name, tuple(space.full[d] for d in space.kept),
+                        tuple(space.full[d] for d in space.reduce_dims), self.buffers)
+        n_in, n_outer = len(self.graph.inputs), len(space.kept)
         for j, v in enumerate(self.graph.outputs):
             buf = self.buffers[n_in + j]
-            val = self.env[v]
+            val = env[v]
+            if isinstance(val, View) and self.allow_view_outputs:
+                continue
             if not isinstance(val, Val):
-                raise NotLowerable(f"output %{v.name} is not a tensor")
-            val = self.emitter.cast(val, buf.dtype)
-            access = Access(buf.position, _broadcast_strides(buf.sizes, buf.strides, self.shape))
-            self.kernel.stores.append(Store(access, val.expr))
-        return self.kernel
+                raise NotLowerable(f"output %{v.name} is not a computed tensor")
+            if val.sizes != buf.sizes:
+                raise NotLowerable(f"output %{v.name} has sizes {val.sizes}, not {buf.sizes}")
+            val = e.cast(val, buf.dtype)
+            strides = [0] * len(space.full)
+            for n, st, ax in zip(buf.sizes, buf.strides, val.axes):
+                if ax is not None:
+                    strides[ax] = st
+            inner = any(ax is not None and ax >= n_outer for ax in val.axes)
+            kernel.stores.append(Store(Access(buf.position, tuple(strides)), val.expr, inner))
+        return kernel
 
-    def lower_node(self, node: Node) -> None:
+    def node_axes(self, e: ExprEmitter, node: Node, env: dict, sizes: tuple) -> Optional[tuple]:
+        """The kernel axes of the node's output: those of its computed operands where they
+        say, else the full space's."""
+        computed = [(x.sizes, x.axes) for x in (env.get(v) for v in node.inputs) if isinstance(x, Val)]
+        try:
+            csizes, caxes = broadcast_axes(computed) if computed else ((), ())
+        except NotLowerable:
+            raise
+        lead = len(sizes) - len(csizes)
+        try:
+            full = e.space.full_axes(sizes)
+        except NotLowerable:
+            full = None
+        axes = []
+        for k, n in enumerate(sizes):
+            c = k - lead
+            if c >= 0 and csizes[c] != 1:
+                axes.append(caxes[c])
+            elif n == 1:
+                axes.append(None)
+            elif full is not None:
+                axes.append(full[k])
+            else:
+                return None  # only a reduction's rule can place this node's output
+        return tuple(axes)
+
+    def lower_node(self, e: ExprEmitter, node: Node, env: dict) -> None:
         if node.kind == "prim::Constant":
             value = constant_value(node)
-            self.env[node.output] = list(value) if isinstance(value, tuple) else value
+            env[node.output] = list(value) if isinstance(value, tuple) else value
             return
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
-        args = with_defaults(entry, [self.env[v] for v in node.inputs])
-        result = entry.lowering(self.emitter, *args)
         out = node.output
         dtype, sizes, _ = tensor_layout(out.type)
-        result = self.emitter.cast(result, dtype)
-        self.env[out] = Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM)
+        e.node_sizes = sizes
+        e.node_axes = self.node_axes(e, node, env, sizes)
+        result = entry.lowering(e, *with_defaults(entry, [env[v] for v in node.inputs]))
+        if isinstance(result, View):
+            if result.dtype != dtype or result.sizes != sizes:
+                raise NotLowerable(f"{node.kind}: view of unexpected type")
+            env[out] = result
+            return
+        result = e.cast(result, dtype)
+        if result.sizes != sizes:
+            if len(result.sizes) > len(sizes) or any(
+                    n != 1 for n in result.sizes[:len(result.sizes) - len(sizes)]):
+                raise NotLowerable(f"{node.kind}: result sizes {result.sizes}, expected {sizes}")
+            result = e.expand(result, sizes) if result.sizes else Val(
+                result.expr, dtype, result.priority, sizes, (None,) * len(sizes))
+            if result.sizes != sizes:
+                raise NotLowerable(f"{node.kind}: result sizes {result.sizes}, expected {sizes}")
+        env[out] = Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)
 
 
-def lower_group(graph: Graph, name: str) -> Kernel:
-    return GroupLowering(graph, name).run()
+def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> Kernel:
+    return GroupLowering(graph, name, allow_view_outputs).run()
 
 
-def can_lower(node: Node) -> bool:
-    """Whether `node` alone lowers into a kernel (typed args, a rule that accepts them)."""
+def is_candidate(node: Node) -> bool:
+    """Whether `node` may join a native group: one typed output, typed or constant arguments,
+    no blocks, an op with a lowering rule."""
     if node.blocks or len(node.outputs) != 1 or not lowerable_args(node):
         return False
     entry = entry_of(node)
-    if entry is None or entry.lowering is None:
-        return False
-    emitter = ExprEmitter()
-    args = []
-    for i, v in enumerate(node.inputs):
-        if isinstance(v.type, TensorType):
-            dtype, sizes, _ = tensor_layout(v.type)
-            args.append(Val(Load(Access(i, ()), dtype), dtype, DIMENSIONED if sizes else ZERO_DIM))
-        else:
-            args.append(_dummy(v))
-    try:
-        result = entry.lowering(emitter, *with_defaults(entry, args))
-        emitter.cast(result, tensor_layout(node.output.type)[0])
-    except NotLowerable:
-        return False
-    return isinstance(result, Val)
+    return entry is not None and entry.lowering is not None

@@ -1,61 +1,28 @@
 """The native partition pass: runs of lowerable nodes of a typed graph become
 `prim::NativeGroup` nodes holding their Subgraph (printed like PyTorch's fusion groups), so a
-printed graph shows which nodes run natively. A group reads each input once and outputs only
-the values used after it; constants are copied in."""
+printed graph shows which nodes run natively. A group is one kernel: it reads each input once
+and outputs only the values used after it; constants are copied in. A node joins the run
+before it when the run with it still lowers to one kernel."""
 
 from __future__ import annotations
-
-import numpy as np
 
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.compiler.passes.registry import register_pass
 from irjit.compiler.passes.unroll_loops import create_clone
+from irjit.ops.lowering_common import NotLowerable
 
-from .lower import can_lower, tensor_layout
+from .lower import is_candidate, lower_group
 
 GROUP = "prim::NativeGroup"
+MAX_GROUP_NODES = 48
 
 
-def _shape(node: Node) -> tuple:
-    return tensor_layout(node.output.type)[1]
-
-
-def _runs(block: Block) -> list[list[Node]]:
-    """Maximal runs of lowerable nodes whose shapes broadcast together (constants between
-    them do not break a run)."""
-    runs, current, shape = [], [], ()
-    for n in list(block.nodes()):
-        if n.kind == "prim::Constant":
-            continue
-        if can_lower(n):
-            try:
-                joined = np.broadcast_shapes(shape, _shape(n)) if current else _shape(n)
-            except ValueError:
-                joined = None
-            if joined is not None:
-                current.append(n)
-                shape = joined
-                continue
-            runs.append(current)
-            current, shape = [n], _shape(n)
-            continue
-        if current:
-            runs.append(current)
-        current = []
-    if current:
-        runs.append(current)
-    return [r for r in runs if r]
-
-
-def make_group(run: list[Node]) -> Node:
-    """Replace the nodes of `run` by one NativeGroup node."""
-    g = run[0].graph
+def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
+    """The group graph of `run` (a copy), its outer inputs and the outer values it outputs."""
     members = set(run)
-    group = g.create(GROUP, num_outputs=0)
     sub = Graph()
-    group.set_attr("Subgraph", "g", sub)
-    group.insert_before(run[0])
     vmap: dict = {}
+    inputs, outputs = [], []
     for n in run:
         for v in n.inputs:
             if v in vmap:
@@ -63,21 +30,67 @@ def make_group(run: list[Node]) -> Node:
             if v.node.kind == "prim::Constant":
                 vmap[v] = sub.block.append_node(create_clone(sub, v.node, lambda x: x)).output
             else:
-                vmap[v] = sub.add_input(type=v.type)
-                vmap[v].copy_metadata(v)
-                group.add_input(v)
+                vmap[v] = sub.add_input(type=v.type).copy_metadata(v)
+                inputs.append(v)
         clone = sub.block.append_node(create_clone(sub, n, lambda x: vmap[x]))
         vmap.update(zip(n.outputs, clone.outputs))
     for n in run:
         for o in n.outputs:
             if any(u.user not in members for u in o.uses):
                 sub.register_output(vmap[o])
-                out = group.add_output(o.type)
-                o.replace_all_uses_with(out)
-                out.copy_metadata(o)
+                outputs.append(o)
+    return sub, inputs, outputs
+
+
+def lowers(run: list[Node], allow_view_outputs: bool = False) -> bool:
+    if not run:
+        return False
+    try:
+        lower_group(build_subgraph(run)[0], "trial", allow_view_outputs)
+    except NotLowerable:
+        return False
+    return True
+
+
+def make_group(run: list[Node]) -> Node:
+    """Replace the nodes of `run` by one NativeGroup node."""
+    sub, inputs, outputs = build_subgraph(run)
+    g = run[0].graph
+    group = g.create(GROUP, inputs, num_outputs=0)
+    group.set_attr("Subgraph", "g", sub)
+    group.insert_before(run[0])
+    for o in outputs:
+        out = group.add_output(o.type)
+        o.replace_all_uses_with(out)
+        out.copy_metadata(o)
     for n in reversed(run):
         n.destroy()
     return group
+
+
+def _close(run: list[Node]) -> list[Node]:
+    """The longest prefix of `run` that lowers with every output computed."""
+    while run and not lowers(run):
+        run = run[:-1]
+    return run
+
+
+def _runs(block: Block) -> list[list[Node]]:
+    runs, current = [], []
+    for n in list(block.nodes()):
+        if n.kind == "prim::Constant":
+            continue
+        if is_candidate(n):
+            if len(current) < MAX_GROUP_NODES and lowers(current + [n], allow_view_outputs=True):
+                current.append(n)
+                continue
+            runs.append(_close(current))
+            current = [n] if lowers([n], allow_view_outputs=True) else []
+            continue
+        runs.append(_close(current))
+        current = []
+    runs.append(_close(current))
+    return [r for r in runs if r]
 
 
 def partition_block(block: Block) -> bool:

@@ -1,17 +1,22 @@
-"""The scalar emitter that lowering rules are written against (see ops/lowering_common.py):
-it builds kernel expressions, applying PyTorch's type promotion to every operation."""
+"""The emitter that lowering rules are written against (see ops/lowering_common.py): it builds
+kernel expressions with PyTorch's type promotion and broadcasting, reductions over the
+kernel's inner axes, and views of input buffers as index arithmetic.
+
+A value knows its sizes and, per dimension, the kernel axis it runs along (None for a
+broadcast dimension of size 1); a `View` is a strided window of an input buffer that is
+loaded only where a computation reads it, so views compose without copies."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from irjit.ops.dtypes import DEFAULT_FLOAT, result_type
 from irjit.ops.lowering_common import NotLowerable
 
-from .kernel import Const, Expr, Op
+from .kernel import Access, Const, Expr, Load, Op, Reduce
 from .scalar_ops import BOOL, SUPPORTED_DTYPES, is_float, math_functions
 
 # operand priority in promotion, as torch.result_type ranks them
@@ -20,14 +25,87 @@ DIMENSIONED, ZERO_DIM, NUMBER = 0, 1, 2
 
 @dataclass(frozen=True)
 class Val:
-    """A value inside a kernel: its expression, dtype and promotion priority."""
+    """A value inside a kernel: its expression, dtype, promotion priority, sizes and the
+    kernel axis of each dimension."""
 
     expr: Expr
     dtype: np.dtype
     priority: int = DIMENSIONED
+    sizes: tuple = ()
+    axes: tuple = ()
 
 
-Operand = Union[Val, bool, int, float]
+@dataclass(frozen=True)
+class View:
+    """A strided window of input buffer `buffer` (strides in elements)."""
+
+    buffer: int
+    dtype: np.dtype
+    sizes: tuple
+    strides: tuple
+    offset: int = 0
+
+    @property
+    def priority(self) -> int:
+        return DIMENSIONED if self.sizes else ZERO_DIM
+
+
+@dataclass(frozen=True)
+class Space:
+    """The kernel's iteration space: the full shape and the dims reduced over (inner axes)."""
+
+    full: tuple
+    reduce_dims: tuple = ()
+
+    @property
+    def kept(self) -> tuple:
+        return tuple(d for d in range(len(self.full)) if d not in self.reduce_dims)
+
+    def axis_of(self, dim: int) -> int:
+        return (self.kept + self.reduce_dims).index(dim)
+
+    def full_axes(self, sizes: tuple) -> tuple:
+        """Axes of a value of `sizes` broadcast (right-aligned) against the full shape."""
+        lead = len(self.full) - len(sizes)
+        if lead < 0:
+            raise NotLowerable("a value has more dimensions than the iteration space")
+        axes = []
+        for k, n in enumerate(sizes):
+            d = lead + k
+            if n == 1 and self.full[d] != 1:
+                axes.append(None)
+            elif n == self.full[d]:
+                axes.append(self.axis_of(d) if n != 1 else None)
+            else:
+                raise NotLowerable("a value does not broadcast to the iteration space")
+        return tuple(axes)
+
+
+class NeedSpace(Exception):
+    """Raised by the first reduction met when the space is not yet fixed."""
+
+    def __init__(self, space: Space):
+        super().__init__(space)
+        self.space = space
+
+
+def broadcast_axes(operands: list) -> tuple[tuple, tuple]:
+    """(sizes, axes) of the broadcast of operands given as (sizes, axes) pairs."""
+    rank = max((len(s) for s, _ in operands), default=0)
+    sizes, axes = [1] * rank, [None] * rank
+    for s, a in operands:
+        lead = rank - len(s)
+        for k, (n, ax) in enumerate(zip(s, a)):
+            if n == 1:
+                continue
+            if sizes[lead + k] == 1:
+                sizes[lead + k], axes[lead + k] = n, ax
+            elif sizes[lead + k] != n or axes[lead + k] != ax:
+                raise NotLowerable("operands do not broadcast along the same kernel axes")
+    return tuple(sizes), tuple(axes)
+
+
+Operand = Union[Val, View, bool, int, float]
 
 
 def _sample(v: Val) -> Any:
@@ -40,8 +118,33 @@ def _sample(v: Val) -> Any:
 class ExprEmitter:
     """Builds kernel expressions for lowering rules."""
 
-    def __init__(self):
+    def __init__(self, space: Space = None):
         self._math = math_functions()
+        self.space = space
+        self.node_axes: Optional[tuple] = ()  # axes of the node being lowered's output
+        self.node_sizes: tuple = ()
+
+    def load(self, v: View, axes: tuple) -> Val:
+        """Read view `v` with its dimensions along `axes` (None: broadcast, index 0)."""
+        strides = [0] * (len(self.space.full) if self.space else 0)
+        for n, st, ax in zip(v.sizes, v.strides, axes):
+            if ax is not None and n != 1:
+                strides[ax] = st
+        access = Access(v.buffer, tuple(strides), v.offset)
+        return Val(Load(access, v.dtype), v.dtype, v.priority, v.sizes,
+                   tuple(ax if n != 1 else None for n, ax in zip(v.sizes, axes)))
+
+    def _view_axes(self, v: View) -> tuple:
+        """The axes of a view read by the current node: right-aligned to its output."""
+        lead = len(self.node_sizes) - len(v.sizes)
+        if lead < 0 or self.node_axes is None:
+            raise NotLowerable("an operand has more dimensions than the result")
+        axes = []
+        for k, n in enumerate(v.sizes):
+            if n != 1 and n != self.node_sizes[lead + k]:
+                raise NotLowerable("an operand does not broadcast to the result")
+            axes.append(self.node_axes[lead + k] if n != 1 else None)
+        return tuple(axes)
 
     # ---- operands
     def const(self, value: Any) -> Val:
@@ -56,7 +159,15 @@ class ExprEmitter:
         raise NotLowerable(f"unsupported constant {value!r}")
 
     def _val(self, x: Operand) -> Val:
-        return x if isinstance(x, Val) else self.const(x)
+        if isinstance(x, Val):
+            return x
+        if isinstance(x, View):
+            return self.load(x, self._view_axes(x))
+        return self.const(x)
+
+    def value(self, x: Operand) -> Val:
+        """`x` as a computed value (views are read where the current node reads them)."""
+        return self._val(x)
 
     def promote(self, *xs: Val) -> np.dtype:
         dtype = result_type(*[_sample(x) for x in xs])
@@ -73,10 +184,10 @@ class ExprEmitter:
             return x
         if isinstance(x.expr, Const):
             return Val(Const(np.array(x.expr.value).astype(dtype).item(), dtype), dtype, x.priority)
-        return Val(Op("cast", (x.expr,), dtype), dtype, x.priority)
+        return Val(Op("cast", (x.expr,), dtype), dtype, x.priority, x.sizes, x.axes)
 
     def is_float(self, x: Operand) -> bool:
-        return is_float(self._val(x).dtype)
+        return is_float(x.dtype if isinstance(x, (Val, View)) else self._val(x).dtype)
 
     def to_float(self, x: Operand) -> Val:
         x = self._val(x)
@@ -84,7 +195,8 @@ class ExprEmitter:
 
     # ---- building
     def _op(self, name: str, dtype: np.dtype, *xs: Val, priority: int) -> Val:
-        return Val(Op(name, tuple(x.expr for x in xs), dtype), dtype, priority)
+        sizes, axes = broadcast_axes([(x.sizes, x.axes) for x in xs])
+        return Val(Op(name, tuple(x.expr for x in xs), dtype), dtype, priority, sizes, axes)
 
     def _binary(self, name: str, x: Operand, y: Operand, dtype=None) -> Val:
         x, y = self._val(x), self._val(y)
@@ -92,6 +204,9 @@ class ExprEmitter:
         out = common if dtype is None else dtype
         return self._op(name, out, self.cast(x, common), self.cast(y, common),
                         priority=min(x.priority, y.priority))
+
+    def is_view(self, x) -> bool:
+        return isinstance(x, View)
 
     def add(self, x, y):
         if self._val(x).dtype == BOOL and self._val(y).dtype == BOOL:
@@ -210,3 +325,132 @@ class ExprEmitter:
             dtype = DEFAULT_FLOAT
         return self._op(f"math.{name}", dtype, *[self.cast(v, dtype) for v in vals],
                         priority=min(v.priority for v in vals))
+
+    # ---- reductions
+    def reduce(self, combine: str, x: Operand, dims, keepdim: bool) -> Val:
+        """`combine` ("sum", "max", "min") of `x` over `dims` (all dims when empty or None)."""
+        sizes = x.sizes if isinstance(x, (Val, View)) else ()
+        rank = len(sizes)
+        dims = tuple(sorted({d % rank for d in dims})) if dims else tuple(range(rank))
+        if rank == 0:
+            return self._val(x)
+        space = Space(tuple(sizes), dims)
+        if self.space is None or not self.space.reduce_dims:
+            raise NeedSpace(space)
+        if self.space != space:
+            raise NotLowerable("reductions of one kernel must share their input shape and dims")
+        v = self.load(x, space.full_axes(sizes)) if isinstance(x, View) else self._val(x)
+        if v.sizes != sizes or v.axes != space.full_axes(sizes):
+            raise NotLowerable("the reduced value does not run along the full space")
+        dtype = v.dtype
+        if combine == "sum" and not is_float(dtype):
+            dtype = np.dtype(np.int64)
+            v = self.cast(v, dtype)
+        if keepdim:
+            out_sizes = tuple(1 if d in dims else n for d, n in enumerate(sizes))
+            out_axes = tuple(None if d in dims or n == 1 else space.axis_of(d) for d, n in enumerate(sizes))
+        else:
+            out_sizes = tuple(n for d, n in enumerate(sizes) if d not in dims)
+            out_axes = tuple(None if sizes[d] == 1 else space.axis_of(d) for d in space.kept)
+        count = int(np.prod([sizes[d] for d in dims])) if dims else 1
+        if count == 0:
+            raise NotLowerable("reduction over an empty dimension")
+        return Val(Reduce(combine, v.expr, dtype), dtype, DIMENSIONED if out_sizes else ZERO_DIM,
+                   out_sizes, out_axes)
+
+    def numel(self, x: Operand, dims=None) -> int:
+        sizes = x.sizes
+        dims = [d % len(sizes) for d in dims] if dims else range(len(sizes))
+        return int(np.prod([sizes[d] for d in dims]))
+
+    # ---- views (index arithmetic on input buffers; size-1 dims of computed values)
+    def _view(self, x, sizes, strides=None, offset=0) -> View:
+        if not isinstance(x, View):
+            raise NotLowerable("views of computed values stay interpreted")
+        return View(x.buffer, x.dtype, tuple(sizes), tuple(strides), x.offset + offset)
+
+    def permute(self, x, dims):
+        dims = [d % len(x.sizes) for d in dims]
+        if isinstance(x, Val):
+            return Val(x.expr, x.dtype, x.priority, tuple(x.sizes[d] for d in dims),
+                       tuple(x.axes[d] for d in dims))
+        return self._view(x, [x.sizes[d] for d in dims], [x.strides[d] for d in dims])
+
+    def unsqueeze(self, x, dim):
+        dim = dim % (len(x.sizes) + 1)
+        sizes = x.sizes[:dim] + (1,) + x.sizes[dim:]
+        if isinstance(x, Val):
+            return Val(x.expr, x.dtype, DIMENSIONED, sizes, x.axes[:dim] + (None,) + x.axes[dim:])
+        return self._view(x, sizes, x.strides[:dim] + (0,) + x.strides[dim:])
+
+    def squeeze(self, x, dims=None):
+        rank = len(x.sizes)
+        dims = {d % rank for d in dims} if dims is not None else set(range(rank))
+        keep = [k for k in range(rank) if not (k in dims and x.sizes[k] == 1)]
+        sizes = tuple(x.sizes[k] for k in keep)
+        if isinstance(x, Val):
+            return Val(x.expr, x.dtype, DIMENSIONED if sizes else ZERO_DIM, sizes,
+                       tuple(x.axes[k] for k in keep))
+        v = self._view(x, sizes, [x.strides[k] for k in keep])
+        return v
+
+    def expand(self, x, sizes):
+        lead = len(sizes) - len(x.sizes)
+        if lead < 0:
+            raise NotLowerable("expand to fewer dimensions")
+        new_sizes, strides = [], []
+        for k, n in enumerate(sizes):
+            old = x.sizes[k - lead] if k >= lead else 1
+            n = old if n == -1 else n
+            if old != n and old != 1:
+                raise NotLowerable("expand of a non-singleton dimension")
+            new_sizes.append(n)
+            strides.append(x.strides[k - lead] if k >= lead and old == n else 0)
+        if isinstance(x, Val):
+            if tuple(new_sizes[lead:]) != tuple(x.sizes):
+                raise NotLowerable("expanding a computed value")
+            return Val(x.expr, x.dtype, x.priority, tuple(new_sizes), (None,) * lead + x.axes)
+        return self._view(x, new_sizes, strides)
+
+    def slice(self, x, dim, start, end, step):
+        dim = dim % len(x.sizes)
+        n = x.sizes[dim]
+        start, end, step = slice(start, end, step).indices(n)
+        length = max(0, (end - start + step - 1) // step)
+        sizes = x.sizes[:dim] + (length,) + x.sizes[dim + 1:]
+        strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:]
+        return self._view(x, sizes, strides, start * x.strides[dim] if length else 0)
+
+    def select(self, x, dim, index):
+        dim = dim % len(x.sizes)
+        n = x.sizes[dim]
+        if not -n <= index < n:
+            raise NotLowerable("select index out of range")
+        index %= n
+        return self._view(x, x.sizes[:dim] + x.sizes[dim + 1:], x.strides[:dim] + x.strides[dim + 1:],
+                          index * x.strides[dim])
+
+    def reshape(self, x, sizes):
+        total = int(np.prod(x.sizes))
+        sizes = list(sizes)
+        if -1 in sizes:
+            known = int(np.prod([s for s in sizes if s != -1]))
+            sizes[sizes.index(-1)] = total // known if known else 0
+        if [s for s in x.sizes if s != 1] == [s for s in sizes if s != 1]:
+            kept = iter([st for s, st in zip(x.sizes, x.strides) if s != 1] if isinstance(x, View)
+                        else [a for s, a in zip(x.sizes, x.axes) if s != 1])
+            mapped = [next(kept) if s != 1 else (0 if isinstance(x, View) else None) for s in sizes]
+            if isinstance(x, Val):
+                return Val(x.expr, x.dtype, DIMENSIONED if sizes else ZERO_DIM, tuple(sizes), tuple(mapped))
+            return self._view(x, sizes, mapped)
+        if isinstance(x, View) and tuple(x.strides) == _contiguous(x.sizes):
+            return self._view(x, sizes, _contiguous(sizes))
+        raise NotLowerable("reshape that needs a copy")
+
+
+def _contiguous(sizes) -> tuple:
+    out, acc = [], 1
+    for s in reversed(sizes):
+        out.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(out))

@@ -1,0 +1,82 @@
+"""Native lowering rules of views: index arithmetic on the viewed buffer (no copies)."""
+
+from __future__ import annotations
+
+from . import views  # noqa: F401
+from .registry import lowering
+
+
+@lowering("aten::view", "aten::reshape")
+def _reshape(e, x, sizes):
+    return e.reshape(x, sizes)
+
+
+@lowering("aten::flatten.using_ints")
+def _flatten(e, x, start=0, end=-1):
+    rank = len(x.sizes)
+    if rank == 0:
+        return e.reshape(x, [1])
+    start, end = start % rank, end % rank
+    n = 1
+    for s in x.sizes[start:end + 1]:
+        n *= s
+    return e.reshape(x, list(x.sizes[:start]) + [n] + list(x.sizes[end + 1:]))
+
+
+@lowering("aten::transpose.int")
+def _transpose(e, x, d0, d1):
+    dims = list(range(len(x.sizes)))
+    if dims:
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+    return e.permute(x, dims)
+
+
+@lowering("aten::t")
+def _t(e, x):
+    return e.permute(x, list(range(len(x.sizes)))[::-1])
+
+
+@lowering("aten::permute")
+def _permute(e, x, dims):
+    return e.permute(x, dims)
+
+
+@lowering("aten::expand")
+def _expand(e, x, sizes, implicit=False):
+    return e.expand(x, sizes)
+
+
+@lowering("aten::expand_as")
+def _expand_as(e, x, other):
+    return e.expand(x, other.sizes)
+
+
+@lowering("aten::unsqueeze")
+def _unsqueeze(e, x, dim):
+    return e.unsqueeze(x, dim)
+
+
+@lowering("aten::squeeze")
+def _squeeze(e, x):
+    return e.squeeze(x)
+
+
+@lowering("aten::squeeze.dim")
+def _squeeze_dim(e, x, dim):
+    return e.squeeze(x, [dim])
+
+
+@lowering("aten::select.int")
+def _select(e, x, dim, index):
+    return e.select(x, dim, index)
+
+
+@lowering("aten::narrow")
+def _narrow(e, x, dim, start, length):
+    start = start % x.sizes[dim % len(x.sizes)] if start < 0 else start
+    return e.slice(x, dim, start, start + length, 1)
+
+
+@lowering("aten::slice.Tensor")
+def _slice(e, x, dim=0, start=None, end=None, step=1):
+    return e.slice(x, dim, start, end, step)
