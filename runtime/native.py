@@ -69,9 +69,11 @@ class NativeRunner:
     """Runs one graph with native units: `run(inputs) -> outputs`. At most
     `max_specializations` input layouts get their own plan; others are interpreted."""
 
-    def __init__(self, graph: Graph, functions: Optional[dict] = None,
-                 filename: Optional[str] = None, max_specializations: int = 8):
+    def __init__(self, graph: Graph, constants: Optional[dict] = None,
+                 functions: Optional[dict] = None, filename: Optional[str] = None,
+                 max_specializations: int = 8):
         self.graph = graph
+        self.constants = constants
         self.functions = functions
         self.filename = filename
         self.max_specializations = max_specializations
@@ -113,7 +115,7 @@ class NativeRunner:
         return interp
 
     def _interpreter(self, graph: Graph) -> Interpreter:
-        interp = Interpreter(graph, None, self.functions, self.filename)
+        interp = Interpreter(graph, self.constants, self.functions, self.filename)
         interp.subgraph_runner = self.run_subgraph
         return interp
 

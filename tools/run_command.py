@@ -100,6 +100,14 @@ def cmd_run(args) -> int:
     COUNTERS.reset()
     fn = runtime.load(graph, params=params, constants=constants, executor=args.executor)
     fn.filename = fn.interpreter.filename = name
+    native = None
+    if args.backend == "native":
+        if args.executor != "interp":
+            raise RunUsageError("--backend native runs with --executor interp for now (the "
+                                "executors do not take a backend setting yet)")
+        from irjit.runtime.native import NativeRunner
+        interp = fn.interpreter
+        native = fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, name)
     if args.seed is not None:
         runtime.manual_seed(args.seed)
     if inputs is None:
@@ -127,6 +135,9 @@ def cmd_run(args) -> int:
             print(f"# the graph the last run executed\n{fn.executor.last_graph}", end="")
     elif args.show_graph:
         print(f"# executed graph\n{graph}", end="")
+    if args.stats:
+        from irjit.runtime.native import NativeStats
+        print((native.stats if native is not None else NativeStats()).line())
     if args.out:
         write_npz_atomically(args.out, results)
     return 0
@@ -144,6 +155,10 @@ def register(sub) -> None:
     sp.add_argument("--seed", type=int, help="seed for random inputs and random ops (dropout)")
     sp.add_argument("--executor", choices=("interp", "legacy", "profiling"), default="interp",
                     help="plain interpreter (default), or a graph executor as TorchScript runs graphs")
+    sp.add_argument("--backend", choices=("interp", "native"), default="interp",
+                    help="interpret every node (default) or run native units compiled with LLVM")
+    sp.add_argument("--stats", action="store_true",
+                    help="print one line of native-code statistics (units, nodes, compile ms, ...)")
     sp.add_argument("--runs", type=int, default=1,
                     help="run this many times (executors profile and specialize on early runs)")
     sp.add_argument("--show-graph", action="store_true",

@@ -4,6 +4,7 @@ addresses; its optimized LLVM IR and assembly are kept for dumps."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from functools import lru_cache
@@ -50,11 +51,32 @@ def new_module(name: str) -> ir.Module:
     return module
 
 
+def dump_library(library: "CodeLibrary") -> None:
+    """`IRJIT_DUMP=llvm,asm` writes each finalized library's optimized LLVM IR (`.ll`) and
+    assembly (`.s`) into `IRJIT_DUMP_DIR` (default: the current directory)."""
+    wanted = {w.strip() for w in os.environ.get("IRJIT_DUMP", "").split(",") if w.strip()}
+    if not wanted:
+        return
+    unknown = wanted - {"llvm", "asm"}
+    if unknown:
+        raise ValueError(f"IRJIT_DUMP: unknown {', '.join(sorted(unknown))} (use llvm, asm)")
+    folder = os.environ.get("IRJIT_DUMP_DIR", ".")
+    os.makedirs(folder, exist_ok=True)
+    base = os.path.join(folder, f"irjit_{library.name}")
+    if "llvm" in wanted:
+        with open(base + ".ll", "w") as f:
+            f.write(library.llvm_ir)
+    if "asm" in wanted:
+        with open(base + ".s", "w") as f:
+            f.write(library.asm)
+
+
 class CodeLibrary:
     """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
 
     def __init__(self, module: ir.Module):
         self.module = module
+        self.name = module.name
         self.llvm_ir: Optional[str] = None  # optimized, after finalize
         self._asm: Optional[str] = None
         self._binding: Optional[llvm.ModuleRef] = None
@@ -80,6 +102,7 @@ class CodeLibrary:
             engine.finalize_object()
         self._binding = mod
         self.compile_ms = (time.perf_counter() - start) * 1000.0
+        dump_library(self)
 
     @property
     def asm(self) -> str:

@@ -68,11 +68,24 @@ def make_group(run: list[Node]) -> Node:
     return group
 
 
-def _close(run: list[Node]) -> list[Node]:
-    """The longest prefix of `run` that lowers with every output computed."""
-    while run and not lowers(run):
-        run = run[:-1]
-    return run
+def _split(candidates: list[Node]) -> list[list[Node]]:
+    """Consecutive candidates cut into groups: each group grows while it still lowers (its
+    views may be pending), then keeps its longest prefix that lowers with computed outputs;
+    the nodes cut off start the next group."""
+    runs: list[list[Node]] = []
+    pending = list(candidates)
+    while pending:
+        current: list[Node] = []
+        for n in pending:
+            if len(current) >= MAX_GROUP_NODES or not lowers(current + [n], allow_view_outputs=True):
+                break
+            current.append(n)
+        while current and not lowers(current):
+            current = current[:-1]
+        if current:
+            runs.append(current)
+        pending = pending[max(len(current), 1):]
+    return runs
 
 
 def _runs(block: Block) -> list[list[Node]]:
@@ -81,16 +94,12 @@ def _runs(block: Block) -> list[list[Node]]:
         if n.kind == "prim::Constant":
             continue
         if is_candidate(n):
-            if len(current) < MAX_GROUP_NODES and lowers(current + [n], allow_view_outputs=True):
-                current.append(n)
-                continue
-            runs.append(_close(current))
-            current = [n] if lowers([n], allow_view_outputs=True) else []
+            current.append(n)
             continue
-        runs.append(_close(current))
+        runs.extend(_split(current))
         current = []
-    runs.append(_close(current))
-    return [r for r in runs if r]
+    runs.extend(_split(current))
+    return runs
 
 
 def partition_block(block: Block) -> bool:

@@ -22,6 +22,14 @@ UNARY = ["aten::neg({a})", "aten::abs({a})", "aten::relu({a})", "aten::mul({a}, 
          "aten::add({a}, %two, %one)", "aten::clamp({a}, %mhalf, %half)"]
 
 
+def _broadcasts(x, y) -> bool:
+    try:
+        np.broadcast_shapes(x, y)
+    except ValueError:
+        return False
+    return True
+
+
 @st.composite
 def graphs(draw):
     """(graph text, input arrays) for a random graph over one full shape."""
@@ -39,7 +47,7 @@ def graphs(draw):
         kind = draw(st.sampled_from(["binary", "unary", "reduce", "view"]))
         a = draw(st.sampled_from(values))
         if kind == "binary":
-            b = draw(st.sampled_from(values))
+            b = draw(st.sampled_from([v for v in values if _broadcasts(a[1], v[1])]))
             pattern = draw(st.sampled_from(BINARY))
             if "aten_gt" in pattern:
                 lines.append(f"  %c{k} : Tensor = aten::gt({a[0]}, {b[0]})")
