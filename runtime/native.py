@@ -1,7 +1,8 @@
-"""Running graphs with native units: per distinct input layout, the graph is specialized to
-it (complete tensor types), partitioned into `prim::NativeGroup` units, and interpreted with
-each unit compiled on first use and called natively; a unit whose entry guards refuse the
-arguments runs interpreted for that call (a bailout)."""
+"""Running graphs with native units: the first call with a new input layout is interpreted
+while every tensor value is recorded (as the profiling executor profiles); a copy of the graph
+with those complete types is partitioned into `prim::NativeGroup` units, which later calls
+run natively (compiled on first use); a unit whose entry guards refuse the arguments runs
+interpreted for that call (a bailout)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ from typing import Any, Optional
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.ir import Graph, Node
-from irjit.compiler.passes.propagate_input_shapes import run as propagate_input_shapes
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .autograd import is_grad_enabled
-from .interpreter import Interpreter
+from .interpreter import Interpreter, check_input
 from .prims import _results, prim
 
 
@@ -84,35 +84,38 @@ class NativeRunner:
         self._lock = threading.Lock()
 
     def run(self, inputs: list) -> list:
-        return self.interpreter_for(inputs).run(list(inputs))
-
-    def interpreter_for(self, inputs: list) -> Interpreter:
         key = _layout_key(inputs)
         interp = self._plans.get(key)
         if interp is None:
             with self._lock:
                 interp = self._plans.get(key)
                 if interp is None:
-                    interp = self._specialize(key, inputs)
-        return interp
+                    return self._profile_and_specialize(key, list(inputs))
+        return interp.run(list(inputs))
 
-    def _specialize(self, key: tuple, inputs: list) -> Interpreter:
+    def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
+        """Interpret this call while recording every tensor value, then give the graph's
+        values those complete types and partition it (guards check them on later calls)."""
         if len(self._plans) >= self.max_specializations or len(inputs) != len(self.graph.inputs):
             if self._generic is None:
                 self._generic = self._interpreter(self.graph)
-            return self._generic
+            return self._generic.run(inputs)
         g = self.graph.copy()
         for v, x in zip(g.inputs, inputs):
-            t = _tensor_type(x) if isinstance(x, Tensor) else None
-            if t is not None and isinstance(v.type, TensorType):
-                v.type = t
-        propagate_input_shapes(g)
+            check_input(v, x, self.filename or "<graph>")
+        env: dict = {}
+        outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
+        for v, x in env.items():
+            if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                t = _tensor_type(x)
+                if t is not None:
+                    v.type = t.with_(requires_grad=v.type.requires_grad)
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self.stats.nodes_native += native
         self.stats.nodes_interpreted += interpreted
-        interp = self._plans[key] = self._interpreter(g)
-        return interp
+        self._plans[key] = self._interpreter(g)
+        return outputs
 
     def _interpreter(self, graph: Graph) -> Interpreter:
         interp = Interpreter(graph, self.constants, self.functions, self.filename)

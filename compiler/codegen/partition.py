@@ -11,7 +11,7 @@ from irjit.compiler.passes.registry import register_pass
 from irjit.compiler.passes.unroll_loops import create_clone
 from irjit.ops.lowering_common import NotLowerable
 
-from .lower import is_candidate, lower_group
+from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
 
 GROUP = "prim::NativeGroup"
 MAX_GROUP_NODES = 48
@@ -52,6 +52,12 @@ def lowers(run: list[Node], allow_view_outputs: bool = False) -> bool:
     return True
 
 
+def _contiguous_type(t):
+    """Units write their outputs contiguously; consumers are specialized to that layout."""
+    layout = tensor_layout(t)
+    return t.with_(strides=contiguous_strides(layout[1])) if layout is not None else t
+
+
 def make_group(run: list[Node]) -> Node:
     """Replace the nodes of `run` by one NativeGroup node."""
     sub, inputs, outputs = build_subgraph(run)
@@ -59,7 +65,8 @@ def make_group(run: list[Node]) -> Node:
     group = g.create(GROUP, inputs, num_outputs=0)
     group.set_attr("Subgraph", "g", sub)
     group.insert_before(run[0])
-    for o in outputs:
+    for o, so in zip(outputs, sub.outputs):
+        o.type = so.type = _contiguous_type(o.type)
         out = group.add_output(o.type)
         o.replace_all_uses_with(out)
         out.copy_metadata(o)
