@@ -1,0 +1,85 @@
+"""Hyperbolic functions and sigmoid, built on the exp/log kernels so that they vectorize."""
+
+import numpy as np
+
+from . import exp_log
+from .core import Ctx
+
+
+def tanh(ctx: Ctx, x):
+    """tanh x = -e / (2 + e) with e = expm1(-2|x|): no overflow, exact near 0, +-1 far out."""
+    e = exp_log.expm1(ctx, ctx.mul(ctx.c(-2.0), ctx.fabs(x)))
+    return ctx.copysign(ctx.div(ctx.neg(e), ctx.add(ctx.c(2.0), e)), x)
+
+
+def sigmoid(ctx: Ctx, x):
+    """1 / (1 + e^-x), as e^x / (1 + e^x) for negative x so that e never overflows."""
+    e = exp_log.exp(ctx, ctx.neg(ctx.fabs(x)))
+    num = ctx.select(ctx.lt(x, ctx.c(0.0)), e, ctx.c(1.0))
+    return ctx.div(num, ctx.add(ctx.c(1.0), e))
+
+
+def _half_exp(ctx: Ctx, a):
+    """e^a / 2, finite wherever sinh and cosh are."""
+    return exp_log.exp_dd(ctx, a, extra_scale=-1)
+
+
+def sinh(ctx: Ctx, x):
+    """sinh x: x + x^3 P(x^2) for |x| < 1, else e^|x|/2 - 1/(4 (e^|x|/2)) with the sign of x."""
+    a = ctx.fabs(x)
+    z = ctx.mul(x, x)
+    small = ctx.fma(ctx.mul(x, z), ctx.poly(z, ctx.coeffs["sinh"]), x)
+    h = _half_exp(ctx, a)
+    large = ctx.copysign(ctx.sub(h, ctx.div(ctx.c(0.25), h)), x)
+    return ctx.select(ctx.lt(a, ctx.c(1.0)), small, large)
+
+
+def cosh(ctx: Ctx, x):
+    """cosh x = e^|x|/2 + 1/(4 (e^|x|/2))."""
+    h = _half_exp(ctx, ctx.fabs(x))
+    return ctx.add(h, ctx.div(ctx.c(0.25), h))
+
+
+def asinh(ctx: Ctx, x):
+    """asinh x = sign(x) log1p(v) with v chosen per range to avoid cancellation and overflow
+    (fdlibm's three ranges), plus ln2 for huge |x| where log1p(|x| - 1) = log|x| stands for log 2|x|."""
+    a = ctx.fabs(x)
+    one = ctx.c(1.0)
+    z = ctx.mul(a, a)
+    root = ctx.sqrt(ctx.add(z, one))
+    v_small = ctx.add(a, ctx.div(z, ctx.add(one, root)))
+    v_mid = ctx.sub(ctx.fma(ctx.c(2.0), a, ctx.div(one, ctx.add(root, a))), one)
+    huge = ctx.gt(a, ctx.c(2.0**28 if ctx.is64 else 2.0**12))
+    v = ctx.select(ctx.lt(a, ctx.c(2.0)), v_small, v_mid)
+    v = ctx.select(huge, ctx.sub(a, one), v)
+    r = exp_log.log1p(ctx, v)
+    r = ctx.select(huge, ctx.add(r, ctx.c(float(np.log(2)))), r)
+    return ctx.keep_zero(x, ctx.copysign(r, x))
+
+
+def acosh(ctx: Ctx, x):
+    """acosh x = log1p(v): v = t + sqrt(2t + t^2) (t = x - 1) below 2, 2x - 1/(x + sqrt(x^2-1)) - 1
+    above, log1p(x - 1) + ln2 for huge x; NaN below 1."""
+    one = ctx.c(1.0)
+    t = ctx.sub(x, one)
+    v_small = ctx.add(t, ctx.sqrt(ctx.fma(t, t, ctx.mul(ctx.c(2.0), t))))
+    root = ctx.sqrt(ctx.fma(x, x, ctx.c(-1.0)))
+    v_mid = ctx.sub(ctx.fma(ctx.c(2.0), x, ctx.neg(ctx.div(one, ctx.add(x, root)))), one)
+    huge = ctx.gt(x, ctx.c(2.0**28 if ctx.is64 else 2.0**12))
+    v = ctx.select(ctx.lt(x, ctx.c(2.0)), v_small, v_mid)
+    v = ctx.select(huge, ctx.sub(x, one), v)
+    r = exp_log.log1p(ctx, v)
+    r = ctx.select(huge, ctx.add(r, ctx.c(float(np.log(2)))), r)
+    return ctx.select(ctx.lt(x, one), ctx.c(np.nan), r)
+
+
+def atanh(ctx: Ctx, x):
+    """atanh x = sign(x) log1p(v)/2 with v = 2a + 2a^2/(1-a) below 1/2 and 2a/(1-a) above."""
+    a = ctx.fabs(x)
+    one = ctx.c(1.0)
+    two_a = ctx.add(a, a)
+    d = ctx.sub(one, a)
+    v_small = ctx.add(two_a, ctx.div(ctx.mul(two_a, a), d))
+    v = ctx.select(ctx.lt(a, ctx.c(0.5)), v_small, ctx.div(two_a, d))
+    r = ctx.mul(ctx.c(0.5), exp_log.log1p(ctx, v))
+    return ctx.keep_zero(x, ctx.copysign(r, x))

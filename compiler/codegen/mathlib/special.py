@@ -1,0 +1,129 @@
+"""Error functions, GELU and square roots.
+
+erf(x) = x P(x^2) for |x| < 1; beyond, erfc(x) = exp(-x^2) erfcx(x) with erfcx(x) =
+erfc(x) e^(x^2) a smooth, slowly varying function fitted piecewise (fit_mathlib.py). Where
+relative accuracy of a tiny erfc matters (erfc, GELU of negative x) the exponent -x^2 and the
+argument scaling are carried as double-words, because an absolute error d in the exponent is
+a relative error d in the result.
+"""
+
+from fractions import Fraction
+
+from . import exp_log
+from .core import EXACT, Ctx
+
+
+def erf_small(ctx: Ctx, x):
+    """erf x for |x| <= 1."""
+    return ctx.mul(x, ctx.poly(ctx.mul(x, x), ctx.coeffs["erf"]))
+
+
+def erfcx(ctx: Ctx, a, lowest=0.5):
+    """erfc(a) e^(a^2) for a in [lowest, end of the fitted range], evaluating the piece that
+    holds a: each coefficient is selected per lane, then one Horner runs."""
+    pieces = ctx.coeffs["erfcx"]
+    first = max(i for i, (start, _, _) in enumerate(pieces) if start <= lowest)
+    pieces = pieces[first:]
+    degree = max(len(c) for _, _, c in pieces)
+    table = [[float.fromhex(h) for h in c] + [0.0] * (degree - len(c)) for _, _, c in pieces]
+    start, centre, coeffs = ctx.c(0.0), ctx.c(pieces[0][1]), [ctx.c(v) for v in table[0]]
+    for (lo, mid, _), row in zip(pieces[1:], table[1:]):
+        inside = ctx.ge(a, ctx.c(lo))
+        centre = ctx.select(inside, ctx.c(mid), centre)
+        coeffs = [ctx.select(inside, ctx.c(v), c) for v, c in zip(row, coeffs)]
+    v = ctx.sub(a, centre)
+    acc = coeffs[-1]
+    for c in reversed(coeffs[2:-1]):
+        acc = ctx.fma(acc, v, c)
+    return ctx.add(coeffs[1], ctx.fma(acc, v, coeffs[0]))
+
+
+def _last_fitted(ctx: Ctx):
+    """Where the fitted erfcx pieces end: erfc underflows to 0 before it."""
+    return 28.0 if ctx.is64 else 11.0
+
+
+def erfc_pos(ctx: Ctx, a, a_lo=None, extra_scale=0):
+    """erfc(a + a_lo) * 2**extra_scale for a >= 1/2 with small relative error, down through the
+    subnormals (a positive extra_scale lets a caller round into the subnormals only once)."""
+    a_c = ctx.clamp(a, 0.5, _last_fitted(ctx))
+    p, e = ctx.two_prod(a_c, a_c)
+    if a_lo is not None:
+        e = ctx.fma(ctx.add(a_c, a_c), a_lo, e)
+    g = erfcx(ctx, a_c)
+    r = ctx.mul(exp_log.exp_dd(ctx, ctx.neg(p), ctx.neg(e), extra_scale), g)
+    return ctx.select(ctx.gt(a, ctx.c(_last_fitted(ctx))), ctx.c(0.0), r)
+
+
+def erf(ctx: Ctx, x):
+    """erf x, odd, saturating to +-1."""
+    a = ctx.fabs(x)
+    limit = 6.0 if ctx.is64 else 4.0
+    a_c = ctx.clamp(a, 1.0, limit)
+    tail = ctx.mul(exp_log.exp(ctx, ctx.neg(ctx.mul(a_c, a_c))), erfcx(ctx, a_c, lowest=1.0))
+    large = ctx.select(ctx.gt(a, ctx.c(limit)), ctx.c(1.0), ctx.sub(ctx.c(1.0), tail))
+    r = ctx.select(ctx.lt(a, ctx.c(1.0)), erf_small(ctx, a), large)
+    return ctx.copysign(r, x)
+
+
+def erfc_dd(ctx: Ctx, x, x_lo=None):
+    """erfc(x + x_lo): 1 - erf below 1/2 in magnitude, erfc_pos above, 2 - erfc_pos(-x) below -1/2."""
+    a = ctx.fabs(x)
+    a_lo = None if x_lo is None else ctx.select(ctx.lt(x, ctx.c(0.0)), ctx.neg(x_lo), x_lo)
+    tail = erfc_pos(ctx, a, a_lo)
+    far = ctx.select(ctx.lt(x, ctx.c(0.0)), ctx.sub(ctx.c(2.0), tail), tail)
+    near = ctx.sub(ctx.c(1.0), erf_small(ctx, x))
+    return ctx.select(ctx.lt(a, ctx.c(0.5)), near, far)
+
+
+def erfc(ctx: Ctx, x):
+    """erfc x = 1 - erf x without cancellation."""
+    return erfc_dd(ctx, x)
+
+
+def gelu_erf(ctx: Ctx, x):
+    """x/2 erfc(-x/sqrt2) (= x/2 (1 + erf(x/sqrt2)), torch's default gelu), with -x/sqrt2 as a
+    double-word so the tiny results for negative x keep their relative accuracy. gelu(-inf) is
+    NaN, as in torch (-inf * 0)."""
+    c_hi, c_lo = ctx.split_const(-1 / EXACT["sqrt2"])
+    z, z_err = ctx.two_prod(x, c_hi)
+    z_lo = ctx.fma(x, c_lo, z_err)
+    half_x = ctx.mul(ctx.c(0.5), x)
+    general = ctx.mul(half_x, erfc_dd(ctx, z, z_lo))
+    # For negative x the result may be subnormal: scale up, multiply, round once on the way down.
+    s = ctx.mant + 2
+    tiny = ctx.mul(ctx.mul(half_x, erfc_pos(ctx, z, z_lo, s)), ctx.c(2.0**-s))
+    return ctx.select(ctx.ge(z, ctx.c(0.5)), tiny, general)
+
+
+def gelu_tanh(ctx: Ctx, x):
+    """x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) (torch's approximate='tanh'), as
+    x sigmoid(2u) with 2u = 2 sqrt(2/pi) x (1 + 0.044715 x^2) carried as a double-word;
+    NaN at -inf, as in torch (-inf * 0)."""
+    k_hi, k_lo = ctx.split_const(Fraction("0.044715"))
+    c_hi, c_lo = ctx.split_const(2 * EXACT["sqrt2_over_pi"])
+    sq, sq_lo = ctx.two_prod(x, x)
+    kx2, kx2_lo = ctx.dd_mul(k_hi, k_lo, sq, sq_lo)
+    w, w_err = ctx.two_sum(ctx.c(1.0), kx2)
+    m, m_lo = ctx.dd_mul(c_hi, c_lo, x, ctx.c(0.0))
+    t, t_lo = ctx.dd_mul(m, m_lo, w, ctx.add(w_err, kx2_lo))
+    # x/(1 + e^-t), or x e^t/(1 + e^t) for t < 0 with e^t computed scaled by 2^s so that a
+    # subnormal result is rounded once.
+    negative = ctx.lt(t, ctx.c(0.0))
+    neg_abs_t, lo = ctx.neg(ctx.fabs(t)), ctx.select(negative, t_lo, ctx.neg(t_lo))
+    s = ctx.mant + 2
+    e_scaled = exp_log.exp_dd(ctx, neg_abs_t, lo, extra_scale=s)
+    denom = ctx.add(ctx.c(1.0), ctx.mul(e_scaled, ctx.c(2.0**-s)))
+    tiny = ctx.mul(ctx.div(ctx.mul(x, e_scaled), denom), ctx.c(2.0**-s))
+    return ctx.select(negative, tiny, ctx.div(x, denom))
+
+
+def sqrt(ctx: Ctx, x):
+    """sqrt x (one instruction, correctly rounded)."""
+    return ctx.sqrt(x)
+
+
+def rsqrt(ctx: Ctx, x):
+    """1 / sqrt x (two correctly rounded steps, under one ulp)."""
+    return ctx.div(ctx.c(1.0), ctx.sqrt(x))
+

@@ -1,0 +1,373 @@
+"""mathlib: every function JIT-compiled in a loop, checked in ulps against float64/libm
+references over random bit patterns and sweeps, exactly at special values, and checked to
+vectorize without calling libm."""
+
+import ctypes
+import math
+import re
+
+import numpy as np
+import pytest
+from llvmlite import binding as llvm
+from llvmlite import ir
+
+from irjit.compiler.codegen import mathlib
+
+MAX_ULP = 4
+LANES = 8
+DTYPES = {"float32": (np.float32, ir.FloatType()), "float64": (np.float64, ir.DoubleType())}
+
+
+# ---- references (float64 in, float64 out; float32 results are these rounded) ----------------
+def _vec(fn):
+    return np.frompyfunc(fn, 1, 1)
+
+
+def _erf(x):
+    return _vec(math.erf)(x).astype(np.float64)
+
+
+def _erfc(x):
+    return _vec(math.erfc)(x).astype(np.float64)
+
+
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x < 0, e, 1.0) / (1.0 + e)
+
+
+def _gelu_erf(x):
+    return 0.5 * x * _erfc(-x / math.sqrt(2))
+
+
+def _gelu_tanh(x):
+    u = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+    return x * _sigmoid(2 * u)
+
+
+REFERENCES = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+    "log10": np.log10, "log1p": np.log1p, "tanh": np.tanh, "sigmoid": _sigmoid,
+    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "atan": np.arctan, "asin": np.arcsin,
+    "acos": np.arccos, "erf": _erf, "erfc": _erfc, "gelu_erf": _gelu_erf,
+    "gelu_tanh": _gelu_tanh, "pow": np.power, "atan2": np.arctan2,
+}
+BINARY = {"pow", "atan2"}
+# The float64 GELU references above lose digits for negative x (x/sqrt2 and the cubic are
+# rounded before an exponential); float64 GELU is checked against mpmath instead.
+MPMATH_F64 = {"gelu_erf", "gelu_tanh"}
+# sin/cos/tan are accurate for |x| below these (documented in mathlib.trig).
+TRIG_RANGE = {"float32": 1e5, "float64": 1e6}
+TRIG_RANGE_NAMES = {"sin", "cos", "tan"}
+
+
+# ---- JIT ---------------------------------------------------------------------------------------
+def _loop(module, name, fn_name, elem, vector):
+    """void fn(T* a, T* b, T* out, i64 n): out[i] = name(a[i], b[i]); per lane-vector if vector."""
+    ty = ir.VectorType(elem, LANES) if vector else elem
+    ptr = ty.as_pointer()
+    i64 = ir.IntType(64)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr, i64]), fn_name)
+    a, b, out, n = fn.args
+    entry, body, done = (fn.append_basic_block(s) for s in ("entry", "body", "done"))
+    builder = ir.IRBuilder(entry)
+    builder.cbranch(builder.icmp_signed(">", n, i64(0)), body, done)
+    builder.position_at_end(body)
+    i = builder.phi(i64)
+    i.add_incoming(i64(0), entry)
+    align = 8 if isinstance(elem, ir.DoubleType) else 4  # numpy aligns to the element only
+    args = [builder.load(builder.gep(a, [i]), align=align)]
+    if name in BINARY:
+        args.append(builder.load(builder.gep(b, [i]), align=align))
+    builder.store(mathlib.emit(builder, name, args), builder.gep(out, [i]), align=align)
+    nxt = builder.add(i, i64(1))
+    i.add_incoming(nxt, body)
+    builder.cbranch(builder.icmp_signed("<", nxt, n), body, done)
+    builder.position_at_end(done)
+    builder.ret_void()
+
+
+class Compiled:
+    """All mathlib functions for one dtype, scalar loops and vector loops, optimized at O3."""
+
+    def __init__(self, dtype_name):
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.np, elem = DTYPES[dtype_name]
+        module = ir.Module(name=f"mathlib_{dtype_name}")
+        module.triple = llvm.get_process_triple()
+        for name in sorted(mathlib.FUNCTIONS):
+            _loop(module, name, f"s_{name}", elem, False)
+            _loop(module, name, f"v_{name}", elem, True)
+        target = llvm.Target.from_triple(module.triple)
+        self.tm = target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
+        mod = llvm.parse_assembly(str(module))
+        mod.verify()
+        pb = llvm.create_pass_builder(self.tm, llvm.create_pipeline_tuning_options(speed_level=3))
+        pb.getModulePassManager().run(mod, pb)
+        self.asm = self.tm.emit_assembly(mod)
+        self.engine = llvm.create_mcjit_compiler(mod, self.tm)
+        self.engine.finalize_object()
+        proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_int64)
+        self.fns = {n: proto(self.engine.get_function_address(n))
+                    for n in (f"{k}_{f}" for f in mathlib.FUNCTIONS for k in "sv")}
+
+    def run(self, name, a, b=None, vector=False):
+        """name applied elementwise to a (and b) through the scalar or the vector loop."""
+        a = np.ascontiguousarray(a, dtype=self.np)
+        b = a if b is None else np.ascontiguousarray(b, dtype=self.np)
+        out = np.empty_like(a)
+        n = len(a) // LANES if vector else len(a)
+        assert not vector or len(a) % LANES == 0
+        self.fns[f"{'v' if vector else 's'}_{name}"](a.ctypes.data, b.ctypes.data,
+                                                      out.ctypes.data, n)
+        return out
+
+
+_CACHE = {}
+
+
+def _compiled(dtype_name):
+    """One compiled module per dtype for the whole session (compiling takes a few seconds)."""
+    if dtype_name not in _CACHE:
+        _CACHE[dtype_name] = Compiled(dtype_name)
+    return _CACHE[dtype_name]
+
+
+@pytest.fixture(scope="module", params=sorted(DTYPES))
+def lib(request):
+    return _compiled(request.param)
+
+
+# ---- ulps --------------------------------------------------------------------------------------
+def ordinal(x):
+    """Floats mapped to integers in the order of the representable numbers (-0 == +0)."""
+    ity = np.int64 if x.dtype == np.float64 else np.int32
+    i = x.view(ity).astype(np.int64)
+    return np.where(i < 0, -(i & np.iinfo(ity).max), i)
+
+
+def ulp_error(got, want):
+    """Per-element distance in representable numbers; 0 for NaN/NaN, huge for NaN/number."""
+    d = np.abs(ordinal(got) - ordinal(want)).astype(np.float64)
+    both_nan = np.isnan(got) & np.isnan(want)
+    one_nan = np.isnan(got) != np.isnan(want)
+    return np.where(both_nan, 0.0, np.where(one_nan, np.inf, d))
+
+
+def reference(name, dtype, a, b=None):
+    """The float64 reference rounded to dtype (mpmath for float64 GELU)."""
+    if dtype == np.float64 and name in MPMATH_F64:
+        return _mp_gelu(name, a)
+    with np.errstate(all="ignore"):
+        fn = REFERENCES[name]
+        a64 = a.astype(np.float64)
+        r = fn(a64) if b is None else fn(a64, b.astype(np.float64))
+    return r.astype(dtype)
+
+
+def samples(name, dtype, rng):
+    """Random bit patterns, log-spaced sweeps of both signs and uniform points near 0."""
+    ity = np.uint64 if dtype == np.float64 else np.uint32
+    bits = rng.integers(0, np.iinfo(ity).max, size=1 << 18, dtype=ity, endpoint=True)
+    random = bits.view(dtype)
+    random = random[np.isfinite(random)]
+    fi = np.finfo(dtype)
+    lo, hi = np.log10(float(fi.smallest_subnormal)), np.log10(float(fi.max))
+    sweep = np.logspace(lo, hi, 1 << 16).astype(dtype)
+    near = rng.uniform(-12, 12, 1 << 16).astype(dtype)
+    unit = rng.uniform(-1.05, 1.05, 1 << 14).astype(dtype)
+    x = np.concatenate([random, sweep, -sweep, near, unit])
+    if name in TRIG_RANGE_NAMES:
+        bound = TRIG_RANGE[np.dtype(dtype).name]
+        x = x[np.abs(x) <= bound]
+    return x
+
+
+def padded(x):
+    """x with ones appended up to a multiple of the vector width."""
+    return np.concatenate([x, np.ones((-len(x)) % LANES, x.dtype)])
+
+
+UNARY = sorted(set(REFERENCES) - BINARY)
+
+
+def _check_ulps(lib, name, a, b=None, vector=False):
+    got = lib.run(name, a, b, vector)
+    want = reference(name, lib.np, a, b)
+    err = ulp_error(got, want)
+    worst = int(np.argmax(err))
+    args = f"{a[worst]!r}" + ("" if b is None else f", {b[worst]!r}")
+    assert err[worst] <= MAX_ULP, (
+        f"{name}({args}) = {got[worst]!r}, want {want[worst]!r}: {err[worst]} ulp")
+    return float(err[worst])
+
+
+def _mp_gelu(name, x):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 120
+    k, c = mpmath.mpf("0.044715"), mpmath.sqrt(2 / mpmath.pi)
+
+    def one(v):
+        if v == -np.inf:  # -inf * 0 in torch's formula
+            return np.nan
+        if v == 0 or abs(v) > 1e10:  # signed zeros; x or -0 far out (mpf has no -0, no inf)
+            return float(v) if v > 0 or v == 0 else -0.0
+        v = mpmath.mpf(float(v))
+        if name == "gelu_erf":
+            return float(v / 2 * mpmath.erfc(-v / mpmath.sqrt(2)))
+        return float(v / (1 + mpmath.exp(-2 * c * (v + k * v**3))))
+    return np.array([one(v) for v in x])
+
+
+@pytest.mark.parametrize("name", sorted(MPMATH_F64))
+def test_gelu_float64_against_mpmath(name):
+    lib = _compiled("float64")
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-40, 8, 3000), -np.logspace(-300, 2, 400),
+                        np.logspace(-300, 300, 400)])
+    x = padded(x)
+    got, want = lib.run(name, x), _mp_gelu(name, x)
+    err = ulp_error(got, want)
+    assert err.max() <= MAX_ULP, f"{name}({x[np.argmax(err)]!r}): {err.max()} ulp"
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ulps(lib, name):
+    if name not in mathlib.FUNCTIONS:
+        pytest.skip(f"{name} not implemented")
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    if lib.np == np.float64 and name in MPMATH_F64:
+        pytest.skip("checked against mpmath by test_gelu_float64_against_mpmath")
+    x = padded(samples(name, lib.np, rng))
+    _check_ulps(lib, name, x)
+    _check_ulps(lib, name, x, vector=True)
+
+
+def _pairs(name, dtype, rng):
+    """(x, y) samples for the binary functions: random bits plus ranges that give finite results."""
+    ity = np.uint64 if dtype == np.float64 else np.uint32
+    n = 1 << 16
+    bits = rng.integers(0, np.iinfo(ity).max, size=(2, n), dtype=ity, endpoint=True).view(dtype)
+    xs, ys = [bits[0]], [bits[1]]
+    if name == "pow":
+        top = 700.0 if dtype == np.float64 else 85.0
+        x = np.exp(rng.uniform(-top, top, n))
+        xs += [x, -x, rng.uniform(0.5, 2.0, n), -rng.uniform(0.1, 10, n)]
+        ys += [rng.uniform(-top, top, n) / np.log(x), rng.integers(-60, 60, n),
+               rng.uniform(-1e4, 1e4, n) if dtype == np.float64 else rng.uniform(-200, 200, n),
+               rng.integers(-30, 30, n)]
+    else:
+        scale = np.exp(rng.uniform(-30, 30, (2, n)))
+        xs.append(rng.standard_normal(n) * scale[0])
+        ys.append(rng.standard_normal(n) * scale[1])
+    x = np.concatenate(xs).astype(dtype)
+    y = np.concatenate(ys).astype(dtype)
+    keep = np.isfinite(x) & np.isfinite(y)
+    return padded(x[keep]), padded(y[keep])
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_ulps(lib, name):
+    x, y = _pairs(name, lib.np, np.random.default_rng(abs(hash(name)) % 2**32))
+    _check_ulps(lib, name, x, y)
+    _check_ulps(lib, name, x, y, vector=True)
+
+
+def _special_inputs(dtype):
+    fi = np.finfo(dtype)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0,
+              fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny * 0.75, fi.tiny, -fi.tiny,
+              fi.max, -fi.max, 1e-30, -1e-30, 20.0, -20.0, 100.0, -100.0, 1000.0, -1000.0]
+    return np.array(values, dtype=dtype)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_special_values(lib, name):
+    """Zeros, infinities, NaN, subnormals and extremes: special results exactly, others in budget."""
+    x = padded(_special_inputs(lib.np))
+    got, want = lib.run(name, x), reference(name, lib.np, x)
+    special = ~np.isfinite(want) | (want == 0) | (np.abs(want) == 1)
+    same = (got.view(np.uint8).reshape(len(x), -1) == want.view(np.uint8).reshape(len(x), -1)).all(1)
+    same |= np.isnan(got) & np.isnan(want)
+    bad = special & ~same
+    assert not bad.any(), f"{name}{x[bad]} = {got[bad]}, want {want[bad]}"
+    in_range = np.abs(x) <= TRIG_RANGE[np.dtype(lib.np).name] if name in TRIG_RANGE_NAMES else True
+    assert ulp_error(got, want)[in_range].max() <= MAX_ULP
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_special_values(lib, name):
+    """Every pair of special inputs, against numpy (C99 pow and atan2 rules), bit for bit
+    where the result is special."""
+    v = _special_inputs(lib.np)
+    x, y = (a.ravel() for a in np.meshgrid(v, v))
+    x, y = padded(x), padded(y)
+    got, want = lib.run(name, x, y), reference(name, lib.np, x, y)
+    special = ~np.isfinite(want) | (want == 0) | (np.abs(want) == 1)
+    same = (got == want) & (np.signbit(got) == np.signbit(want)) | np.isnan(got) & np.isnan(want)
+    bad = special & ~same
+    assert not bad.any(), f"{name}({x[bad][:5]}, {y[bad][:5]}) = {got[bad][:5]}, want {want[bad][:5]}"
+    assert ulp_error(got, want).max() <= MAX_ULP
+
+
+@pytest.mark.parametrize("dtype_name", sorted(DTYPES))
+def test_listed_edge_cases(dtype_name):
+    """The C99/numpy edge cases the library promises, spelled out."""
+    lib = _compiled(dtype_name)
+    dt = lib.np
+    sub = np.finfo(dt).smallest_subnormal
+    cases = [
+        ("exp", 1000.0, np.inf), ("exp", -1000.0, 0.0), ("expm1", -0.0, -0.0),
+        ("log1p", -0.0, -0.0), ("tanh", -0.0, -0.0), ("tanh", 50.0, 1.0), ("tanh", -50.0, -1.0),
+        ("sin", -0.0, -0.0), ("log", 0.0, -np.inf), ("log", -1.0, np.nan),
+        ("sqrt", -0.0, -0.0), ("rsqrt", 0.0, np.inf), ("erf", 10.0, 1.0), ("erf", -10.0, -1.0),
+        ("sigmoid", -1000.0, 0.0), ("sigmoid", 1000.0, 1.0), ("exp", np.log(sub) + 0.1 if
+                                                              dt == np.float64 else -103.2, None),
+    ]
+    for name, arg, want in cases:
+        x = padded(np.array([arg], dt))
+        got = lib.run(name, x)[0]
+        if want is None:  # a subnormal result, within the ulp budget
+            ref = reference(name, dt, x)[0]
+            assert 0 < ref < np.finfo(dt).tiny and ulp_error(np.array([got]), np.array([ref]))[0] <= MAX_ULP
+            continue
+        want = dt(want)
+        assert (np.isnan(got) and np.isnan(want)) or (got == want and np.signbit(got) == np.signbit(want)), (
+            f"{name}({arg!r}) = {got!r}, want {want!r}")
+
+
+def _function_asm(asm, symbol):
+    """The assembly of one function of a module's listing."""
+    start = re.search(rf"^{symbol}:", asm, re.M)
+    end = asm.find(".Lfunc_end", start.end())
+    return asm[start.end():end]
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "log"])
+def test_float32_loops_vectorize_without_calls(name):
+    """The optimized float32 loop uses 256- or 512-bit registers and calls nothing."""
+    body = _function_asm(_compiled("float32").asm, f"s_{name}")
+    assert re.search(r"%[yz]mm\d", body), f"s_{name} did not vectorize"
+    assert not re.search(r"\bcall", body), f"s_{name} calls out"
+
+
+@pytest.mark.parametrize("dtype_name", sorted(DTYPES))
+def test_no_calls_at_all(dtype_name):
+    """No function of the library calls anything (libm or otherwise)."""
+    calls = re.findall(r"\bcall\w*\s+(\S+)", _compiled(dtype_name).asm)
+    assert not calls, f"calls to {sorted(set(calls))}"
+
+
+def test_emit_rejects_unknown_names_and_arity():
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(ir.FloatType(), [ir.FloatType()]), "f")
+    builder = ir.IRBuilder(fn.append_basic_block())
+    with pytest.raises(KeyError):
+        mathlib.emit(builder, "nope", [fn.args[0]])
+    with pytest.raises(TypeError):
+        mathlib.emit(builder, "pow", [fn.args[0]])
