@@ -22,6 +22,7 @@ from .ir.node import Node, Value
 from irjit.ops.type_parser import parse_type_text
 
 from .attribute_parser import parse_attributes_text
+from .lark_errors import PARSE_LOCK, lark_error
 
 _ARG_NAME = re.compile(r"%([A-Za-z0-9_.]+)")
 
@@ -132,9 +133,8 @@ _BUILDER = _LegacyBuilder(None)  # type: ignore[arg-type]
 def parse_legacy_ir(text: str, filename: str = "<string>") -> Graph:
     """Read a graph in the 2017 format; raises IRParseError on malformed input."""
     global _PARSER
-    from .parser import _LOCK, lark_error
     reader = _LegacyReader(text, filename)
-    with _LOCK:
+    with PARSE_LOCK:
         if _PARSER is None:
             _PARSER = Lark(grammar_text("legacy"), parser="lalr", transformer=_BUILDER,
                            maybe_placeholders=False)

@@ -9,7 +9,6 @@ opens a block and `-> (...)` closes it. Graphs read from the 2017 format go thro
 from __future__ import annotations
 
 import re
-import threading
 from typing import Optional
 
 from lark import Lark, Token, Transformer
@@ -26,6 +25,7 @@ from irjit.ops.types import SCALAR_TYPES, ListType, TensorType
 from irjit.ops.type_parser import parse_type_text
 
 from .attribute_parser import parse_attributes_text
+from .lark_errors import PARSE_LOCK, lark_error
 
 _GROUP_KIND = re.compile(r"^(.*)_([0-9]+)$")
 _ARG_NAME = re.compile(r"%([A-Za-z0-9_.]+)")
@@ -313,42 +313,8 @@ def _cast_tensor_constant(n: Node) -> None:
         n.attrs["value"] = ("t", TensorData(data.array.astype(dtype), data.text))
 
 
-_TOKEN_DESCRIPTIONS = {
-    "VALUE": "a value (%name)", "DECL": "a declaration (%name : Type)",
-    "ARGS": "an argument list (%a, %b)", "KIND": "an operator (ns::name)", "TYPE": "a type",
-    "ATTRS": "attributes", "_NL": "a line break", "RPAR": "')'", "LPAR": "'('",
-    "COMMA": "','", "COLON": "':'", "EQ": "'='", "ARROW": "'->'", "RETURN": "'return'",
-    "BLOCK": "a block header", "SCOPE": "a scope", "COMMENT": "a comment", "$END": "end of input",
-    "GRAPH": "'graph'", "WITH": "'with'", "LBRACE": "'{'", "RBRACE": "'}'", "SEMICOLON": "';'",
-    "USES": "a uses list", "PYTHON_OP": "a Python op",
-}
-
-
-def lark_error(reader, e: UnexpectedInput) -> IRParseError:
-    """An IRParseError for a Lark syntax error, phrased for people."""
-    line, column = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
-    token = getattr(e, "token", None)
-    expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or set()
-    want = ", ".join(sorted({_TOKEN_DESCRIPTIONS.get(x, x) for x in expected}))
-    if token is not None and token.type == "$END" or line in (0, -1) or (
-            token is not None and token.type == "$END"):
-        lines = reader.lines
-        line = len(lines) if lines else 1
-        column = len(lines[-1]) + 1 if lines else 1
-        return reader.error(f"unexpected end of input; expected {want}" if want
-                            else "unexpected end of input", line, column)
-    if token is not None:
-        text = str(token).replace("\n", "\\n")
-        what = "line break" if token.type == "_NL" else repr(text)
-        return reader.error(f"unexpected {what}; expected {want}", line, column)
-    ch = reader.text[e.pos_in_stream] if e.pos_in_stream < len(reader.text) else ""
-    return reader.error(f"unexpected character {ch!r}" + (f"; expected {want}" if want else ""),
-                        line, column)
-
-
 _BUILDER = _Builder(None)  # type: ignore[arg-type]
 _PARSER: Optional[Lark] = None
-_LOCK = threading.Lock()
 
 
 def _get_parser() -> Lark:
@@ -368,7 +334,7 @@ def parse_ir(text: str, filename: str = "<string>") -> Graph:
         from .legacy_parser import parse_legacy_ir
         return parse_legacy_ir(text, filename)
     reader = _Reader(text, filename)
-    with _LOCK:
+    with PARSE_LOCK:
         parser = _get_parser()
         _BUILDER.r = reader
         try:

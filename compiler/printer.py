@@ -3,17 +3,13 @@ and in the 2017 format (`{ ... uses = [...], scope: ...; }`) for graphs read fro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .ir.attributes import format_attribute
-from .ir.graph import Graph
 from .ir.node import Node, Value
 
-
-def _value_list_with_types(values, sep: str = ", ") -> str:
-    return sep.join(f"%{v.name} : {v.type}" for v in values)
-
-
-def _value_list(values) -> str:
-    return ", ".join("%" + v.name for v in values)
+if TYPE_CHECKING:  # the graph calls the printer (`str(graph)`), so the printer may not import it
+    from .ir.graph import Graph
 
 
 def is_group_node(n: Node) -> bool:
@@ -21,54 +17,72 @@ def is_group_node(n: Node) -> bool:
     return n.attr_kind("Subgraph") == "g" and n.attr("Subgraph") is not None
 
 
-def format_attributes(n: Node, ignore_subgraph: bool = False) -> str:
-    parts = [f"{name}={format_attribute(kind, value)}" for name, (kind, value) in n.attrs.items()
+def format_attributes(n: Node, ignore_subgraph: bool = False,
+                      format_value=format_attribute) -> str:
+    parts = [f"{name}={format_value(kind, value)}" for name, (kind, value) in n.attrs.items()
              if not (ignore_subgraph and name == "Subgraph")]
     return "[" + ", ".join(parts) + "]"
 
 
 class _Printer:
+    """Writes graphs and nodes as PyTorch does; a subclass may rename values (`name`) and
+    format attribute values differently (`attribute`)."""
+
     def __init__(self, print_source_locations: bool, print_scopes: bool):
         self.locations = print_source_locations
         self.scopes = print_scopes
         self.out: list[str] = []
 
+    def name(self, v: Value) -> str:
+        return v.name
+
+    def attribute(self, kind: str, value) -> str:
+        return format_attribute(kind, value)
+
+    def _value_list_with_types(self, values, sep: str = ", ") -> str:
+        return sep.join(f"%{self.name(v)} : {v.type}" for v in values)
+
+    def _value_list(self, values) -> str:
+        return ", ".join("%" + self.name(v) for v in values)
+
     def graph(self, g: Graph) -> None:
         out = self.out
-        out.append("graph(" + _value_list_with_types(g.inputs, ",\n      ") + "):\n")
+        out.append("graph(" + self._value_list_with_types(g.inputs, ",\n      ") + "):\n")
         groups: list[Node] = []
         for n in g.nodes():
             self.node(n, 1, groups)
-        out.append("  return (" + _value_list(g.outputs) + ")\n")
+        out.append("  return (" + self._value_list(g.outputs) + ")\n")
         for i, fg in enumerate(groups):
             out.append(f"with {fg.kind}_{i} = ")
             self.graph(fg.attr("Subgraph"))
 
     def node(self, n: Node, level: int, groups: list[Node]) -> None:
         out = self.out
-        out.append("  " * level + _value_list_with_types(n.outputs) + " = ")
+        out.append("  " * level + self._value_list_with_types(n.outputs) + " = ")
         if n.python_op is not None:
-            out.append("^" + n.python_op[0] + format_attributes(n) + n.python_op[1])
+            out.append("^" + n.python_op[0] + format_attributes(n, False, self.attribute)
+                       + n.python_op[1])
         elif is_group_node(n):
             out.append(f"{n.kind}_{len(groups)}")
             if len(n.attrs) > 1 and n.kind != "prim::DifferentiableGraph":
-                out.append(format_attributes(n, ignore_subgraph=True))
+                out.append(format_attributes(n, True, self.attribute))
             groups.append(n)
         else:
             out.append(n.kind)
             if n.attrs:
-                out.append(format_attributes(n))
-        out.append("(" + _value_list(n.inputs) + ")")
+                out.append(format_attributes(n, False, self.attribute))
+        out.append("(" + self._value_list(n.inputs) + ")")
         if self.scopes and not n.scope.is_root():
             out.append(", scope: " + n.scope.names_from_root())
         if self.locations and n.source is not None:
             out.append(f" # {n.source}")
         out.append("\n")
         for i, b in enumerate(n.blocks):
-            out.append("  " * (level + 1) + f"block{i}(" + _value_list_with_types(b.inputs) + "):\n")
+            out.append("  " * (level + 1) + f"block{i}(" + self._value_list_with_types(b.inputs)
+                       + "):\n")
             for nested in b.nodes():
                 self.node(nested, level + 2, groups)
-            out.append("  " * (level + 2) + "-> (" + _value_list(b.outputs) + ")\n")
+            out.append("  " * (level + 2) + "-> (" + self._value_list(b.outputs) + ")\n")
 
 
 def print_graph(g: Graph, print_source_locations: bool = True, print_scopes: bool = True) -> str:
@@ -89,6 +103,14 @@ def print_node(n: Node) -> str:
 
 
 # ---- the 2017 format
+
+def _value_list_with_types(values, sep: str = ", ") -> str:
+    return sep.join(f"%{v.name} : {v.type}" for v in values)
+
+
+def _value_list(values) -> str:
+    return ", ".join("%" + v.name for v in values)
+
 
 def _legacy_kind(kind: str) -> str:
     ns, _, name = kind.partition("::")

@@ -1,5 +1,11 @@
-"""irjit: read, run, rewrite and compile PyTorch's TorchScript IR without PyTorch."""
+"""irjit: read, run, rewrite and compile PyTorch's TorchScript IR without PyTorch.
 
+The public API is this package's `__all__`; everything under `irjit.compiler`,
+`irjit.runtime`, `irjit.ops` and `irjit.tools` may change. Names are imported on first use
+(PEP 562): `import irjit` takes ~0.1 s, the op registry and passes ~1 s more.
+"""
+
+from importlib import import_module as _import_module
 from pathlib import Path as _Path
 
 # In a source checkout the layers live in sibling folders (compiler/, runtime/, ...), mapped
@@ -7,3 +13,51 @@ from pathlib import Path as _Path
 _root = _Path(__file__).resolve().parent.parent
 if (_root / "pyproject.toml").is_file() and (_root / "compiler" / "__init__.py").is_file():
     __path__.append(str(_root))  # noqa: F821  (a package's __path__)
+
+_EXPORTS = {
+    # reading and printing graphs
+    "parse_ir": "irjit.compiler.parser",
+    "print_graph": "irjit.compiler.printer",
+    "Graph": "irjit.compiler.ir",
+    "structural_hash": "irjit.compiler.structural_hash",
+    "IRParseError": "irjit.ops.errors",
+    "IRTypeError": "irjit.ops.errors",
+    "IRRuntimeError": "irjit.ops.errors",
+    # running graphs
+    "load": "irjit.runtime.loader",
+    "grad": "irjit.runtime.loader",
+    "Function": "irjit.runtime.loader",
+    "Tensor": "irjit.ops.tensor",
+    "manual_seed": "irjit.ops.random",
+    "no_grad": "irjit.runtime.autograd",
+    # autodiff
+    "differentiate": "irjit.compiler.autodiff.differentiate",
+    "Gradient": "irjit.compiler.autodiff.gradient",
+    # graph executors and their settings
+    "GraphExecutor": "irjit.runtime.executor",
+    "last_executed_optimized_graph": "irjit.runtime.executor.counters",
+    "set_profiling_executor": "irjit.compiler.settings",
+    "set_num_profiled_runs": "irjit.compiler.settings",
+    "set_autodiff_thresholds": "irjit.compiler.settings",
+    "set_guard_style": "irjit.compiler.settings",
+    "debug_set_autodiff_subgraph_inlining": "irjit.compiler.settings",
+    "set_backend": "irjit.runtime.executor.plan",
+}
+_SUBMODULES = {"passes"}
+
+__all__ = sorted(_EXPORTS) + sorted(_SUBMODULES)
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return _import_module(f"{__name__}.{name}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irjit' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -51,18 +51,20 @@ class _Step:
 class Interpreter:
     """Executes one graph. `constants` supplies tensor constants that print as `<Tensor>`
     (keyed by value name); `functions` maps names to graphs for `prim::CallFunction` and
-    `"<class>.<method>"` to graphs for `prim::CallMethod`."""
+    `"<class>.<method>"` to graphs for `prim::CallMethod`; executors pass the `bailout`,
+    `fallback` and `subgraph_runner` hooks of an optimized plan."""
 
     def __init__(self, graph: Graph, constants: Optional[dict[str, np.ndarray]] = None,
                  functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None,
-                 bailout: Optional[Callable] = None):
+                 bailout: Optional[Callable] = None, fallback: Optional[Callable] = None,
+                 subgraph_runner: Optional[Callable] = None):
         self.graph = graph
         self.constants = constants or {}
         self.functions = functions or {}
         self.filename = filename or getattr(graph, "source_filename", None) or "<graph>"
         self.bailout = bailout  # called by prim::BailOut / guards when a check fails
-        self.fallback: Optional[Callable] = None  # runs `fallback_function`s (executors set it)
-        self.subgraph_runner: Optional[Callable] = None
+        self.fallback = fallback  # fallback(fn, args) runs a failed guard's `fallback_function`
+        self.subgraph_runner = subgraph_runner  # runs DifferentiableGraph-like nodes
         self._programs: dict[int, list[_Step]] = {}
         self._sub: dict[int, Interpreter] = {}
 

@@ -9,30 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Callable, Optional
+from typing import Optional
 
 from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 
-
-class UsageError(Exception):
-    """A mistake in how irtool was called (missing file, bad option value)."""
-
-
-def read_source(path: str) -> tuple[str, str]:
-    """The text of `path` (or stdin for `-`) and the name to report it by."""
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path, encoding="utf-8", newline="") as f:  # keep \r\n: fmt --check sees it
-            return f.read(), path
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory") from None
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None
+from . import opt_command, run_command
+from .sources import UsageError, read_source
 
 
 def cmd_parse(args) -> int:
@@ -75,23 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--check", action="store_true", help="exit 1 if the file is not canonical")
     sp.set_defaults(func=cmd_fmt)
 
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    run_command.register(sub)
+    opt_command.register(sub)
     return p
-
-
-def _register_run(sub) -> None:
-    from .run_command import register
-    register(sub)
-
-
-def _register_opt(sub) -> None:
-    from .opt_command import register
-    register(sub)
-
-
-# Sub-commands that live in their own modules.
-_EXTRA_COMMANDS: list[Callable] = [_register_run, _register_opt]
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -106,10 +74,6 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"irtool: error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001
-        from .run_command import RunUsageError
-        if isinstance(e, RunUsageError):
-            print(f"irtool: error: {e}", file=sys.stderr)
-            return 1
         if os.environ.get("IRJIT_TRACEBACK"):
             raise
         print(f"irtool: internal error: {type(e).__name__}: {e} "

@@ -7,6 +7,8 @@ import sys
 
 from irjit.ops.errors import IRTypeError
 
+from .sources import read_source
+
 
 class OptUsageError(IRTypeError):
     """Bad pass names, options, input types or files for `irtool opt` (an IRTypeError so that
@@ -14,7 +16,6 @@ class OptUsageError(IRTypeError):
 
 
 def cmd_opt(args) -> int:
-    from .irtool import read_source
     import irjit.compiler.passes  # noqa: F401  (registers every pass)
     import irjit.compiler.codegen.partition  # noqa: F401  (registers native_partition)
     from irjit.compiler import parse_ir

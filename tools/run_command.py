@@ -12,8 +12,10 @@ import numpy as np
 from irjit.compiler.ir import ListType, NamedType, OptionalType, TensorType
 from irjit.ops.types import SCALAR_TYPES
 
+from .sources import UsageError, read_source
 
-class RunUsageError(Exception):
+
+class RunUsageError(UsageError):
     """Bad files or options for `irtool run`."""
 
 
@@ -82,7 +84,6 @@ def cmd_run(args) -> int:
     from irjit import runtime
     from irjit.runtime.values import flatten_value, to_numpy
 
-    from .irtool import read_source
     text, name = read_source(args.file)
     inputs = read_npz(args.inputs, "inputs")
     params = read_npz(args.params, "params")

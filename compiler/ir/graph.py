@@ -148,9 +148,11 @@ class Graph:
         self.insert_node(n)
         return n.output
 
-    def clone_node(self, n: Node, value_map: dict) -> Node:
-        """A copy of `n` (from this or another graph) with inputs mapped through `value_map`;
-        its outputs are added to `value_map`. The copy is not inserted."""
+    def clone_node(self, n: Node, value_map, copy_blocks: bool = True) -> Node:
+        """A copy of `n` (from this or another graph), not inserted: PyTorch's `createClone`.
+        `value_map` maps `n`'s inputs to the copy's: a dict (values not in it are kept, and
+        the copy's outputs are added to it) or a function of the old value."""
+        env = value_map if callable(value_map) else (lambda v: value_map.get(v, v))
         c = Node(self, n.kind)
         c.copy_attrs(n)
         c.source = n.source
@@ -158,14 +160,14 @@ class Graph:
         c.legacy_uses = n.legacy_uses
         c.python_op = n.python_op
         for v in n.inputs:
-            c.add_input(value_map.get(v, v))
+            c.add_input(env(v))
         for v in n.outputs:
-            nv = c.add_output(v.type)
-            if v.debug_name is not None:
-                nv.set_debug_name(v.debug_name)
-            value_map[v] = nv
-        for b in n.blocks:
-            c.add_block().clone_from(b, value_map)
+            nv = c.add_output(v.type).copy_metadata(v)
+            if not callable(value_map):
+                value_map[v] = nv
+        if copy_blocks:
+            for b in n.blocks:
+                c.add_block().clone_from(b, value_map)
         return c
 
     def copy(self) -> "Graph":

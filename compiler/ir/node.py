@@ -485,15 +485,26 @@ class Block:
         for v in self.param_node.outputs:
             self.graph.forget_value(v)
 
-    def clone_from(self, src: "Block", value_map: dict) -> None:
-        """Append copies of `src`'s params, nodes and outputs; `value_map` maps old values to
-        new ones and is used for free variables (values defined outside `src`)."""
+    def clone_from(self, src: "Block", value_map) -> None:
+        """Append copies of `src`'s params, nodes and outputs (PyTorch's `Block::cloneFrom`).
+        `value_map` gives the values defined outside `src`: a dict (which also collects the
+        copies of `src`'s values) or a function of the old value. As in PyTorch, outputs get
+        their metadata twice (in `createClone` and here), so names cloned within one graph
+        get PyTorch's suffixes."""
+        local: dict = value_map if isinstance(value_map, dict) else {}
+
+        def env(v: Value) -> Value:
+            if v in local:
+                return local[v]
+            return value_map(v) if callable(value_map) else v
+
         for v in src.inputs:
-            value_map[v] = self.add_input(v.type).copy_metadata(v) if v.debug_name else \
-                self.add_input(v.type)
+            local[v] = self.add_input(v.type).copy_metadata(v)
         for n in src.nodes():
-            self.append_node(self.graph.clone_node(n, value_map))
+            c = self.append_node(self.graph.clone_node(n, env))
+            for old, new in zip(n.outputs, c.outputs):
+                local[old] = new.copy_metadata(old)
         for v in src.outputs:
-            self.register_output(value_map.get(v, v))
+            self.register_output(env(v))
 
 

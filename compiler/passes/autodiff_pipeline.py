@@ -4,11 +4,11 @@ the profiling executor's thresholds and inlining switch, profiling_graph_executo
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from irjit.compiler.autodiff.differentiate import differentiate, type_requires_grad
-from irjit.compiler.autodiff.settings import default_thresholds
-from irjit.compiler.autodiff.side_table import set_gradient
+from irjit.compiler.autodiff.gradient import pack_gradient
+from irjit.compiler.settings import get_settings
 from irjit.ops.types import TENSOR, TensorType
 
 from .create_autodiff_subgraphs import create_autodiff_subgraphs
@@ -24,11 +24,19 @@ FORWARD_OPTIMIZATION = ("eliminate_dead_code", "eliminate_common_subexpression",
                         "constant_pooling", "peephole", "eliminate_dead_code")
 
 
-def _maybe(name: str, graph) -> None:
-    """Run a registered pass; passes not (yet) registered are skipped."""
-    info = all_passes().get(name)
-    if info is not None:
-        info.run(graph)
+def run_pass_sequence(graph, names, may_fail: tuple[str, ...] = ()) -> None:
+    """Run registered passes in order with their default options; names not registered are
+    skipped, and so is a pass in `may_fail` that raises (an optional rewrite that cannot apply)."""
+    passes = all_passes()
+    for name in names:
+        info = passes.get(name)
+        if info is None:
+            continue
+        try:
+            info.run(graph)
+        except Exception:  # noqa: BLE001 - only for the optional rewrites named in may_fail
+            if name not in may_fail:
+                raise
 
 
 def try_differentiate(dnode):
@@ -60,36 +68,46 @@ def remove_tensor_type_specializations(graph) -> None:
                 v.type = TENSOR
 
 
+def finish_differentiable_graph(dnode, grad, prepare_forward: Callable) -> None:
+    """After differentiating a DifferentiableGraph node: prepare its forward graph (each
+    executor strips specializations its own way), optimize it, and pack the Gradient on it."""
+    prepare_forward(grad.f)
+    run_pass_sequence(grad.f, FORWARD_OPTIMIZATION)
+    pack_gradient(dnode, grad)
+
+
+def differentiate_subgraphs(graph, node_threshold: int, inline_threshold: int,
+                            handle: Callable) -> None:
+    """Slice `graph` into DifferentiableGraphs, `handle(dnode)` each (differentiate it, or
+    guard and differentiate it), then inline back the ones below the inline threshold."""
+    for dnode in create_autodiff_subgraphs(graph, node_threshold):
+        handle(dnode)
+    inline_autodiff_subgraphs(graph, threshold=inline_threshold)
+
+
+def _differentiate_or_inline(dnode) -> None:
+    grad = try_differentiate(dnode)
+    if grad is not None:
+        finish_differentiable_graph(dnode, grad, remove_tensor_type_specializations)
+
+
 def autodiff(graph, node_threshold: Optional[int] = None, inline_threshold: Optional[int] = None,
              input_types=None, grad_enabled: bool = True) -> bool:
     """Specialize, optimize, slice DifferentiableGraphs, differentiate them, inline small ones."""
-    nt, it = default_thresholds()
+    nt, it = get_settings().autodiff_thresholds()
     nt = nt if node_threshold is None else int(node_threshold)
     it = it if inline_threshold is None else int(inline_threshold)
     if input_types:
         from .specialize_input_types import parse_input_types, specialize_input_types
         types = parse_input_types(input_types) if isinstance(input_types, str) else list(input_types)
         specialize_input_types(graph, types)
-    for name in REQUIRED:
-        _maybe(name, graph)
-    _maybe("peephole", graph)
-    _maybe("constant_propagation", graph)
-    _maybe("propagate_input_shapes", graph)
+    run_pass_sequence(graph, REQUIRED + ("peephole", "constant_propagation",
+                                         "propagate_input_shapes"))
     propagate_requires_grad(graph)
-    for name in OPTIMIZATION:
-        _maybe(name, graph)
+    run_pass_sequence(graph, OPTIMIZATION)
     if grad_enabled and needs_gradient(graph):
-        for dnode in create_autodiff_subgraphs(graph, nt):
-            grad = try_differentiate(dnode)
-            if grad is None:
-                continue
-            remove_tensor_type_specializations(grad.f)
-            for name in FORWARD_OPTIMIZATION:
-                _maybe(name, grad.f)
-            dnode.set_attr("Subgraph", "g", grad.f)
-            set_gradient(dnode, grad)
-        inline_autodiff_subgraphs(graph, threshold=it)
-    _maybe("eliminate_dead_code", graph)
+        differentiate_subgraphs(graph, nt, it, _differentiate_or_inline)
+    run_pass_sequence(graph, ("eliminate_dead_code",))
     return True
 
 

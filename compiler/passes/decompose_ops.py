@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Graph, SourceLocation
 
-from .peephole_helpers import const_value, eliminate_dead_code, matches
+from .eliminate_dead_code import eliminate_dead_code
+from .peephole_helpers import const_value, matches
 from .registry import all_passes, register_pass
 
 # where the nodes of PyTorch's decomposition script (`self + mat1.mm(mat2)`) point
@@ -40,7 +41,7 @@ def _decompose(block) -> bool:
 
 
 @register_pass("decompose_ops")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's DecomposeOps: addmm with unit beta/alpha -> add + mm."""
     changed = _decompose(graph.block)
     if changed:

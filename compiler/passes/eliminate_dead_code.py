@@ -149,6 +149,17 @@ def eliminate_dead_code(graph: Graph, allow_deleting_side_effects: bool = False,
     return _DeadCodeEliminator(graph, allow_deleting_side_effects, db).run(graph.block)
 
 
+def eliminate_dead_code_in_block(block: Block) -> bool:
+    """DCE inside one block (a loop body being unrolled, a fusion group's subgraph), whose
+    outputs count as used, and so does every value from outside it (the code after the block
+    may read a list the block appends to); the nodes outside it are not touched."""
+    dce = _DeadCodeEliminator(block.graph, False, AliasDb(block.graph))
+    inside = {o for n in block.walk() for o in n.outputs} | set(block.inputs)
+    inside |= {v for n in block.walk() for b in n.blocks for v in b.inputs}
+    dce.live.update(v for n in block.walk() for v in n.inputs if v not in inside)
+    return dce.run(block)
+
+
 @register_pass("eliminate_dead_code")
 def run(graph: Graph, allow_deleting_side_effects: bool = False, alias_analysis: bool = True) -> bool:
     """Remove unused, side-effect-free nodes and dead If/Loop outputs (PyTorch's EliminateDeadCode).

@@ -44,6 +44,6 @@ def _erase(block) -> bool:
 
 
 @register_pass("erase_shape_information")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's EraseShapeInformation: all tensor types become plain `Tensor`."""
     return _erase(graph.block)

@@ -14,7 +14,6 @@ from irjit.ops.types import FLOAT, TensorType
 
 from .peephole_helpers import _local_dce, eliminate_dead_code
 from .registry import register_pass
-from .unroll_loops import create_clone
 
 GROUP = "prim::FusionGroup"
 SUBGRAPH_ARG_LIMIT = 128
@@ -173,9 +172,9 @@ class _Fuser:
                 inputs_map[v] = sub.add_input(type=v.type)
                 group.add_input(v)
             else:
-                c = create_clone(sub, v.node, lambda x: x).insert_before(first)
+                c = sub.clone_node(v.node, lambda x: x).insert_before(first)
                 inputs_map[v] = c.output
-        clone = create_clone(sub, n, lambda x: inputs_map[x])
+        clone = sub.clone_node(n, lambda x: inputs_map[x])
         for i, o in enumerate(n.outputs):
             if o in group.inputs:
                 p = group.inputs.index(o)
@@ -192,7 +191,7 @@ class _Fuser:
         vmap = dict(zip(sub.inputs, producer.inputs))
         temps = []
         for m in list(sub.nodes()):
-            c = create_clone(g, m, lambda x: vmap.get(x, x))
+            c = g.clone_node(m, lambda x: vmap.get(x, x))
             g.insert_node(c)
             vmap.update(zip(m.outputs, c.outputs))
             temps.append(c)
@@ -228,7 +227,7 @@ def _clean_subgraph(sub: Graph) -> None:
 
 
 @register_pass("fuse_graph")
-def run(graph: Graph, strict: bool = False, **_options) -> bool:
+def run(graph: Graph, strict: bool = False) -> bool:
     """PyTorch's legacy FuseGraph: pointwise ops into prim::FusionGroup subgraphs."""
     changed = _Fuser(graph.block, bool(int(strict))).run()
     if changed:

@@ -171,7 +171,7 @@ def _real_users(v: Value) -> list:
 
 
 @register_pass("insert_guards")
-def run(graph: Graph, style: str = "typecheck", requires_grad_only: bool = False, **_options) -> bool:
+def run(graph: Graph, style: str = "typecheck", requires_grad_only: bool = False) -> bool:
     """Guard a profiled graph: TypeCheck/RequiresGradCheck + fallback, or BailOut nodes."""
     if style not in ("typecheck", "bailout"):
         from .manager import PassError

@@ -81,7 +81,7 @@ def is_instrumented(graph: Graph) -> bool:
 
 
 @register_pass("insert_profiling")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """ProfilingRecord::instrumentGraph: prim::profile on tensor uses and outputs."""
     if is_instrumented(graph):
         return False

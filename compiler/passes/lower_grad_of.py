@@ -8,11 +8,10 @@ from irjit.compiler.ir import Graph
 from irjit.ops.types import INT
 
 from .registry import register_pass
-from .unroll_loops import clone_block_from
 
 
 @register_pass("lower_grad_of")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's LowerGradOf: GradOf -> If on AutogradAnyNonZero (top-level nodes, as PyTorch)."""
     changed = False
     for node in list(graph.nodes()):
@@ -21,7 +20,7 @@ def run(graph: Graph, **_options) -> bool:
         graph.set_insert_point(node)
         cond = graph.insert("prim::AutogradAnyNonZero", node.inputs, output_types=[INT]).output
         if_node = graph.insert("prim::If", [cond], num_outputs=len(node.outputs))
-        clone_block_from(if_node.add_block(), node.blocks[0], lambda v: v)
+        if_node.add_block().clone_from(node.blocks[0], lambda v: v)
         else_block = if_node.add_block()
         zero = else_block.prepend_node(graph.create("prim::AutogradZero"))
         for old, new in zip(node.outputs, if_node.outputs):

@@ -116,46 +116,19 @@ def parse_pipeline(text: str) -> list[tuple[str, dict[str, Any]]]:
         i += 1
 
 
-def _option_kind(param) -> str:
-    """'true/false', 'an integer', 'a number', or '' from a parameter's default/annotation."""
-    default, note = param.default, str(param.annotation)
-    if isinstance(default, bool) or note.startswith("bool"):
-        return "true/false"
-    if isinstance(default, int) or "int" in note.replace("Point", ""):
-        return "an integer"
-    if isinstance(default, float) or "float" in note:
-        return "a number"
-    return ""
-
-
-def _option_fits(param, value: Any) -> bool:
-    kind = _option_kind(param)
-    if kind == "true/false":
-        return isinstance(value, bool)
-    if kind == "an integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "a number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return True
-
-
 def check_options(info: PassInfo, options: dict[str, Any]) -> None:
-    """Raise PassError when `info`'s run function does not take one of `options`."""
-    import inspect
-    params = inspect.signature(info.run).parameters
+    """Raise PassError naming the valid options when `options` has one `info` does not
+    declare, or a value of the wrong kind."""
+    declared = {o.name: o for o in info.options}
     for key, value in options.items():
-        param = params.get(key)
-        if param is not None and not _option_fits(param, value):
-            raise PassError(f"option {key.replace('_', '-')} of pass {info.name} takes "
-                            f"{_option_kind(param)}, not {value!r}")
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return
-    allowed = [p for p in list(params)[1:]]
-    for key in options:
-        if key not in allowed:
-            takes = ", ".join(a.replace("_", "-") for a in allowed) or "no options"
+        option = declared.get(key)
+        if option is None:
+            valid = ", ".join(o.spelling for o in info.options) or "none"
             raise PassError(f"pass {info.name} has no option {key.replace('_', '-')!r} "
-                            f"(it takes: {takes})")
+                            f"(valid options: {valid})")
+        if not option.accepts(value):
+            raise PassError(f"option {option.spelling} of pass {info.name} takes "
+                            f"{option.kind}, not {value!r}")
 
 
 # ---- the manager

@@ -297,6 +297,6 @@ def peephole_optimize(graph: Graph, disable_shape_peepholes: bool = False) -> bo
 
 
 @register_pass("peephole")
-def run(graph: Graph, disable_shape_peepholes: bool = False, **_options) -> bool:
+def run(graph: Graph, disable_shape_peepholes: bool = False) -> bool:
     """PyTorch's PeepholeOptimize: small local rewrites (shape ones unless disabled), then DCE."""
     return peephole_optimize(graph, bool(int(disable_shape_peepholes)))

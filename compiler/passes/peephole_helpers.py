@@ -149,22 +149,14 @@ def has_side_effects(n: Node) -> bool:
 
 
 def eliminate_dead_code(graph: Graph) -> None:
-    """A conservative DCE (mutating and side-effecting nodes always stay).
-
-    The shared `eliminate_dead_code` pass is not used here yet: it currently deletes a loop
-    whose body appends to a list that is still read after the loop."""
-    _local_dce(graph.block)
+    """The shared dead code eliminator (eliminate_dead_code.py) over the whole graph."""
+    from .eliminate_dead_code import eliminate_dead_code as dce
+    dce(graph)
 
 
 def _local_dce(block) -> None:
-    for n in list(block.reversed_nodes()):
-        if n.kind == "prim::Loop":
-            _dce_loop_carried(n)
-        for b in n.blocks:
-            _local_dce(b)
-        if any(o.uses for o in n.outputs) or has_side_effects(n):
-            continue
-        n.destroy()
+    from .eliminate_dead_code import eliminate_dead_code_in_block
+    eliminate_dead_code_in_block(block)
 
 
 def _dce_loop_carried(loop: Node) -> None:

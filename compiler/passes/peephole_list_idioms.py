@@ -117,6 +117,6 @@ def optimize_dict_idioms(graph: Graph) -> bool:
 
 
 @register_pass("peephole_list_idioms")
-def run(graph: Graph, refine_list_len: bool = False, **_options) -> bool:
+def run(graph: Graph, refine_list_len: bool = False) -> bool:
     """PyTorch's PeepholeOptimizeListIdioms (no DCE afterwards, as in PyTorch)."""
     return optimize_list_idioms(graph)

@@ -93,6 +93,6 @@ def _block(block) -> bool:
 
 
 @register_pass("propagate_device")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's DeviceTypePropagation: set devices of tensor outputs from inputs and args."""
     return _block(graph.block)

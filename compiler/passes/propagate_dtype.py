@@ -66,6 +66,6 @@ def _block(block) -> bool:
 
 
 @register_pass("propagate_dtype")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's DtypePropagation: dtypes of op outputs from known input dtypes and ranks."""
     return _block(graph.block)

@@ -273,7 +273,7 @@ def _from_runtime(out: Any) -> Any:
 
 
 @register_pass("propagate_input_shapes")
-def run(graph: Graph, symbolic: bool = False, **_options) -> bool:
+def run(graph: Graph, symbolic: bool = False) -> bool:
     """PyTorch's PropagateInputShapes (or, with symbolic=1, propagate_shapes_on_graph)."""
     p = _Propagator(graph, bool(int(symbolic)))
     p.block(graph.block)

@@ -77,7 +77,7 @@ def _block(block: Block) -> None:
 
 
 @register_pass("propagate_requires_grad")
-def run(graph, **options) -> bool:
+def run(graph) -> bool:
     """Mark which tensor values require grad (PyTorch's PropagateRequiresGrad)."""
     before = [str(v.type) for n in graph.walk() for v in n.outputs]
     _block(graph.block)

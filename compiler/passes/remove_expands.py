@@ -22,6 +22,6 @@ def _remove(block) -> bool:
 
 
 @register_pass("remove_expands")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's RemoveExpands: drop `aten::expand(..., implicit=True)` nodes."""
     return _remove(graph.block)

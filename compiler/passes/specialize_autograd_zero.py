@@ -17,7 +17,6 @@ from irjit.ops.types import BOOL, ListType, TensorType
 
 from .peephole_helpers import must_be_none
 from .registry import register_pass
-from .unroll_loops import clone_block_from
 
 ZERO, NONZERO, UNKNOWN = "zero", "nonzero", "unknown"
 
@@ -54,7 +53,7 @@ class _Specializer:
         vif = g.create("prim::If", num_outputs=len(g.outputs))
         true_b, false_b = vif.add_block(), vif.add_block()
         for b in (true_b, false_b):
-            clone_block_from(b, g.block, lambda v: v)
+            b.clone_from(g.block, lambda v: v)
             for i in reversed(range(len(b.inputs))):
                 b.inputs[i].replace_all_uses_with(g.inputs[i])
                 b.erase_input(i)
@@ -154,7 +153,7 @@ def _replace_with_fallback(block, inputs) -> None:
         vmap[v] = sub.add_input(type=v.type)
         if v.debug_name:
             vmap[v].set_debug_name(v.debug_name)
-    clone_block_from(sub.block, block, lambda v: vmap.get(v, v))
+    sub.block.clone_from(block, lambda v: vmap.get(v, v))
     g = block.owning_node.graph
     fb = g.create("prim::FallbackGraph", list(inputs), num_outputs=len(block.outputs))
     fb.set_attr("Subgraph", "g", sub)
@@ -174,7 +173,7 @@ def _replace_with_fallback(block, inputs) -> None:
 
 
 @register_pass("specialize_autograd_zero")
-def run(graph: Graph, profiling: bool = True, **_options) -> bool:
+def run(graph: Graph, profiling: bool = True) -> bool:
     """PyTorch's specializeAutogradZero: fold AutogradAdd/AnyNonZero by known zero gradients."""
     s = _Specializer(graph)
     if not s.is_backward_graph():

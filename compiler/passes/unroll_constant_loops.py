@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Graph
 
-from .peephole_helpers import eliminate_dead_code
+from .eliminate_dead_code import eliminate_dead_code
 from .registry import register_pass
 from .unroll_loops import unroll_block
 
 
 @register_pass("unroll_constant_loops")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's UnrollConstantLoops: unroll for-loops with a constant trip count."""
     changed = unroll_block(graph.block, True)
     if changed:

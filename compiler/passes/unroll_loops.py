@@ -4,52 +4,17 @@ factor of 8 followed by an epilogue loop for the remaining iterations; then DCE.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.ops.types import INT
 
-from .peephole_helpers import _local_dce, const_bool, const_int, eliminate_dead_code
+from .eliminate_dead_code import eliminate_dead_code, eliminate_dead_code_in_block
+from .peephole_helpers import const_bool, const_int
 from .registry import register_pass
 
 UNROLL_FACTOR = 8
 MAX_BODY_SIZE = 32
 MAX_BODY_REPEATS = 64
 _NOT_EXECUTED = {"prim::Constant", "prim::profile", "prim::profile_ivalue"}
-
-
-# ---- cloning with PyTorch's naming side effects (createClone copies output metadata once,
-# Block::cloneFrom copies it once more), so debug-name suffixes come out as PyTorch's do.
-
-def create_clone(graph: Graph, n: Node, env: Callable, copy_blocks: bool = True) -> Node:
-    r = graph.create(n.kind, num_outputs=0)
-    for o in n.outputs:
-        r.add_output(o.type).copy_metadata(o)
-    r.copy_attrs(n)
-    r.source, r.scope = n.source, n.scope
-    for i in n.inputs:
-        r.add_input(env(i))
-    if copy_blocks:
-        for b in n.blocks:
-            clone_block_from(r.add_block(), b, env)
-    return r
-
-
-def clone_block_from(dest: Block, src: Block, env: Callable) -> None:
-    local: dict = {}
-
-    def lookup(v):
-        return local[v] if v in local else env(v)
-
-    for v in src.inputs:
-        local[v] = dest.add_input(v.type).copy_metadata(v)
-    for n in src.nodes():
-        c = dest.append_node(create_clone(dest.graph, n, lookup))
-        for o, no in zip(n.outputs, c.outputs):
-            local[o] = no
-            no.copy_metadata(o)
-    for v in src.outputs:
-        dest.register_output(lookup(v))
 
 
 def _is_for_loop(n: Node) -> bool:
@@ -80,7 +45,7 @@ def _insert_block_copy(graph: Graph, body: Block, inputs: list) -> list:
         return vmap.get(v, v)
 
     for n in body.nodes():
-        c = graph.insert_node(create_clone(graph, n, get))
+        c = graph.insert_node(graph.clone_node(n, get))
         vmap.update(zip(n.outputs, c.outputs))
     return [get(v) for v in body.outputs]
 
@@ -96,7 +61,7 @@ def _repeat_body(body: Block, times: int, dest: Block) -> None:
         io = _insert_block_copy(graph, body, io)
     for v in io:
         dest.register_output(v)
-    _local_dce(dest)
+    eliminate_dead_code_in_block(dest)
 
 
 def _inline_body(loop: Node) -> None:
@@ -109,7 +74,7 @@ def _inline_body(loop: Node) -> None:
 
     graph.set_insert_point(loop)
     for n in body.nodes():
-        c = graph.insert_node(create_clone(graph, n, get))
+        c = graph.insert_node(graph.clone_node(n, get))
         vmap.update(zip(n.outputs, c.outputs))
     for i, out in enumerate(loop.outputs):
         out.replace_all_uses_with(get(body.outputs[i + 1]))
@@ -146,7 +111,7 @@ def unroll(loop: Node) -> None:
         loop.erase_block(0)
         _inline_body(loop)
         return
-    epilogue = create_clone(graph, loop, lambda v: v).insert_after(loop)
+    epilogue = graph.clone_node(loop, lambda v: v).insert_after(loop)
     for i, out in enumerate(loop.outputs):
         out.replace_all_uses_with(epilogue.outputs[i])
         epilogue.replace_input(i + 2, out)
@@ -182,7 +147,7 @@ def unroll_block(block: Block, constant_only: bool) -> bool:
 
 
 @register_pass("unroll_loops")
-def run(graph: Graph, **_options) -> bool:
+def run(graph: Graph) -> bool:
     """PyTorch's UnrollLoops: unroll small for-loops (fully when the trip count is a small constant)."""
     changed = unroll_block(graph.block, False)
     if changed:

@@ -12,7 +12,9 @@ from irjit.compiler.ir import Graph
 
 from .counters import COUNTERS, last_executed_optimized_graph
 from .legacy import LegacyGraphExecutor
-from .settings import (ExecutorSettings, debug_set_autodiff_subgraph_inlining, get_settings,
+from .plan import (EntryGuardFailed, RunnerContext, backend_names, register_backend,
+                   set_backend)
+from irjit.compiler.settings import (ExecutorSettings, debug_set_autodiff_subgraph_inlining, get_settings,
                        set_autodiff_thresholds, set_guard_style, set_num_profiled_runs,
                        set_profiling_executor, update_settings)
 
@@ -36,7 +38,7 @@ def GraphExecutor(graph: Graph, optimize: bool = True, functions: Optional[dict]
     return make_executor(graph, "auto", optimize, functions)
 
 
-__all__ = ["COUNTERS", "ExecutorSettings", "GraphExecutor", "LegacyGraphExecutor",
+__all__ = ["COUNTERS", "EntryGuardFailed", "ExecutorSettings", "GraphExecutor", "LegacyGraphExecutor",
            "debug_set_autodiff_subgraph_inlining", "get_settings", "last_executed_optimized_graph",
-           "make_executor", "set_autodiff_thresholds", "set_guard_style", "set_num_profiled_runs",
+           "make_executor", "RunnerContext", "backend_names", "register_backend", "set_backend", "set_autodiff_thresholds", "set_guard_style", "set_num_profiled_runs",
            "set_profiling_executor", "update_settings"]

@@ -8,11 +8,25 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
+
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType, Type
 
 from irjit.ops.tensor import Tensor
+from irjit.runtime.values import from_array
 
 TensorSpec = tuple[bool, Optional[str], Optional[int], bool]  # defined, dtype, rank, requires_grad
+
+
+def executor_inputs(graph, inputs: Sequence[Any]) -> list:
+    """The inputs as an executor runs them: numpy arrays and scalars become the values the
+    graph's input types say (a Tensor for a tensor input), as `load`ed functions take them;
+    everything else is passed as it is."""
+    values = list(inputs)
+    for i, (v, x) in enumerate(zip(graph.inputs, values)):
+        if isinstance(x, (np.ndarray, np.generic)):
+            values[i] = from_array(np.asarray(x), v.type)
+    return values
 
 
 def argument_spec(inputs: Sequence[Any], grad_enabled: bool) -> tuple:

@@ -9,26 +9,18 @@ from typing import Any, Optional
 from irjit.compiler.ir import Graph
 
 from irjit.runtime.autograd import is_grad_enabled
-from .argument_spec import (argument_spec, attribute_nodes, attribute_values,
+from .argument_spec import (argument_spec, executor_inputs, attribute_nodes, attribute_values,
                             module_attribute_paths, specialized_type)
 from .counters import COUNTERS, record_last_executed
 from .plan import ExecutionPlan
-from .settings import ExecutorSettings, get_settings
-
-
-def thresholds(settings: ExecutorSettings) -> tuple[int, int]:
-    """(node, inline) thresholds; with subgraph inlining switched off PyTorch keeps every
-    subgraph, however small (both become 1)."""
-    if not settings.autodiff_subgraph_inlining:
-        return 1, 1
-    return settings.autodiff_node_threshold, settings.autodiff_inline_threshold
+from irjit.compiler.settings import ExecutorSettings, get_settings
 
 
 def run_autodiff_pipeline(graph: Graph, settings: ExecutorSettings, grad_enabled: bool = True) -> None:
     """Optimize `graph` in place the way compileSpec does (autodiff only where some input,
     as specialized, requires grad)."""
     from irjit.compiler.passes.autodiff_pipeline import autodiff
-    node_threshold, inline_threshold = thresholds(settings)
+    node_threshold, inline_threshold = settings.autodiff_thresholds()
     autodiff(graph, node_threshold=node_threshold, inline_threshold=inline_threshold,
              grad_enabled=grad_enabled)
 
@@ -65,7 +57,7 @@ class LegacyGraphExecutor:
                 for node in attribute_nodes(g, path):
                     node.outputs[0].type = specialized_type(node.outputs[0].type, s)
             run_autodiff_pipeline(g, self.settings, grad_enabled=spec[0])
-        return ExecutionPlan(g, self._make_child, self.functions)
+        return ExecutionPlan(g, self._make_child, self.functions, settings=self.settings)
 
     def _make_child(self, graph: Graph) -> "LegacyGraphExecutor":
         return LegacyGraphExecutor(graph, self.optimize, self.functions, self.settings)
@@ -98,15 +90,16 @@ class LegacyGraphExecutor:
 
     def run(self, *inputs: Any) -> list:
         COUNTERS.inc("invocations")
-        plan = self.plan_for(list(inputs))
-        outs = plan.run(list(inputs))
+        inputs = executor_inputs(self.graph, inputs)
+        plan = self.plan_for(inputs)
+        outs = plan.run(inputs)
         self.last_graph = plan.graph
         record_last_executed(plan.graph)  # after running, as PyTorch does: nested executors ran first
         return outs
 
     def graph_for(self, *inputs: Any) -> Graph:
         """The optimized graph these inputs run (compiled if needed; nothing is counted)."""
-        return self.plan_for(list(inputs), count=False).graph
+        return self.plan_for(executor_inputs(self.graph, inputs), count=False).graph
 
     def debug_state(self) -> str:
         parts = [f"LegacyGraphExecutor: {len(self.plans)} plan(s), {self.hits} hit(s), "

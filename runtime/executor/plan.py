@@ -1,44 +1,138 @@
-"""An execution plan: an optimized graph plus the interpreter that runs it, with
-DifferentiableGraph nodes run as forward/backward pairs (DifferentiableGraphOp)."""
+"""An execution plan: an optimized graph plus the runner that executes it, with
+DifferentiableGraph nodes run as forward/backward pairs (DifferentiableGraphOp).
+
+The runner comes from the `backend` setting, through a registry of runner factories
+(`register_backend(name, factory)`; "interp" is built in, code generation adds "native").
+A factory is called once per plan with a `RunnerContext` and returns a runner:
+
+- `RunnerContext.graph` is the optimized graph to run (the runner must not change it);
+  `functions` maps names to graphs for `prim::CallFunction`/`prim::CallMethod`; `filename`
+  names the graph in errors;
+- `run_subgraph(runner, node, args) -> outputs` runs a `prim::DifferentiableGraph` (or other
+  subgraph node) through the plan, so its `f` and `df` get executors of their own;
+- `fallback(fn, args) -> outputs` runs the fallback function of a failed 2.x guard, and
+  `bailout(runner, node, args, env)` handles a failing `prim::BailOut` (it raises to resume
+  elsewhere); both belong to the executor that made the plan and may be None.
+
+A runner has `graph` and `run(inputs) -> outputs` (one value per graph input and output). A
+runner whose entry guards reject the inputs (shapes, strides, dtypes it was not compiled for)
+raises `EntryGuardFailed` from `run` before doing any work: the plan then runs those inputs
+through the interpreter, so the executor falls back per call.
+"""
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Protocol
 
 from irjit.compiler.ir import Graph, Node
+from irjit.compiler.settings import ExecutorSettings, get_settings
 
 from irjit.runtime.interpreter import Interpreter
+from .counters import COUNTERS
 from .differentiable_graph import DifferentiableGraphOp
+
+
+class EntryGuardFailed(Exception):
+    """Raised by a runner's `run` when its inputs fail the checks it was compiled under."""
+
+
+@dataclass(frozen=True)
+class RunnerContext:
+    """Everything a runner factory gets: the graph and the executor's hooks."""
+    graph: Graph
+    functions: dict
+    filename: Optional[str]
+    run_subgraph: Callable[[Any, Node, list], list]
+    fallback: Optional[Callable[[Any, list], list]] = None
+    bailout: Optional[Callable] = None
+
+
+class Runner(Protocol):
+    graph: Graph
+
+    def run(self, inputs: list) -> list: ...
+
+
+def _interpreter_runner(ctx: RunnerContext) -> Interpreter:
+    return Interpreter(ctx.graph, None, ctx.functions, ctx.filename, ctx.bailout,
+                       fallback=ctx.fallback, subgraph_runner=ctx.run_subgraph)
+
+
+_BACKENDS: dict[str, Callable[[RunnerContext], Runner]] = {"interp": _interpreter_runner}
+
+
+def register_backend(name: str, factory: Callable[[RunnerContext], Runner]) -> None:
+    """Make `factory(context) -> runner` available as the `backend` setting `name`."""
+    if name in _BACKENDS and _BACKENDS[name] is not factory:
+        raise ValueError(f"backend {name!r} is already registered")
+    _BACKENDS[name] = factory
+
+
+def backend_names() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+def runner_factory(name: str) -> Callable[[RunnerContext], Runner]:
+    """The factory registered as `name`; an unknown name is an error listing the valid ones
+    (the name may come from the IRJIT_BACKEND environment variable)."""
+    try:
+        return _BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r} (valid backends: "
+                         f"{', '.join(backend_names())}; set by set_backend or IRJIT_BACKEND)"
+                         ) from None
+
+
+def set_backend(name: str) -> str:
+    """Choose the backend of plans made from now on; returns the previous one."""
+    from irjit.compiler.settings import update_settings
+    runner_factory(name)
+    return update_settings(backend=name).backend
 
 
 def gradient_for(node: Node):
     """The Gradient of a DifferentiableGraph node: the one the autodiff pipeline recorded,
     or else differentiate its subgraph now."""
     from irjit.compiler.autodiff import differentiate
-    from irjit.compiler.autodiff.side_table import get_gradient
-    grad = get_gradient(node)
+    from irjit.compiler.autodiff.gradient import unpack_gradient
+    grad = unpack_gradient(node)
     return grad if grad is not None else differentiate(node.subgraph.copy())
 
 
 class ExecutionPlan:
-    """Runs one optimized graph. `make_executor(graph)` builds the executors for the `f` and
-    `df` graphs of its DifferentiableGraph nodes (PyTorch gives each its own GraphExecutor)."""
+    """Runs one optimized graph with the runner the `backend` setting names. `make_executor(graph)`
+    builds the executors for the `f` and `df` graphs of its DifferentiableGraph nodes (PyTorch
+    gives each its own GraphExecutor)."""
 
     def __init__(self, graph: Graph, make_executor: Callable[[Graph], Any],
                  functions: Optional[dict] = None, fallback: Optional[Callable] = None,
-                 bailout: Optional[Callable] = None, filename: Optional[str] = None):
+                 bailout: Optional[Callable] = None, filename: Optional[str] = None,
+                 settings: Optional[ExecutorSettings] = None):
         self.graph = graph
         self.make_executor = make_executor
-        self.interpreter = Interpreter(graph, None, functions, filename, bailout)
-        self.interpreter.subgraph_runner = self._run_subgraph
-        self.interpreter.fallback = fallback
+        self.backend = (settings or get_settings()).backend
+        self.context = RunnerContext(graph, functions or {}, filename, self._run_subgraph,
+                                     fallback, bailout)
+        self.runner = runner_factory(self.backend)(self.context)
+        self._interpreter: Optional[Interpreter] = None
         self._ops: dict[int, DifferentiableGraphOp] = {}
         self._executors: dict[int, Any] = {}
         self._lock = threading.Lock()
 
     def run(self, inputs: list) -> list:
-        return self.interpreter.run(inputs)
+        try:
+            return self.runner.run(inputs)
+        except EntryGuardFailed:
+            COUNTERS.inc("bailouts")
+            return self._fallback_interpreter().run(inputs)
+
+    def _fallback_interpreter(self) -> Interpreter:
+        with self._lock:
+            if self._interpreter is None:
+                self._interpreter = _interpreter_runner(self.context)
+        return self._interpreter
 
     def _executor(self, graph: Graph):
         ex = self._executors.get(id(graph))

@@ -17,11 +17,11 @@ from irjit.compiler.ir import Graph, Node
 from irjit.runtime.autograd import is_grad_enabled
 from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
+from .argument_spec import executor_inputs
 from .counters import COUNTERS, record_last_executed
-from .legacy import thresholds
 from .plan import ExecutionPlan
 from .profiling_pipeline import optimize_profiled, profiling_insensitive
-from .settings import ExecutorSettings, get_settings
+from irjit.compiler.settings import ExecutorSettings, get_settings
 
 
 class ProfilingGraphExecutor:
@@ -60,7 +60,8 @@ class ProfilingGraphExecutor:
             g = self.graph.copy()
             if self.optimize:
                 profiling_insensitive(g)
-            self.simple_plan = ExecutionPlan(g, self._make_child, self.functions)
+            self.simple_plan = ExecutionPlan(g, self._make_child, self.functions,
+                                             settings=self.settings)
         return self.simple_plan
 
     def _profiling_interpreter(self) -> Interpreter:
@@ -76,11 +77,12 @@ class ProfilingGraphExecutor:
     def _build_optimized(self) -> ExecutionPlan:
         g = self.profiled_graph.copy()
         # copy() renumbers values and does not carry the profile attributes' identity issues
-        node_threshold, inline_threshold = thresholds(self.settings)
+        node_threshold, inline_threshold = self.settings.autodiff_thresholds()
         self.fallbacks = optimize_profiled(g, node_threshold, inline_threshold,
                                            self.settings.guard_style, is_grad_enabled())
         plan = ExecutionPlan(g, self._make_child, self.functions,
-                             fallback=self._run_fallback, bailout=self._bailout)
+                             fallback=self._run_fallback, bailout=self._bailout,
+                             settings=self.settings)
         COUNTERS.inc("specializations")
         return plan
 
@@ -101,6 +103,7 @@ class ProfilingGraphExecutor:
     # ---- running
     def run(self, *inputs: Any) -> list:
         COUNTERS.inc("invocations")
+        inputs = executor_inputs(self.graph, inputs)
         what, runner = self._plan()
         if what == "profile":
             COUNTERS.inc("profiled_runs")

@@ -15,7 +15,10 @@ from typing import Optional
 
 from irjit.compiler.ir import Graph, Node, Value
 from irjit.ops.types import BOOL, FUNCTION, TENSOR, OptionalType, TensorType
-from irjit.compiler.passes import all_passes, get_pass
+from irjit.compiler.passes import get_pass
+from irjit.compiler.passes.autodiff_pipeline import (differentiate_subgraphs,
+                                                     finish_differentiable_graph,
+                                                     run_pass_sequence, try_differentiate)
 
 PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "remove_expands",
                          "canonicalize_graph_fuser_ops", "eliminate_dead_code", "decompose_ops",
@@ -26,21 +29,10 @@ PRE_AUTODIFF = ("remove_expands", "canonicalize_graph_fuser_ops", "eliminate_dea
                 "specialize_autograd_zero", "eliminate_dead_code",
                 "eliminate_common_subexpression", "peephole", "constant_propagation",
                 "constant_pooling", "eliminate_dead_code")
-FORWARD = ("eliminate_dead_code", "eliminate_common_subexpression", "constant_pooling",
-           "peephole", "eliminate_dead_code")
 
 
-def run_passes(graph: Graph, names, **options) -> None:
-    passes = all_passes()
-    for name in names:
-        info = passes.get(name)
-        if info is not None:
-            try:
-                info.run(graph, **options.get(name, {}))
-            except Exception:  # noqa: BLE001 - an optional rewrite that cannot apply is skipped
-                if name == "decompose_ops":
-                    continue
-                raise
+def run_passes(graph: Graph, names) -> None:
+    run_pass_sequence(graph, names, may_fail=("decompose_ops",))
 
 
 def profiling_insensitive(graph: Graph) -> None:
@@ -115,7 +107,6 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
     # requires_grad inside the subgraph follows from its (now profiled) inputs
     get_pass("propagate_requires_grad").run(sub)
     fallback = _tuple_graph(sub)  # the unoptimized body, before differentiate() rewrites it
-    from irjit.compiler.passes.autodiff_pipeline import try_differentiate
     grad = try_differentiate(dnode)
     if grad is None:
         return False
@@ -172,24 +163,22 @@ def _forward_requires_no_grad(f: Graph) -> None:
 def differentiate_node(dnode: Node, grad=None) -> bool:
     """Differentiate the node's body and keep the forward graph as its subgraph; False (and
     the node inlined back) when the body cannot be differentiated symbolically."""
-    from irjit.compiler.autodiff.side_table import set_gradient
-    from irjit.compiler.passes.autodiff_pipeline import try_differentiate
     grad = grad if grad is not None else try_differentiate(dnode)
     if grad is None:
         return False
-    remove_profile_nodes(grad.f)
-    _forward_requires_no_grad(grad.f)
-    run_passes(grad.f, FORWARD)
-    dnode.set_attr("Subgraph", "g", grad.f)
-    set_gradient(dnode, grad)
+    finish_differentiable_graph(dnode, grad, _prepare_forward)
     return True
+
+
+def _prepare_forward(f: Graph) -> None:
+    remove_profile_nodes(f)
+    _forward_requires_no_grad(f)
 
 
 def optimize_profiled(graph: Graph, node_threshold: int, inline_threshold: int, style: str,
                       grad_enabled: bool = True) -> dict:
     """Turn a profiled graph (after its runs) into the optimized one; returns the fallback
     graphs of the guards, keyed by their `fallback_function` constant nodes."""
-    from irjit.compiler.passes.create_autodiff_subgraphs import create_autodiff_subgraphs
     remove_profile_counter(graph)
     fallbacks: dict = {}
     if style == "bailout":
@@ -198,17 +187,14 @@ def optimize_profiled(graph: Graph, node_threshold: int, inline_threshold: int, 
         profiles = {n.outputs[0]: n.outputs[0].type for n in graph.walk()
                     if n.kind == "prim::BailOut" and isinstance(n.outputs[0].type, TensorType)}
         if needs_gradient(profiles, grad_enabled):
-            for dnode in create_autodiff_subgraphs(graph, node_threshold):
-                differentiate_node(dnode)
-            get_pass("inline_autodiff_subgraphs").run(graph, threshold=inline_threshold)
+            differentiate_subgraphs(graph, node_threshold, inline_threshold, differentiate_node)
     else:
         run_passes(graph, PRE_AUTODIFF)
         profiles = profiled_types(graph)
         if needs_gradient(profiles, grad_enabled):
             remove_profile_nodes(graph)
-            for dnode in create_autodiff_subgraphs(graph, node_threshold):
-                guard_differentiable_graph(dnode, profiles, fallbacks)
-            get_pass("inline_autodiff_subgraphs").run(graph, threshold=inline_threshold)
+            differentiate_subgraphs(graph, node_threshold, inline_threshold,
+                                    lambda d: guard_differentiable_graph(d, profiles, fallbacks))
             _remove_orphan_guards(graph)
             _drop_unused_fallbacks(graph, fallbacks)
     get_pass("eliminate_dead_code").run(graph)

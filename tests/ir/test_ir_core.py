@@ -631,3 +631,19 @@ def test_lint_checks_subgraphs():
     sub.register_output(g.inputs[0])  # a value of another graph
     with pytest.raises(IRVerificationError):
         g.lint()
+
+
+def test_one_node_cloner_takes_a_dict_or_a_function():
+    """`Graph.clone_node` (PyTorch's createClone) maps inputs through a dict (and records the
+    copy's outputs there) or through a function; within one graph a cloned name takes the
+    name and the original becomes `name.1`, as PyTorch's setDebugName does."""
+    from irjit.compiler import parse_ir as parse
+    g = parse("graph(%x : Tensor, %w : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n")
+    relu = next(iter(g.nodes()))
+    mapping = {g.inputs[0]: g.inputs[1]}
+    c = g.clone_node(relu, mapping).insert_after(relu)
+    assert c.inputs == [g.inputs[1]] and mapping[relu.output] is c.output
+    assert (c.output.name, relu.output.name) == ("y", "y.1")
+    d = g.clone_node(relu, lambda v: g.inputs[0]).insert_after(c)
+    assert d.inputs == [g.inputs[0]] and d.output.name == "y.1" != relu.output.name
+    g.lint()

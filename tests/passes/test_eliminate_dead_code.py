@@ -95,3 +95,26 @@ def test_unused_if_outputs_are_removed():
     (if_node,) = [n for n in g.nodes()]
     assert len(if_node.outputs) == 1 and all(len(b.outputs) == 1 for b in if_node.blocks)
     assert "aten::neg" not in kinds(g)
+
+
+def test_block_dce_keeps_writes_to_values_from_outside_the_block():
+    """The block-level entry (used when unrolling loops and building fusion groups) treats
+    values from outside the block as live: an append to a list read after the loop stays,
+    a dead pure node inside goes."""
+    from irjit.compiler.passes.eliminate_dead_code import eliminate_dead_code_in_block
+    g = parse("""graph(%x : Tensor, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct()
+   = prim::Loop(%n, %t)
+    block0(%i : int):
+      %a : Tensor[] = aten::append(%l, %x)
+      %dead : Tensor = aten::relu(%x)
+      -> (%t)
+  %z : int = prim::Constant[value=0]()
+  %r : Tensor = aten::cat(%l, %z)
+  return (%r)
+""")
+    body = next(n for n in g.nodes() if n.kind == "prim::Loop").blocks[0]
+    assert eliminate_dead_code_in_block(body)
+    assert [n.kind for n in body.nodes()] == ["aten::append"]
+    g.lint()

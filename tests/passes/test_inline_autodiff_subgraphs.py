@@ -2,8 +2,7 @@
 turns the pipeline's thresholds to 1 as torch._C._debug_set_autodiff_subgraph_inlining does."""
 
 from irjit import compiler
-from irjit.compiler.autodiff.settings import (default_thresholds, get_autodiff_subgraph_inlining,
-                                        set_autodiff_subgraph_inlining)
+from irjit.compiler.settings import debug_set_autodiff_subgraph_inlining, get_settings
 from irjit.compiler.passes.registry import get_pass
 
 from .test_create_autodiff_subgraphs import POINTWISE, _dgs
@@ -20,10 +19,10 @@ def test_small_subgraphs_are_inlined():
 
 
 def test_switch():
-    assert get_autodiff_subgraph_inlining()
-    assert default_thresholds() == (2, 5)
-    set_autodiff_subgraph_inlining(False)
+    assert get_settings().autodiff_subgraph_inlining
+    assert get_settings().autodiff_thresholds() == (2, 5)
+    debug_set_autodiff_subgraph_inlining(False)
     try:
-        assert default_thresholds() == (1, 1)
+        assert get_settings().autodiff_thresholds() == (1, 1)
     finally:
-        set_autodiff_subgraph_inlining(True)
+        debug_set_autodiff_subgraph_inlining(True)

@@ -95,3 +95,21 @@ def test_pipelines_are_pass_names(monkeypatch):
     with pytest.raises(PassError, match="no option"):
         PassManager("test_cleanup{nope=1}")
     assert ("test_cleanup", "pipeline", "Test pipeline: CSE then DCE.") in describe_passes()
+
+
+def test_every_registered_pass_declares_its_options():
+    """No pass swallows options it does not know (`**kwargs`): each declares them by name."""
+    from irjit.compiler.passes.registry import all_passes
+    infos = all_passes()
+    assert {o.spelling for o in infos["peephole"].options} == {"disable-shape-peepholes"}
+    assert {o.spelling for o in infos["autodiff"].options} >= {"node-threshold", "inline-threshold"}
+    assert infos["remove_expands"].options == ()
+
+
+def test_a_pass_taking_kwargs_cannot_be_registered():
+    from irjit.compiler.passes.registry import register_pass
+
+    def sloppy(graph, **_options) -> bool:
+        return False
+    with pytest.raises(AssertionError, match="must declare its options"):
+        register_pass("test_sloppy")(sloppy)

@@ -57,6 +57,11 @@ def test_opt_skips_self_for_input_types(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--passes=bogus"], "unknown pass 'bogus'"),
     (["--passes=dce{nope=1}"], "no option 'nope'"),
+    (["--passes=peephole{disabel-shape-peepholes=1}"],
+     "pass peephole has no option 'disabel-shape-peepholes' "
+     "(valid options: disable-shape-peepholes)"),
+    (["--passes=peephole{disable-shape-peepholes=2}"],
+     "option disable-shape-peepholes of pass peephole takes true/false, not 2"),
     (["--passes=dce,"], "bad pipeline"),
     (["--passes=dce", "--input-types", "Float(2)"], "1 input types given but the graph takes 2"),
     (["--passes=dce", "--input-types", "int, int"], "cannot take type int"),
@@ -95,3 +100,17 @@ def test_bad_option_values_are_one_line_errors(pipeline, message, capsys):
     assert main(["opt", f"--passes={pipeline}", str(seed)]) == 1
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+
+
+def test_misspelled_option_exits_1_from_the_command_line(graph_file):
+    """The installed-script path: a misspelled option is one line on stderr and exit status 1."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "irjit.tools.irtool", "opt",
+                           "--passes=peephole{disabel-shape-peepholes=1}", graph_file],
+                          cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr == ("irtool: error: pass peephole has no option 'disabel-shape-peepholes'"
+                           " (valid options: disable-shape-peepholes)\n")

@@ -11,7 +11,7 @@ from irjit import runtime
 from irjit.runtime.autograd import backward, no_grad
 from irjit.runtime.executor.counters import COUNTERS, last_executed_optimized_graph
 from irjit.runtime.executor.legacy import LegacyGraphExecutor
-from irjit.runtime.executor.settings import ExecutorSettings
+from irjit.compiler.settings import ExecutorSettings
 from irjit.ops.tensor import Tensor
 
 POINTWISE = """graph(%x : Tensor, %y : Tensor):

@@ -12,7 +12,7 @@ from irjit.runtime.executor import (COUNTERS, GraphExecutor, debug_set_autodiff_
                               get_settings, last_executed_optimized_graph, make_executor,
                               set_profiling_executor, update_settings)
 from irjit.runtime.executor.profiling import ProfilingGraphExecutor
-from irjit.runtime.executor.settings import ExecutorSettings
+from irjit.compiler.settings import ExecutorSettings
 from irjit.runtime.loader import build_module
 from irjit.ops.tensor import Tensor
 

@@ -1,9 +1,18 @@
-"""Executor settings in one place, mirroring PyTorch's `torch._C._jit_set_*` switches."""
+"""JIT settings in one place, mirroring PyTorch's `torch._C._jit_set_*` switches: what a new
+graph executor does, and the autodiff thresholds the `autodiff` pipeline uses by default.
+
+They sit below the passes and the executors so that both read the same values; the backend
+names are checked where runners are made (`runtime/executor/plan.py`), since backends register
+there. `IRJIT_BACKEND` in the environment is read once, as the default backend.
+"""
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, replace
+
+GUARD_STYLES = ("typecheck", "bailout")
 
 
 @dataclass(frozen=True)
@@ -17,10 +26,18 @@ class ExecutorSettings:
     autodiff_inline_threshold: int = 5  # autodiffSubgraphInlineThreshold
     autodiff_subgraph_inlining: bool = True  # torch._C._debug_set_autodiff_subgraph_inlining
     guard_style: str = "typecheck"  # "typecheck" (2.x) or "bailout" (prim::BailOut, 1.x)
+    backend: str = "interp"  # what runs an execution plan: a name registered in plan.py
+
+    def autodiff_thresholds(self) -> tuple[int, int]:
+        """(node, inline) thresholds; with subgraph inlining switched off PyTorch keeps every
+        subgraph, however small (both become 1)."""
+        if not self.autodiff_subgraph_inlining:
+            return 1, 1
+        return self.autodiff_node_threshold, self.autodiff_inline_threshold
 
 
 _lock = threading.Lock()
-_current = ExecutorSettings()
+_current = ExecutorSettings(backend=os.environ.get("IRJIT_BACKEND") or "interp")
 
 
 def get_settings() -> ExecutorSettings:
@@ -30,7 +47,7 @@ def get_settings() -> ExecutorSettings:
 def update_settings(**changes) -> ExecutorSettings:
     """Change settings for executors created from now on; returns the previous settings."""
     global _current
-    if "guard_style" in changes and changes["guard_style"] not in ("typecheck", "bailout"):
+    if "guard_style" in changes and changes["guard_style"] not in GUARD_STYLES:
         raise ValueError("guard_style must be 'typecheck' or 'bailout'")
     with _lock:
         previous = _current
@@ -59,7 +76,8 @@ def set_autodiff_thresholds(node_threshold: int | None = None,
 
 
 def debug_set_autodiff_subgraph_inlining(enabled: bool) -> None:
-    """As `torch._C._debug_set_autodiff_subgraph_inlining`."""
+    """As `torch._C._debug_set_autodiff_subgraph_inlining`: when off, every DifferentiableGraph
+    is kept (the autodiff thresholds become 1)."""
     update_settings(autodiff_subgraph_inlining=bool(enabled))
 
 

@@ -1,0 +1,44 @@
+"""What both IR parsers share: one lock around the Lark parsers (their transformers hold the
+state of the parse in progress) and Lark's syntax errors phrased for people."""
+
+from __future__ import annotations
+
+import threading
+
+from lark.exceptions import UnexpectedInput
+
+from irjit.ops.errors import IRParseError
+
+PARSE_LOCK = threading.Lock()
+
+_TOKEN_DESCRIPTIONS = {
+    "VALUE": "a value (%name)", "DECL": "a declaration (%name : Type)",
+    "ARGS": "an argument list (%a, %b)", "KIND": "an operator (ns::name)", "TYPE": "a type",
+    "ATTRS": "attributes", "_NL": "a line break", "RPAR": "')'", "LPAR": "'('",
+    "COMMA": "','", "COLON": "':'", "EQ": "'='", "ARROW": "'->'", "RETURN": "'return'",
+    "BLOCK": "a block header", "SCOPE": "a scope", "COMMENT": "a comment", "$END": "end of input",
+    "GRAPH": "'graph'", "WITH": "'with'", "LBRACE": "'{'", "RBRACE": "'}'", "SEMICOLON": "';'",
+    "USES": "a uses list", "PYTHON_OP": "a Python op",
+}
+
+
+def lark_error(reader, e: UnexpectedInput) -> IRParseError:
+    """An IRParseError for a Lark syntax error, phrased for people."""
+    line, column = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
+    token = getattr(e, "token", None)
+    expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or set()
+    want = ", ".join(sorted({_TOKEN_DESCRIPTIONS.get(x, x) for x in expected}))
+    if token is not None and token.type == "$END" or line in (0, -1) or (
+            token is not None and token.type == "$END"):
+        lines = reader.lines
+        line = len(lines) if lines else 1
+        column = len(lines[-1]) + 1 if lines else 1
+        return reader.error(f"unexpected end of input; expected {want}" if want
+                            else "unexpected end of input", line, column)
+    if token is not None:
+        text = str(token).replace("\n", "\\n")
+        what = "line break" if token.type == "_NL" else repr(text)
+        return reader.error(f"unexpected {what}; expected {want}", line, column)
+    ch = reader.text[e.pos_in_stream] if e.pos_in_stream < len(reader.text) else ""
+    return reader.error(f"unexpected character {ch!r}" + (f"; expected {want}" if want else ""),
+                        line, column)
