@@ -7,7 +7,7 @@ interpreted for that call (a bailout)."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from irjit.compiler.codegen.cache import get_unit
@@ -17,7 +17,8 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .autograd import is_grad_enabled
-from .interpreter import Interpreter, check_input
+from .executor.plan import RunnerContext, register_backend
+from .interpreter import FunctionRef, Interpreter, check_input
 from .prims import _results, prim
 
 
@@ -37,6 +38,20 @@ class NativeStats:
         return (f"native: units={self.units} nodes_native={self.nodes_native} "
                 f"nodes_interpreted={self.nodes_interpreted} compile_ms={self.compile_ms:.1f} "
                 f"cache_hits={self.cache_hits} bailouts={self.bailouts}")
+
+    def add(self, **deltas) -> None:
+        for name, delta in deltas.items():
+            setattr(self, name, getattr(self, name) + delta)
+
+    def since(self, earlier: "NativeStats") -> "NativeStats":
+        return NativeStats(**{f.name: getattr(self, f.name) - getattr(earlier, f.name)
+                              for f in fields(NativeStats)})
+
+    def copy(self) -> "NativeStats":
+        return NativeStats(**{f.name: getattr(self, f.name) for f in fields(NativeStats)})
+
+
+TOTALS = NativeStats()  # over every runner of the process (irtool run --stats reports a delta)
 
 
 def _tensor_type(x: Tensor) -> Optional[TensorType]:
@@ -71,10 +86,12 @@ class NativeRunner:
 
     def __init__(self, graph: Graph, constants: Optional[dict] = None,
                  functions: Optional[dict] = None, filename: Optional[str] = None,
-                 max_specializations: int = 8):
+                 max_specializations: int = 8, context=None):
         self.graph = graph
         self.constants = constants
         self.functions = functions
+        self.context = context  # an execution plan's RunnerContext (hooks), if any
+        self._originals: dict[int, Node] = {}  # id(copied node) -> node of `graph`
         self.filename = filename
         self.max_specializations = max_specializations
         self.stats = NativeStats()
@@ -101,6 +118,8 @@ class NativeRunner:
                 self._generic = self._interpreter(self.graph)
             return self._generic.run(inputs)
         g = self.graph.copy()
+        for old, new in zip(self.graph.walk(), g.walk()):
+            self._originals[id(new)] = old
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
         env: dict = {}
@@ -112,15 +131,27 @@ class NativeRunner:
                     v.type = t.with_(requires_grad=v.type.requires_grad)
         native_partition(g)
         native, interpreted = _count_nodes(g)
-        self.stats.nodes_native += native
-        self.stats.nodes_interpreted += interpreted
+        self._count(nodes_native=native, nodes_interpreted=interpreted)
         self._plans[key] = self._interpreter(g)
         return outputs
 
+    def _count(self, **deltas) -> None:
+        self.stats.add(**deltas)
+        TOTALS.add(**deltas)
+
     def _interpreter(self, graph: Graph) -> Interpreter:
-        interp = Interpreter(graph, self.constants, self.functions, self.filename)
-        interp.subgraph_runner = self.run_subgraph
-        return interp
+        ctx = self.context
+        return Interpreter(graph, self.constants, self.functions, self.filename,
+                           bailout=ctx.bailout if ctx else None,
+                           fallback=self._fallback if ctx and ctx.fallback else None,
+                           subgraph_runner=self.run_subgraph)
+
+    def _fallback(self, fn, args: list) -> list:
+        """The plan's fallback hook, given the function constant of the original graph."""
+        original = self._originals.get(id(getattr(fn, "node", None)))
+        if original is not None:
+            fn = FunctionRef(fn.name, fn.fallback, original)
+        return self.context.fallback(fn, args)
 
     def unit_of(self, node: Node):
         """The compiled unit of a NativeGroup node (compiled or found cached on first use)."""
@@ -130,16 +161,15 @@ class NativeRunner:
                 found = self._units.get(id(node))
                 if found is None:
                     unit, hit = get_unit(node.attr("Subgraph"))
-                    self.stats.units += 1
-                    if hit:
-                        self.stats.cache_hits += 1
-                    elif unit is not None:
-                        self.stats.compile_ms += unit.compile_ms
+                    self._count(units=1, cache_hits=int(hit),
+                                compile_ms=unit.compile_ms if unit is not None and not hit else 0.0)
                     found = self._units[id(node)] = (unit, node)
         return found[0]
 
     def run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
         sub = node.attr("Subgraph")
+        if node.kind != GROUP and self.context is not None:
+            return self.context.run_subgraph(interp, node, args)
         if node.kind != GROUP or (is_grad_enabled() and any(
                 isinstance(a, Tensor) and a.requires_grad for a in args)):
             return interp.sub_interpreter(sub).run(args)
@@ -148,7 +178,7 @@ class NativeRunner:
             return interp.sub_interpreter(sub).run(args)
         status, outs = unit.call([a.data if isinstance(a, Tensor) else a for a in args])
         if status:
-            self.stats.bailouts += 1
+            self._count(bailouts=1)
             return interp.sub_interpreter(sub).run(args)
         return [Tensor(o) for o in outs]
 
@@ -160,3 +190,11 @@ def _native_group(interp, node, args, env):
     if runner is not None:
         return _results(node, runner(interp, node, list(args)))
     return _results(node, interp.sub_interpreter(node.attr("Subgraph")).run(list(args)))
+
+
+def native_runner(ctx: RunnerContext) -> NativeRunner:
+    """The "native" backend of execution plans (`set_backend("native")`, IRJIT_BACKEND=native)."""
+    return NativeRunner(ctx.graph, None, ctx.functions, ctx.filename, context=ctx)
+
+
+register_backend("native", native_runner)

@@ -81,15 +81,12 @@ def write_npz_atomically(path: str, arrays: dict[str, np.ndarray]) -> None:
 
 
 def cmd_run(args) -> int:
-    from irjit import runtime
-    from irjit.runtime.values import flatten_value, to_numpy
-
     text, name = read_source(args.file)
     inputs = read_npz(args.inputs, "inputs")
     params = read_npz(args.params, "params")
     constants = read_npz(args.constants, "constants")
     from irjit.compiler import parse_ir
-    from irjit.runtime.executor import COUNTERS, update_settings
+    from irjit.runtime.executor import update_settings
     graph = parse_ir(text, name)
     changes = {k: v for k, v in (("autodiff_node_threshold", args.autodiff_node_threshold),
                                  ("autodiff_inline_threshold", args.autodiff_inline_threshold),
@@ -97,18 +94,27 @@ def cmd_run(args) -> int:
                                  ("guard_style", args.guard_style)) if v is not None}
     if args.runs < 1:
         raise RunUsageError("--runs must be at least 1")
-    update_settings(**changes)
+    backend = args.backend or ("interp" if args.executor == "interp" else "native")
+    previous = update_settings(backend=backend, **changes)
+    try:
+        return _run(args, name, graph, params, constants, inputs, backend)
+    finally:
+        update_settings(backend=previous.backend)
+
+
+def _run(args, name, graph, params, constants, inputs, backend) -> int:
+    from irjit import runtime
+    from irjit.runtime.executor import COUNTERS
+    from irjit.runtime.native import TOTALS
+    from irjit.runtime.values import flatten_value, to_numpy
+    stats_before = TOTALS.copy()
     COUNTERS.reset()
     fn = runtime.load(graph, params=params, constants=constants, executor=args.executor)
     fn.filename = fn.interpreter.filename = name
-    native = None
-    if args.backend == "native":
-        if args.executor != "interp":
-            raise RunUsageError("--backend native runs with --executor interp for now (the "
-                                "executors do not take a backend setting yet)")
+    if backend == "native" and args.executor == "interp":
         from irjit.runtime.native import NativeRunner
         interp = fn.interpreter
-        native = fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, name)
+        fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, name)
     if args.seed is not None:
         runtime.manual_seed(args.seed)
     if inputs is None:
@@ -137,8 +143,7 @@ def cmd_run(args) -> int:
     elif args.show_graph:
         print(f"# executed graph\n{graph}", end="")
     if args.stats:
-        from irjit.runtime.native import NativeStats
-        print((native.stats if native is not None else NativeStats()).line())
+        print(TOTALS.since(stats_before).line())
     if args.out:
         write_npz_atomically(args.out, results)
     return 0
@@ -156,8 +161,9 @@ def register(sub) -> None:
     sp.add_argument("--seed", type=int, help="seed for random inputs and random ops (dropout)")
     sp.add_argument("--executor", choices=("interp", "legacy", "profiling"), default="interp",
                     help="plain interpreter (default), or a graph executor as TorchScript runs graphs")
-    sp.add_argument("--backend", choices=("interp", "native"), default="interp",
-                    help="interpret every node (default) or run native units compiled with LLVM")
+    sp.add_argument("--backend", choices=("interp", "native"),
+                    help="interpret every node, or run native units compiled with LLVM (the "
+                         "default under --executor legacy|profiling)")
     sp.add_argument("--stats", action="store_true",
                     help="print one line of native-code statistics (units, nodes, compile ms, ...)")
     sp.add_argument("--runs", type=int, default=1,

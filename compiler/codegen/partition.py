@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.compiler.passes.registry import register_pass
-from irjit.compiler.passes.unroll_loops import create_clone
 from irjit.ops.lowering_common import NotLowerable
 
 from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
@@ -28,11 +27,11 @@ def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
             if v in vmap:
                 continue
             if v.node.kind == "prim::Constant":
-                vmap[v] = sub.block.append_node(create_clone(sub, v.node, lambda x: x)).output
+                vmap[v] = sub.block.append_node(sub.clone_node(v.node, lambda x: x)).output
             else:
                 vmap[v] = sub.add_input(type=v.type).copy_metadata(v)
                 inputs.append(v)
-        clone = sub.block.append_node(create_clone(sub, n, lambda x: vmap[x]))
+        clone = sub.block.append_node(sub.clone_node(n, lambda x: vmap[x]))
         vmap.update(zip(n.outputs, clone.outputs))
     for n in run:
         for o in n.outputs:

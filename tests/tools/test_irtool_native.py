@@ -42,6 +42,18 @@ def test_run_native_gives_the_interpreters_outputs_and_stats(tmp_path, capsys):
     assert interp.splitlines()[0].split(" sum=")[0] == native[0].split(" sum=")[0]
 
 
-def test_native_backend_under_an_executor_is_refused(capsys):
-    assert main(["run", str(CHAIN), "--executor", "legacy", "--backend", "native"]) == 1
-    assert "--backend native runs with --executor interp" in capsys.readouterr().err
+def test_executors_run_native_by_default_with_the_interpreters_results(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"arg{i}": rng.standard_normal(64).astype(np.float32) for i in range(3)})
+    assert main(["run", str(CHAIN), "--inputs", str(inputs), "--out", str(tmp_path / "a.npz")]) == 0
+    for executor in ("legacy", "profiling"):
+        assert main(["run", str(CHAIN), "--inputs", str(inputs), "--executor", executor,
+                     "--runs", "3", "--stats", "--out", str(tmp_path / "b.npz")]) == 0
+        stats = capsys.readouterr().out.splitlines()[-1]
+        assert re.match(r"native: units=[1-9]\d* nodes_native=[1-9]", stats), stats
+        np.testing.assert_allclose(np.load(tmp_path / "b.npz")["out0"],
+                                   np.load(tmp_path / "a.npz")["out0"], rtol=1e-5, atol=1e-6)
+    assert main(["run", str(CHAIN), "--inputs", str(inputs), "--executor", "profiling",
+                 "--backend", "interp", "--runs", "3", "--stats"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("native: units=0 nodes_native=0")
