@@ -70,12 +70,13 @@ def _layout_key(inputs: list) -> tuple:
 
 
 def _count_nodes(graph: Graph) -> tuple[int, int]:
-    """(nodes inside native groups, other nodes), constants and groups themselves not counted."""
+    """(op nodes inside native groups, op nodes left to the interpreter); `prim::` structure
+    (constants, guards, control flow, containers) is not counted."""
     native = interpreted = 0
     for n in graph.walk():
         if n.kind == GROUP:
-            native += sum(1 for m in n.attr("Subgraph").walk() if m.kind != "prim::Constant")
-        elif n.kind != "prim::Constant" and not n.blocks:
+            native += sum(1 for m in n.attr("Subgraph").walk() if not m.kind.startswith("prim::"))
+        elif not n.kind.startswith("prim::"):
             interpreted += 1
     return native, interpreted
 

@@ -172,6 +172,9 @@ class GroupLowering:
             value = constant_value(node)
             env[node.output] = list(value) if isinstance(value, tuple) else value
             return
+        if node.kind in IDENTITY_KINDS:
+            env[node.output] = env[node.inputs[0]]
+            return
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
@@ -201,10 +204,16 @@ def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> Ke
     return GroupLowering(graph, name, allow_view_outputs).run()
 
 
+# nodes that pass their input through (profiling records, annotations)
+IDENTITY_KINDS = frozenset({"prim::profile", "prim::annotate"})
+
+
 def is_candidate(node: Node) -> bool:
     """Whether `node` may join a native group: one typed output, typed or constant arguments,
-    no blocks, an op with a lowering rule."""
+    no blocks, an op with a lowering rule (or a pass-through prim)."""
     if node.blocks or len(node.outputs) != 1 or not lowerable_args(node):
         return False
+    if node.kind in IDENTITY_KINDS:
+        return len(node.inputs) == 1
     entry = entry_of(node)
     return entry is not None and entry.lowering is not None
