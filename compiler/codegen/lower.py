@@ -15,8 +15,8 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, NamedType, TensorType
 
-from .kernel import Access, Buffer, Kernel, Store
-from .scalar_emitter import (DIMENSIONED, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
+from .kernel import Access, Buffer, Kernel, Load, Store
+from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
                              broadcast_axes)
 from .scalar_ops import SUPPORTED_DTYPES
 
@@ -66,14 +66,28 @@ def entry_of(node: Node) -> Optional[OpEntry]:
         return None
 
 
-def lowerable_args(node: Node) -> bool:
-    """Tensors of complete types and constants only (no run-time scalars yet)."""
-    for v in node.inputs:
+# run-time numbers reach a kernel as 0-dim buffers of these dtypes
+NUMBER_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
+# schema argument types whose value may be a run-time number (not a size or a dim)
+_NUMERIC_ARGS = frozenset({"Scalar", "Scalar?", "float", "float?", "number"})
+
+
+def number_dtype(t: Any) -> Optional[np.dtype]:
+    return NUMBER_DTYPES.get(t.name) if isinstance(t, NamedType) else None
+
+
+def lowerable_args(node: Node, entry: Optional[OpEntry] = None) -> bool:
+    """Tensors of complete types, constants, and run-time numbers where the schema takes a
+    Scalar or float."""
+    params = entry.schema.arguments if entry is not None else ()
+    for i, v in enumerate(node.inputs):
         if isinstance(v.type, TensorType):
             if tensor_layout(v.type) is None:
                 return False
         elif v.node.kind != "prim::Constant":
-            return False
+            if number_dtype(v.type) is None or i >= len(params) or \
+                    params[i].type not in _NUMERIC_ARGS:
+                return False
     return all(tensor_layout(o.type) is not None for o in node.outputs)
 
 
@@ -89,6 +103,8 @@ class GroupLowering:
         self.buffers: list[Buffer] = []
         for v in graph.inputs:
             layout = tensor_layout(v.type)
+            if layout is None and number_dtype(v.type) is not None:
+                layout = (number_dtype(v.type), (), ())
             if layout is None:
                 raise NotLowerable(f"input %{v.name} has no complete tensor type")
             self.buffers.append(Buffer(len(self.buffers), *layout, is_output=False))
@@ -117,7 +133,11 @@ class GroupLowering:
         env: dict[Value, Any] = {}
         for i, v in enumerate(self.graph.inputs):
             buf = self.buffers[i]
-            env[v] = View(i, buf.dtype, buf.sizes, buf.strides)
+            if isinstance(v.type, TensorType):
+                env[v] = View(i, buf.dtype, buf.sizes, buf.strides)
+            else:  # a run-time number: a weak scalar, as a Python number is to PyTorch
+                access = Access(i, (0,) * len(space.full))
+                env[v] = Val(Load(access, buf.dtype), buf.dtype, NUMBER)
         for node in self.graph.nodes():
             self.lower_node(e, node, env)
         kernel = Kernel(self.name, tuple(space.full[d] for d in space.kept),
@@ -211,9 +231,9 @@ IDENTITY_KINDS = frozenset({"prim::profile", "prim::annotate"})
 def is_candidate(node: Node) -> bool:
     """Whether `node` may join a native group: one typed output, typed or constant arguments,
     no blocks, an op with a lowering rule (or a pass-through prim)."""
-    if node.blocks or len(node.outputs) != 1 or not lowerable_args(node):
+    if node.blocks or len(node.outputs) != 1:
         return False
     if node.kind in IDENTITY_KINDS:
-        return len(node.inputs) == 1
+        return len(node.inputs) == 1 and lowerable_args(node)
     entry = entry_of(node)
-    return entry is not None and entry.lowering is not None
+    return entry is not None and entry.lowering is not None and lowerable_args(node, entry)

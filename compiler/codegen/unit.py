@@ -45,7 +45,10 @@ class NativeUnit:
     def compile_ms(self) -> float:
         return self.library.compile_ms
 
-    def call(self, arrays: list) -> tuple[int, list]:
+    def call(self, args: list) -> tuple[int, list]:
+        """Run on `args` (arrays; numbers for number inputs) into new output arrays."""
+        args = [a if isinstance(a, np.ndarray) or not isinstance(a, (bool, int, float))
+                else np.array(a, self.kernel.buffers[i].dtype) for i, a in enumerate(args)]
         outs = [np.empty(b.sizes, b.dtype) for b in self.outputs]
-        status = self._fn(*arrays, *outs)
+        status = self._fn(*args, *outs)
         return status, outs

@@ -67,3 +67,21 @@ def test_a_refused_unit_is_interpreted_and_counted_as_a_bailout():
     expected = Interpreter(parse_ir(GRAPH)).run(xs)
     np.testing.assert_allclose(got[0].data, expected[0].data, rtol=1e-5)
     assert runner.stats.bailouts == 1
+
+
+def test_run_time_numbers_are_kernel_arguments_with_weak_scalar_promotion():
+    text = """graph(%x : Tensor, %s : float, %k : int):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %s)
+  %b : Tensor = aten::add(%a, %k, %one)
+  %c : Tensor = aten::sub(%b, %x, %k)
+  return (%c)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32))
+    for s, k in [(0.5, 2), (1.5, 3), (-2.25, 4)]:
+        with no_grad():
+            got = runner.run([x, s, k])[0]
+        expected = Interpreter(parse_ir(text)).run([x, s, k])[0]
+        assert got.data.dtype == np.float32
+        np.testing.assert_allclose(got.data, expected.data, rtol=1e-6)
+    assert (runner.stats.units, runner.stats.nodes_native, runner.stats.bailouts) == (1, 3, 0)
