@@ -24,8 +24,8 @@ from .prims import _results, prim
 
 @dataclass
 class NativeStats:
-    """Per runner: units compiled or found cached, nodes inside units vs interpreted (static,
-    over all specializations), compile time, cache hits and bailouts."""
+    """Per runner: units compiled or found cached (in memory or on disk), op nodes inside
+    units vs interpreted (over all specializations), compile time, cache hits and bailouts."""
 
     units: int = 0
     nodes_native: int = 0
@@ -162,7 +162,8 @@ class NativeRunner:
                 found = self._units.get(id(node))
                 if found is None:
                     unit, hit = get_unit(node.attr("Subgraph"))
-                    self._count(units=1, cache_hits=int(hit),
+                    from_disk = unit is not None and unit.library.from_disk
+                    self._count(units=1, cache_hits=int(hit or from_disk),
                                 compile_ms=unit.compile_ms if unit is not None and not hit else 0.0)
                     found = self._units[id(node)] = (unit, node)
         return found[0]

@@ -3,6 +3,7 @@ specialization (the printed subgraph carries both: ops, constants and complete i
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from typing import Optional
 
@@ -25,8 +26,9 @@ def get_unit(graph: Graph) -> tuple[Optional[NativeUnit], bool]:
     with _LOCK:
         if key in _UNITS:
             return _UNITS[key], True
+    name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
     try:
-        unit: Optional[NativeUnit] = NativeUnit(graph, f"unit{len(_UNITS)}_{abs(hash(key)) % 10**8}")
+        unit: Optional[NativeUnit] = NativeUnit(graph, name)
     except NotLowerable:
         unit = None
     with _LOCK:

@@ -49,6 +49,18 @@ class _Guards:
     def __init__(self, builder: ir.IRBuilder, fn: ir.Function):
         self.b = builder
         self.fn = fn
+        self.addresses: dict[str, int] = {}  # global name -> the address it must hold
+
+    def process_address(self, what: str, address: int) -> ir.Value:
+        """A process-specific address (a type object, a dtype singleton), read from a global
+        that the unit fills in after loading, so object code is the same in every process."""
+        name = f"{self.fn.name}.{what}"
+        gv = self.fn.module.globals.get(name)
+        if gv is None:
+            gv = ir.GlobalVariable(self.fn.module, I64, name=name)
+            gv.initializer = ir.Constant(I64, 0)
+            self.addresses[name] = address
+        return self.b.load(gv, typ=I64)
 
     def field(self, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
         p = self.b.gep(obj, [ir.Constant(I64, offset)], source_etype=ir.IntType(8))
@@ -68,9 +80,12 @@ class _Guards:
         code = 16 * arg
         const = lambda v: ir.Constant(I64, v)  # noqa: E731
         typ = self.field(obj, OFFSET_TYPE, I64)
-        self.require(b.icmp_unsigned("==", typ, const(id(np.ndarray))), code + 1)
+        self.require(b.icmp_unsigned("==", typ, self.process_address("ndarray", id(np.ndarray))),
+                     code + 1)
         descr = self.field(obj, OFFSET_DESCR, I64)
-        self.require(b.icmp_unsigned("==", descr, const(id(np.dtype(buf.dtype)))), code + 2)
+        dtype = np.dtype(buf.dtype)
+        self.require(b.icmp_unsigned("==", descr, self.process_address(dtype.name, id(dtype))),
+                     code + 2)
         nd = self.field(obj, OFFSET_ND, I32)
         self.require(b.icmp_signed("==", nd, ir.Constant(I32, len(buf.sizes))), code + 3)
         dims = self.field(obj, OFFSET_DIMS, PTR)
@@ -91,8 +106,10 @@ class _Guards:
         return data
 
 
-def emit_entry(module: ir.Module, name: str, buffers: list[Buffer], kernels: list[ir.Function]) -> ir.Function:
-    """`i32 name(PyObject*...)`: guard every buffer, then run the kernels in order."""
+def emit_entry(module: ir.Module, name: str, buffers: list[Buffer],
+               kernels: list[ir.Function]) -> dict[str, int]:
+    """`i32 name(PyObject*...)`: guard every buffer, then run the kernels in order. Returns
+    the globals to fill in before the first call (name -> address)."""
     fn = ir.Function(module, ir.FunctionType(I32, [PTR] * len(buffers)), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     guards = _Guards(b, fn)
@@ -101,4 +118,4 @@ def emit_entry(module: ir.Module, name: str, buffers: list[Buffer], kernels: lis
         status = b.call(k, data)
         guards.require(b.icmp_unsigned("==", status, ir.Constant(I32, 0)), STATUS_OUT_OF_BOUNDS)
     b.ret(ir.Constant(I32, 0))
-    return fn
+    return guards.addresses

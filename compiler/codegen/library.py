@@ -13,6 +13,8 @@ from typing import Optional
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from .disk_cache import DiskCache, cache_root
+
 _LOCK = threading.RLock()
 
 
@@ -27,13 +29,28 @@ def target_machine() -> llvm.TargetMachine:
                                         opt=3, codemodel="jitdefault")
 
 
+# object code handed to / received from MCJIT, by module name, while a library is finalized
+_OBJECTS_IN: dict[str, bytes] = {}
+_OBJECTS_OUT: dict[str, bytes] = {}
+
+
 @lru_cache(maxsize=None)
 def _engine() -> llvm.ExecutionEngine:
-    """The one MCJIT engine every library adds its module to."""
+    """The one MCJIT engine every library adds its module to; its object cache hooks let a
+    library reuse object code from disk and keep what MCJIT compiles."""
     tm = target_machine()
     backing = llvm.parse_assembly("")
     backing.triple = tm.triple
-    return llvm.create_mcjit_compiler(backing, tm)
+    engine = llvm.create_mcjit_compiler(backing, tm)
+    engine.set_object_cache(lambda mod, buf: _OBJECTS_OUT.__setitem__(mod.name, buf),
+                            lambda mod: _OBJECTS_IN.pop(mod.name, None))
+    return engine
+
+
+@lru_cache(maxsize=None)
+def disk_cache() -> Optional[DiskCache]:
+    root = cache_root()
+    return DiskCache(root, host_key()) if root is not None else None
 
 
 def host_key() -> str:
@@ -81,25 +98,41 @@ class CodeLibrary:
         self._asm: Optional[str] = None
         self._binding: Optional[llvm.ModuleRef] = None
         self.compile_ms = 0.0
+        self.from_disk = False  # object code reused from the disk cache
 
     def finalize(self) -> None:
-        """Verify, optimize with the new pass manager at O3 and JIT the module."""
+        """Verify, optimize with the new pass manager at O3 and JIT the module, or reuse its
+        object code from the disk cache."""
         assert self._binding is None, "a code library is finalized once"
         start = time.perf_counter()
-        tm = target_machine()
-        mod = llvm.parse_assembly(str(self.module))
+        text = str(self.module)
+        cache = disk_cache()
+        digest = cache.digest(text) if cache is not None else None
+        cached = cache.load(digest) if cache is not None else None
+        mod = llvm.parse_assembly(text)
         mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-        mod.verify()
-        self.llvm_ir = str(mod)
+        if cached is not None:
+            obj, self.llvm_ir = cached
+            self.from_disk = True
+        else:
+            tm = target_machine()
+            pto = llvm.create_pipeline_tuning_options(speed_level=3)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+            mod.verify()
+            self.llvm_ir = str(mod)
         with _LOCK:
             engine = _engine()
+            if cached is not None:
+                _OBJECTS_IN[mod.name] = obj
             engine.add_module(mod)
             engine.finalize_object()
+            _OBJECTS_IN.pop(mod.name, None)
+            compiled = _OBJECTS_OUT.pop(mod.name, None)
+        if cached is None and compiled is not None and cache is not None:
+            cache.store(digest, compiled, self.llvm_ir)
         self._binding = mod
         self.compile_ms = (time.perf_counter() - start) * 1000.0
         dump_library(self)
@@ -111,6 +144,13 @@ class CodeLibrary:
         if self._asm is None:
             self._asm = target_machine().emit_assembly(llvm.parse_assembly(self.llvm_ir))
         return self._asm
+
+    def global_address(self, name: str) -> int:
+        assert self._binding is not None, "finalize the library first"
+        with _LOCK:
+            addr = _engine().get_global_value_address(name)
+        assert addr, f"no global {name} in the library"
+        return addr
 
     def address(self, name: str) -> int:
         assert self._binding is not None, "finalize the library first"

@@ -33,9 +33,11 @@ class NativeUnit:
         self.bounds_checks = bounds_checks_enabled() if bounds_checks is None else bounds_checks
         module = new_module(name)
         fn = emit_kernel(module, self.kernel, self.bounds_checks)
-        emit_entry(module, name, self.kernel.buffers, [fn])
+        addresses = emit_entry(module, name, self.kernel.buffers, [fn])
         self.library = CodeLibrary(module)
         self.library.finalize()
+        for global_name, address in addresses.items():
+            ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.n_inputs = len(graph.inputs)
         self.outputs = [b for b in self.kernel.buffers if b.is_output]
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.kernel.buffers))
