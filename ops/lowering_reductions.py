@@ -52,12 +52,12 @@ def _amin(e, x, dims=(), keepdim=False):
 @lowering("aten::sum_to_size", "aten::_grad_sum_to_size")
 def _sum_to_size(e, x, size):
     if size is None:
-        return x
+        return e.value(x)
     size, sizes = list(size), list(x.sizes)
     lead = len(sizes) - len(size)
     dims = list(range(lead)) + [lead + k for k, n in enumerate(size) if n == 1 and sizes[lead + k] != 1]
     if not dims:
-        return x
+        return e.value(x)
     return e.squeeze(e.reduce("sum", x, dims, True), list(range(lead)))
 
 

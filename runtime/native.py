@@ -11,8 +11,10 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from irjit.compiler.codegen.cache import get_unit
+from irjit.compiler.codegen.lower import is_candidate
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.ir import Graph, Node
+from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
@@ -67,6 +69,42 @@ def _tensor_type(x: Tensor) -> Optional[TensorType]:
 def _layout_key(inputs: list) -> tuple:
     return tuple((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
                  else type(x).__name__ for x in inputs)
+
+
+def _fold_input_sizes(graph: Graph) -> bool:
+    """`aten::size(%v)` becomes a constant where %v's sizes follow from the graph inputs'
+    (a graph input, or the output of lowerable ops of such values: their shapes never depend
+    on data): input sizes are part of the specialization, so shape bookkeeping such as
+    `_grad_sum_to_size` in backward graphs folds and fuses."""
+    static = set(graph.inputs)
+    for n in graph.nodes():
+        if is_candidate(n) and all(v in static for v in n.inputs if isinstance(v.type, TensorType)):
+            static.update(n.outputs)
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind == "aten::size" and len(n.inputs) == 1 and n.inputs[0] in static:
+            t = n.inputs[0].type
+            sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+            if sizes is None:
+                continue
+            graph.set_insert_point(n)
+            n.output.replace_all_uses_with(graph.insert_constant(list(sizes)))
+            n.destroy()
+            changed = True
+    return changed
+
+
+def _fold_none_inputs(graph: Graph, inputs: list) -> bool:
+    """Inputs that are None in this call are None in every call of the plan (the layout key
+    records each non-tensor input's type): they become constants (`_grad_sum_to_size(%g, None)`
+    in backward graphs is then a plain copy that fuses)."""
+    changed = False
+    for v, x in zip(graph.inputs, inputs):
+        if x is None and v.uses:
+            graph.set_insert_point(graph.block.first_node)
+            v.replace_all_uses_with(graph.insert_constant(None))
+            changed = True
+    return changed
 
 
 def _count_nodes(graph: Graph) -> tuple[int, int]:
@@ -130,6 +168,8 @@ class NativeRunner:
                 t = _tensor_type(x)
                 if t is not None:
                     v.type = t.with_(requires_grad=v.type.requires_grad)
+        if _fold_input_sizes(g) | _fold_none_inputs(g, inputs):
+            constant_propagation(g)
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)

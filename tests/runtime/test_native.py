@@ -85,3 +85,25 @@ def test_run_time_numbers_are_kernel_arguments_with_weak_scalar_promotion():
         assert got.data.dtype == np.float32
         np.testing.assert_allclose(got.data, expected.data, rtol=1e-6)
     assert (runner.stats.units, runner.stats.nodes_native, runner.stats.bailouts) == (1, 3, 0)
+
+
+def test_backward_graph_shape_bookkeeping_folds_under_the_specialization():
+    """In a df-like graph, sizes of inputs and None size arguments become constants, so
+    `_grad_sum_to_size` fuses with the pointwise ops around it."""
+    text = """graph(%g : Tensor, %y : Tensor, %size : int[]?):
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = aten::size(%y)
+  %d : Tensor = aten::tanh_backward(%g, %y)
+  %r : Tensor = aten::_grad_sum_to_size(%d, %size)
+  %q : Tensor = aten::_grad_sum_to_size(%r, %s)
+  %o : Tensor = aten::mul(%q, %y)
+  return (%o)"""
+    rng = np.random.default_rng(0)
+    g, y = (Tensor(rng.standard_normal((4, 5)).astype(np.float32)) for _ in range(2))
+    runner = NativeRunner(parse_ir(text))
+    expected = Interpreter(parse_ir(text)).run([g, y, None])[0]
+    for _ in range(2):
+        with no_grad():
+            got = runner.run([g, y, None])[0]
+        np.testing.assert_allclose(got.data, expected.data, rtol=1e-6)
+    assert (runner.stats.nodes_native, runner.stats.nodes_interpreted) == (4, 0)
