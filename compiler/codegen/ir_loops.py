@@ -1,0 +1,58 @@
+"""Counted loops and integer helpers for hand-written LLVM IR (GEMM, im2col), built with an
+llvmlite `IRBuilder`."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Union
+
+from llvmlite import ir
+
+I64 = ir.IntType(64)
+
+
+def i64(v: Union[int, ir.Value]) -> ir.Value:
+    """An i64 value: Python ints become constants, IR values pass through."""
+    return ir.Constant(I64, v) if isinstance(v, int) else v
+
+
+@contextmanager
+def for_range(builder: ir.IRBuilder, start, stop, step: int = 1, name: str = "i") -> Iterator[ir.Value]:
+    """Emit `for (i = start; i < stop; i += step)`: the body is what the `with` block builds, and
+    the builder continues after the loop when it exits."""
+    start, stop = i64(start), i64(stop)
+    before = builder.block
+    head = builder.append_basic_block(f"{name}.head")
+    body = builder.append_basic_block(f"{name}.body")
+    done = builder.append_basic_block(f"{name}.done")
+    builder.branch(head)
+    builder.position_at_end(head)
+    index = builder.phi(I64, name)
+    index.add_incoming(start, before)
+    builder.cbranch(builder.icmp_signed("<", index, stop), body, done)
+    builder.position_at_end(body)
+    yield index
+    index.add_incoming(builder.add(index, i64(step)), builder.block)
+    builder.branch(head)
+    builder.position_at_end(done)
+
+
+def smin(builder: ir.IRBuilder, a, b) -> ir.Value:
+    a, b = i64(a), i64(b)
+    return builder.select(builder.icmp_signed("<", a, b), a, b)
+
+
+def smax(builder: ir.IRBuilder, a, b) -> ir.Value:
+    a, b = i64(a), i64(b)
+    return builder.select(builder.icmp_signed(">", a, b), a, b)
+
+
+def element(builder: ir.IRBuilder, ptr: ir.Value, offset) -> ir.Value:
+    """The address `ptr + offset` (offset in elements)."""
+    return builder.gep(ptr, [i64(offset)])
+
+
+def entry_alloca(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
+    """A stack slot in the function's entry block, so a loop does not allocate it again."""
+    with builder.goto_block(builder.function.entry_basic_block):
+        return builder.alloca(ty)
