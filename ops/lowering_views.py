@@ -1,9 +1,21 @@
-"""Native lowering rules of views: index arithmetic on the viewed buffer (no copies)."""
+"""Native lowering rules of views (index arithmetic on the viewed buffer, no copies) and of
+matrix products (BLAS calls whose results the rest of the kernel reads)."""
 
 from __future__ import annotations
 
-from . import views  # noqa: F401
+from . import linalg, nn_linear, views  # noqa: F401
 from .registry import lowering
+
+
+@lowering("aten::mm", "aten::matmul", "aten::bmm")
+def _matmul(e, a, b):
+    return e.matmul(a, b)
+
+
+@lowering("aten::linear")
+def _linear(e, x, weight, bias=None):
+    y = e.matmul(x, e.permute(weight, [1, 0]) if len(weight.sizes) == 2 else weight)
+    return y if bias is None else e.add(y, bias)
 
 
 @lowering("aten::view", "aten::reshape")

@@ -188,3 +188,24 @@ class KernelEmitter:
 
 def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) -> ir.Function:
     return KernelEmitter(module, kernel, bounds_checks).emit()
+
+
+def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -> ir.Function:
+    """`i32 name(ptr...)`: the matrix product, through `matmul.emit_matmul` (BLAS or its loop
+    kernel), reading strided operands in place."""
+    from .matmul import emit_matmul
+    # typed pointer parameters (printed as `ptr` like the others): blas.py indexes through them
+    params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
+    fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def pointer(index: int, offset: int = 0) -> ir.Value:
+        p = fn.args[index]
+        return b.gep(p, [ir.Constant(I64, offset)], inbounds=True) if offset else p
+
+    a, m = product.a, product.b
+    emit_matmul(b, product.dtype.name, pointer(a.buffer, a.offset), a.sizes, a.strides,
+                pointer(m.buffer, m.offset), m.sizes, m.strides, pointer(product.out))
+    b.ret(ir.Constant(I32, 0))
+    return fn

@@ -85,6 +85,26 @@ class Store:
     inner: bool = False
 
 
+@dataclass(frozen=True)
+class Operand:
+    """A strided tensor operand of a product: buffer, sizes and strides (elements), offset."""
+
+    buffer: int
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Product:
+    """`out = torch.matmul(a, b)` into contiguous buffer `out` (BLAS through blas.py)."""
+
+    a: Operand
+    b: Operand
+    out: int
+    dtype: np.dtype
+
+
 @dataclass
 class Kernel:
     name: str

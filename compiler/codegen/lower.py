@@ -4,6 +4,7 @@ expression DAG, and the graph outputs become stores. Intermediates never reach m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -15,7 +16,7 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, NamedType, TensorType
 
-from .kernel import Access, Buffer, Kernel, Load, Store
+from .kernel import Access, Buffer, Kernel, Load, Product, Store
 from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
                              broadcast_axes)
 from .scalar_ops import SUPPORTED_DTYPES
@@ -122,14 +123,22 @@ class GroupLowering:
             full = max(shapes, key=lambda s: (int(np.prod(s)), len(s)))
         self.default_space = Space(full)
 
-    def run(self) -> Kernel:
+    def run(self) -> "LoweredGroup":
         try:
             return self.lower(self.default_space)
         except NeedSpace as need:
             return self.lower(need.space)
 
-    def lower(self, space: Space) -> Kernel:
+    def lower(self, space: Space) -> "LoweredGroup":
         e = ExprEmitter(space)
+        buffers = list(self.buffers)
+
+        def allocate(dtype, sizes) -> int:
+            buffers.append(Buffer(len(buffers), np.dtype(dtype), tuple(sizes),
+                                  contiguous_strides(sizes), True))
+            return len(buffers) - 1
+
+        e.allocate = allocate
         env: dict[Value, Any] = {}
         for i, v in enumerate(self.graph.inputs):
             buf = self.buffers[i]
@@ -141,11 +150,18 @@ class GroupLowering:
         for node in self.graph.nodes():
             self.lower_node(e, node, env)
         kernel = Kernel(self.name, tuple(space.full[d] for d in space.kept),
-                        tuple(space.full[d] for d in space.reduce_dims), self.buffers)
+                        tuple(space.full[d] for d in space.reduce_dims), buffers)
         n_in, n_outer = len(self.graph.inputs), len(space.kept)
+        n_out = len(self.graph.outputs)
+        results = []
         for j, v in enumerate(self.graph.outputs):
             buf = self.buffers[n_in + j]
             val = env[v]
+            results.append(buf.position)
+            if isinstance(val, View) and val.buffer >= n_in + n_out and val.offset == 0 and \
+                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype:
+                results[-1] = val.buffer  # a product's result is the output itself
+                continue
             if isinstance(val, View) and self.allow_view_outputs:
                 continue
             if not isinstance(val, Val):
@@ -159,7 +175,7 @@ class GroupLowering:
                     strides[ax] = st
             inner = any(ax is not None and ax >= n_outer for ax in val.axes)
             kernel.stores.append(Store(Access(buf.position, tuple(strides)), val.expr, inner))
-        return kernel
+        return LoweredGroup(buffers, list(e.products), kernel if kernel.stores else None, results)
 
     def node_axes(self, e: ExprEmitter, node: Node, env: dict, sizes: tuple) -> Optional[tuple]:
         """The kernel axes of the node's output: those of its computed operands where they
@@ -220,7 +236,19 @@ class GroupLowering:
         env[out] = Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)
 
 
-def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> Kernel:
+@dataclass
+class LoweredGroup:
+    """A group as kernels over its buffers (inputs, outputs, then scratch): the products,
+    then the loop nest (None when the products compute every output), and per graph output
+    the buffer that holds it."""
+
+    buffers: list[Buffer]
+    products: list[Product]
+    kernel: Optional[Kernel]
+    results: list[int]
+
+
+def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> LoweredGroup:
     return GroupLowering(graph, name, allow_view_outputs).run()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.compiler.passes.registry import register_pass
 from irjit.ops.lowering_common import NotLowerable
+from irjit.ops.types import TensorType
 
 from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
 
@@ -26,7 +27,7 @@ def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
         for v in n.inputs:
             if v in vmap:
                 continue
-            if v.node.kind == "prim::Constant":
+            if v.node.kind == "prim::Constant" and not isinstance(v.type, TensorType):
                 vmap[v] = sub.block.append_node(sub.clone_node(v.node, lambda x: x)).output
             else:
                 vmap[v] = sub.add_input(type=v.type).copy_metadata(v)
@@ -64,6 +65,9 @@ def make_group(run: list[Node]) -> Node:
     group = g.create(GROUP, inputs, num_outputs=0)
     group.set_attr("Subgraph", "g", sub)
     group.insert_before(run[0])
+    for v in inputs:  # a tensor constant between the run's nodes must come first
+        if v.node.kind == "prim::Constant" and v.node.is_after(group):
+            v.node.move_before(group)
     for o, so in zip(outputs, sub.outputs):
         o.type = so.type = _contiguous_type(o.type)
         out = group.add_output(o.type)

@@ -123,6 +123,8 @@ class ExprEmitter:
         self.space = space
         self.node_axes: Optional[tuple] = ()  # axes of the node being lowered's output
         self.node_sizes: tuple = ()
+        self.products: list = []  # Product kernels that run before the loop nest
+        self.allocate = None  # (dtype, sizes) -> index of a new scratch buffer
 
     def load(self, v: View, axes: tuple) -> Val:
         """Read view `v` with its dimensions along `axes` (None: broadcast, index 0)."""
@@ -362,6 +364,26 @@ class ExprEmitter:
         sizes = x.sizes
         dims = [d % len(sizes) for d in dims] if dims else range(len(sizes))
         return int(np.prod([sizes[d] for d in dims]))
+
+    # ---- matrix products (BLAS), into scratch buffers read by the rest of the kernel
+    def matmul(self, a, b) -> View:
+        """`torch.matmul(a, b)` of two input views, as a product run before the loop nest."""
+        from .kernel import Operand, Product
+        from .matmul import matmul_layout
+        if not (isinstance(a, View) and isinstance(b, View)) or self.allocate is None:
+            raise NotLowerable("products of computed values stay interpreted")
+        if a.dtype != b.dtype or a.dtype.name not in ("float32", "float64", "int64"):
+            raise NotLowerable("product dtypes")
+        try:
+            layout = matmul_layout(a.sizes, a.strides, b.sizes, b.strides)
+        except ValueError as e:
+            raise NotLowerable(str(e)) from None
+        if any(n == 0 for n in a.sizes + b.sizes):
+            raise NotLowerable("empty product")
+        out = self.allocate(a.dtype, layout.out_shape)
+        self.products.append(Product(Operand(a.buffer, a.sizes, a.strides, a.offset),
+                                     Operand(b.buffer, b.sizes, b.strides, b.offset), out, a.dtype))
+        return View(out, a.dtype, layout.out_shape, _contiguous(layout.out_shape))
 
     # ---- views (index arithmetic on input buffers; size-1 dims of computed values)
     def _view(self, x, sizes, strides=None, offset=0) -> View:

@@ -11,7 +11,7 @@ import numpy as np
 
 from irjit.compiler.ir import Graph
 
-from .emit import emit_kernel
+from .emit import emit_kernel, emit_product
 from .entry import check_array_layout, emit_entry
 from .kernel import Kernel
 from .library import CodeLibrary, new_module
@@ -29,18 +29,26 @@ class NativeUnit:
     def __init__(self, graph: Graph, name: str = "unit", bounds_checks: Optional[bool] = None):
         assert check_array_layout(), "numpy's array layout is not the one native entries read"
         self.name = name
-        self.kernel: Kernel = lower_group(graph, f"{name}_kernel")
+        self.lowered = lower_group(graph, f"{name}_kernel")
+        self.kernel: Optional[Kernel] = self.lowered.kernel
+        self.buffers = self.lowered.buffers
         self.bounds_checks = bounds_checks_enabled() if bounds_checks is None else bounds_checks
         module = new_module(name)
-        fn = emit_kernel(module, self.kernel, self.bounds_checks)
-        addresses = emit_entry(module, name, self.kernel.buffers, [fn])
+        fns = [emit_product(module, f"{name}_product{i}", self.buffers, p)
+               for i, p in enumerate(self.lowered.products)]
+        if self.kernel is not None:
+            fns.append(emit_kernel(module, self.kernel, self.bounds_checks))
+        addresses = emit_entry(module, name, self.buffers, fns)
+        if self.lowered.products:
+            from .blas import register_symbols
+            register_symbols()
         self.library = CodeLibrary(module)
         self.library.finalize()
         for global_name, address in addresses.items():
             ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.n_inputs = len(graph.inputs)
-        self.outputs = [b for b in self.kernel.buffers if b.is_output]
-        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.kernel.buffers))
+        self.outputs = [b for b in self.buffers if b.is_output]  # outputs, then scratch
+        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.buffers))
         self._fn = proto(self.library.address(name))
 
     @property
@@ -50,7 +58,7 @@ class NativeUnit:
     def call(self, args: list) -> tuple[int, list]:
         """Run on `args` (arrays; numbers for number inputs) into new output arrays."""
         args = [a if isinstance(a, np.ndarray) or not isinstance(a, (bool, int, float))
-                else np.array(a, self.kernel.buffers[i].dtype) for i, a in enumerate(args)]
+                else np.array(a, self.buffers[i].dtype) for i, a in enumerate(args)]
         outs = [np.empty(b.sizes, b.dtype) for b in self.outputs]
         status = self._fn(*args, *outs)
-        return status, outs
+        return status, [outs[i - self.n_inputs] for i in self.lowered.results]

@@ -107,3 +107,21 @@ def test_backward_graph_shape_bookkeeping_folds_under_the_specialization():
             got = runner.run([g, y, None])[0]
         np.testing.assert_allclose(got.data, expected.data, rtol=1e-6)
     assert (runner.stats.nodes_native, runner.stats.nodes_interpreted) == (4, 0)
+
+
+def test_linear_calls_blas_and_fuses_bias_and_relu():
+    text = """graph(%x : Tensor, %w : Tensor, %b : Tensor, %w2 : Tensor):
+  %h : Tensor = aten::linear(%x, %w, %b)
+  %r : Tensor = aten::relu(%h)
+  %y : Tensor = aten::matmul(%r, %w2)
+  return (%y)"""
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal(s)) for s in [(6, 9), (5, 9), (5,), (5, 3)]]
+    runner = NativeRunner(parse_ir(text))
+    expected = Interpreter(parse_ir(text)).run(xs)[0]
+    for _ in range(2):
+        with no_grad():
+            got = runner.run(xs)[0]
+        np.testing.assert_allclose(got.data, expected.data, rtol=1e-12)
+    s = runner.stats
+    assert (s.units, s.nodes_native, s.nodes_interpreted, s.bailouts) == (2, 3, 0, 0)
