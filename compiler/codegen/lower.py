@@ -92,6 +92,12 @@ def lowerable_args(node: Node, entry: Optional[OpEntry] = None) -> bool:
     return all(tensor_layout(o.type) is not None for o in node.outputs)
 
 
+def _is_view(node: Node) -> bool:
+    """Views are index arithmetic: their shapes take no part in the iteration space."""
+    entry = entry_of(node) if node.kind != "prim::Constant" else None
+    return entry is not None and entry.schema.is_view
+
+
 class GroupLowering:
     """Lowers the nodes of one group graph into a kernel. The iteration space is the
     broadcast shape of the node outputs, or, with reductions, the reduced input's shape with
@@ -115,8 +121,8 @@ class GroupLowering:
                 raise NotLowerable(f"output %{v.name} has no complete tensor type")
             dtype, sizes, _ = layout
             self.buffers.append(Buffer(len(self.buffers), dtype, sizes, contiguous_strides(sizes), True))
-        shapes = [tensor_layout(o.type)[1] for n in graph.nodes() for o in n.outputs
-                  if tensor_layout(o.type) is not None]
+        shapes = [tensor_layout(o.type)[1] for n in graph.nodes() if not _is_view(n)
+                  for o in n.outputs if tensor_layout(o.type) is not None]
         try:
             full = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
         except ValueError:  # reductions make smaller shapes; their input shape decides

@@ -6,7 +6,10 @@ before it when the run with it still lowers to one kernel."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from irjit.compiler.ir import Block, Graph, Node
+from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.registry import register_pass
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.types import TensorType
@@ -112,8 +115,75 @@ def _runs(block: Block) -> list[list[Node]]:
     return runs
 
 
-def partition_block(block: Block) -> bool:
+def _pieces(node: Node) -> Optional[tuple[int, list[tuple[int, int]]]]:
+    """(dim, [(start, end)...]) of a chunk/unbind whose input has complete sizes."""
+    x = node.inputs[0]
+    layout = tensor_layout(x.type)
+    if layout is None or not layout[1]:
+        return None
+    sizes = layout[1]
+    if node.kind == "prim::ConstantChunk":
+        chunks, dim = node.attr("chunks"), node.attr("dim")
+    elif node.kind in ("aten::chunk", "aten::unbind") and all(
+            v.node.kind == "prim::Constant" for v in node.inputs[1:]):
+        args = [constant_value(v.node) for v in node.inputs[1:]]
+        if node.kind == "aten::unbind":
+            dim = args[0] if args else 0
+            chunks = sizes[dim % len(sizes)]
+        else:
+            chunks, dim = args[0], (args[1] if len(args) > 1 else 0)
+    else:
+        return None
+    dim %= len(sizes)
+    n = sizes[dim]
+    step = -(-n // chunks) if chunks > 0 else 0
+    if step == 0:
+        return None
+    return dim, [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+def split_chunks(block: Block) -> bool:
+    """`prim::ConstantChunk`, and `aten::chunk`/`aten::unbind` unpacked by `prim::ListUnpack`,
+    become one `aten::slice` (`aten::select` for unbind) per piece: views that fuse."""
     changed = False
+    for n in list(block.nodes()):
+        lists = n.kind in ("aten::chunk", "aten::unbind")
+        if n.kind != "prim::ConstantChunk" and not lists:
+            continue
+        found = _pieces(n)
+        if found is None:
+            continue
+        dim, bounds = found
+        if lists:
+            uses = n.output.uses
+            if len(uses) != 1 or uses[0].user.kind != "prim::ListUnpack":
+                continue
+            unpack = uses[0].user
+            outputs = unpack.outputs
+        else:
+            unpack, outputs = None, n.outputs
+        if len(outputs) != len(bounds):
+            continue
+        g = n.graph
+        g.set_insert_point(n)
+        d = g.insert_constant(dim)
+        for (start, end), out in zip(bounds, outputs):
+            if n.kind == "aten::unbind":
+                piece = g.insert_node(g.create("aten::select", [n.inputs[0], d, g.insert_constant(start)]))
+            else:
+                piece = g.insert_node(g.create("aten::slice", [n.inputs[0], d, g.insert_constant(start),
+                                                               g.insert_constant(end), g.insert_constant(1)]))
+            piece.output.type = out.type
+            out.replace_all_uses_with(piece.output)
+        if unpack is not None:
+            unpack.destroy()
+        n.destroy()
+        changed = True
+    return changed
+
+
+def partition_block(block: Block) -> bool:
+    changed = split_chunks(block)
     for n in block.nodes():
         for b in n.blocks:
             changed |= partition_block(b)

@@ -435,6 +435,8 @@ class ExprEmitter:
         return self._view(x, new_sizes, strides)
 
     def slice(self, x, dim, start, end, step):
+        if not isinstance(x, View):
+            raise NotLowerable("slices of computed values stay interpreted")
         dim = dim % len(x.sizes)
         n = x.sizes[dim]
         start, end, step = slice(start, end, step).indices(n)
@@ -444,6 +446,8 @@ class ExprEmitter:
         return self._view(x, sizes, strides, start * x.strides[dim] if length else 0)
 
     def select(self, x, dim, index):
+        if not isinstance(x, View) or not isinstance(index, int):
+            raise NotLowerable("select of a computed value or at a run-time index")
         dim = dim % len(x.sizes)
         n = x.sizes[dim]
         if not -n <= index < n:

@@ -125,3 +125,36 @@ def test_linear_calls_blas_and_fuses_bias_and_relu():
         np.testing.assert_allclose(got.data, expected.data, rtol=1e-12)
     s = runner.stats
     assert (s.units, s.nodes_native, s.nodes_interpreted, s.bailouts) == (2, 3, 0, 0)
+
+
+def test_lstm_cell_chunks_become_slices_that_fuse():
+    text = """graph(%x : Tensor, %h : Tensor, %c : Tensor, %w : Tensor, %b : Tensor):
+  %four : int = prim::Constant[value=4]()
+  %one : int = prim::Constant[value=1]()
+  %wt : Tensor = aten::t(%w)
+  %m : Tensor = aten::matmul(%x, %wt)
+  %gates : Tensor = aten::add(%m, %b, %one)
+  %parts : Tensor[] = aten::chunk(%gates, %four, %one)
+  %i : Tensor, %f : Tensor, %g : Tensor, %o : Tensor = prim::ListUnpack(%parts)
+  %i2 : Tensor = aten::sigmoid(%i)
+  %f2 : Tensor = aten::sigmoid(%f)
+  %g2 : Tensor = aten::tanh(%g)
+  %o2 : Tensor = aten::sigmoid(%o)
+  %fc : Tensor = aten::mul(%f2, %c)
+  %ig : Tensor = aten::mul(%i2, %g2)
+  %c2 : Tensor = aten::add(%fc, %ig, %one)
+  %t : Tensor = aten::tanh(%c2)
+  %h2 : Tensor = aten::mul(%o2, %t)
+  return (%h2, %c2)"""
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in
+          [(3, 5), (3, 4), (3, 4), (16, 5), (16,)]]
+    runner = NativeRunner(parse_ir(text))
+    expected = Interpreter(parse_ir(text)).run(xs)
+    for _ in range(2):
+        with no_grad():
+            got = runner.run(xs)
+        for e, g in zip(expected, got):
+            np.testing.assert_allclose(g.data, e.data, rtol=1e-5, atol=1e-6)
+    s = runner.stats
+    assert (s.units, s.nodes_native, s.nodes_interpreted, s.bailouts) == (2, 16, 0, 0)  # chunk + ListUnpack became 4 slices
