@@ -240,3 +240,23 @@ def native_runner(ctx: RunnerContext) -> NativeRunner:
 
 
 register_backend("native", native_runner)
+
+
+def compile(source, input_types=None, params=None, constants=None, functions=None):
+    """A Function (numpy in, numpy out; `run`, `backward` as `irjit.load`'s) whose graph runs
+    with native units. `input_types` ("Float(2, 3), int" or a list of types) declares the
+    inputs' types up front; calls whose tensors differ are specialized again (or, past the
+    limit, interpreted), never run with the wrong layout."""
+    from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
+                                                             specialize_input_types)
+    from .loader import load
+    fn = load(source, params, constants, functions)
+    interp = fn.interpreter
+    if input_types is not None:
+        types = parse_input_types(input_types) if isinstance(input_types, str) else list(input_types)
+        try:
+            specialize_input_types(interp.graph, types)
+        except InputTypeError as e:
+            raise ValueError(f"input_types: {e}") from None
+    fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, interp.filename)
+    return fn

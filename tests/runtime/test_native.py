@@ -158,3 +158,28 @@ def test_lstm_cell_chunks_become_slices_that_fuse():
             np.testing.assert_allclose(g.data, e.data, rtol=1e-5, atol=1e-6)
     s = runner.stats
     assert (s.units, s.nodes_native, s.nodes_interpreted, s.bailouts) == (2, 16, 0, 0)  # chunk + ListUnpack became 4 slices
+
+
+def test_irjit_compile_gives_a_function_running_native_units():
+    import irjit
+    fn = irjit.compile(GRAPH, input_types="Float(5, 7), Float(5, 7), Float(7)")
+    xs = [x.data for x in _inputs()]
+    expected = Interpreter(parse_ir(GRAPH)).run([Tensor(x) for x in xs])
+    for _ in range(2):
+        got = fn.run(*xs, requires_grad=False)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g.data, e.data, rtol=1e-5, atol=1e-5)
+    assert fn.interpreter.stats.units == 1
+
+
+def test_gradients_of_a_compiled_function_go_through_the_tape():
+    import irjit
+    text = """graph(%x : Tensor, %y : Tensor):
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::tanh(%a)
+  return (%b)"""
+    xs = [np.linspace(-1, 1, 6).reshape(2, 3), np.full((2, 3), 0.5)]
+    native = irjit.grad(irjit.compile(text), xs)
+    interpreted = irjit.grad(irjit.load(text), xs)
+    for k in ("arg0", "arg1"):
+        np.testing.assert_allclose(native[k], interpreted[k], rtol=1e-12)
