@@ -4,6 +4,7 @@ matrix products (BLAS calls whose results the rest of the kernel reads)."""
 from __future__ import annotations
 
 from . import linalg, nn_linear, views  # noqa: F401
+from .lowering_common import NotLowerable
 from .registry import lowering
 
 
@@ -85,6 +86,8 @@ def _select(e, x, dim, index):
 
 @lowering("aten::narrow")
 def _narrow(e, x, dim, start, length):
+    if not (isinstance(start, int) and isinstance(length, int)):
+        raise NotLowerable("narrow at run-time bounds")
     start = start % x.sizes[dim % len(x.sizes)] if start < 0 else start
     return e.slice(x, dim, start, start + length, 1)
 

@@ -10,7 +10,8 @@ import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops
-from .kernel import Access, Buffer, Const, Expr, Kernel, Load, Op, Reduce, expr_children
+from .kernel import (Access, Buffer, Const, Expr, Kernel, Load, Op, Reduce, dynamic_indices,
+                     expr_children)
 
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -61,6 +62,7 @@ class KernelEmitter:
 
     def emit(self) -> ir.Function:
         k = self.kernel
+        self.dynamic = {index: self.checked_index(index) for index in dynamic_indices(k)}
         outer_stores = [s for s in k.stores if not s.inner]
         inner_stores = [s for s in k.stores if s.inner]
 
@@ -115,10 +117,21 @@ class KernelEmitter:
                 iv = self.indices[axis]
                 assert iv is not None, "an access uses an axis outside its loop"
                 index = b.add(index, b.mul(iv, ir.Constant(I64, stride), flags=["nsw"]), flags=["nsw"])
+        for term, stride in access.dynamic:
+            index = b.add(index, b.mul(self.dynamic[term], ir.Constant(I64, stride)))
         if self.checks:
             self.check_bounds(index, buf.extent)
         etype = scalar_ops.memory_type(buf.dtype)
         return b.gep(self.fn.args[access.buffer], [index], inbounds=True, source_etype=etype)
+
+    def checked_index(self, index) -> ir.Value:
+        """The run-time index, wrapped when negative; out of range returns the status."""
+        b = self.builder
+        raw = b.load(self.fn.args[index.buffer], typ=I64)
+        size = ir.Constant(I64, index.size)
+        wrapped = b.select(b.icmp_signed("<", raw, ir.Constant(I64, 0)), b.add(raw, size), raw)
+        self.check_bounds(wrapped, index.size)
+        return wrapped
 
     def check_bounds(self, index: ir.Value, extent: int) -> None:
         b = self.builder
@@ -200,12 +213,25 @@ def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
-    def pointer(index: int, offset: int = 0) -> ir.Value:
+    fail = fn.append_basic_block("index_out_of_range")
+    with b.goto_block(fail):
+        b.ret(ir.Constant(I32, STATUS_OUT_OF_BOUNDS))
+
+    def pointer(index: int, offset: int = 0, dynamic=()) -> ir.Value:
         p = fn.args[index]
-        return b.gep(p, [ir.Constant(I64, offset)], inbounds=True) if offset else p
+        total = ir.Constant(I64, offset)
+        for term, stride in dynamic:  # a run-time index, wrapped and checked before use
+            raw = b.load(b.bitcast(fn.args[term.buffer], I64.as_pointer()), typ=I64)
+            size = ir.Constant(I64, term.size)
+            idx = b.select(b.icmp_signed("<", raw, ir.Constant(I64, 0)), b.add(raw, size), raw)
+            ok = fn.append_basic_block("index_ok")
+            b.cbranch(b.icmp_unsigned("<", idx, size), ok, fail)
+            b.position_at_end(ok)
+            total = b.add(total, b.mul(idx, ir.Constant(I64, stride)))
+        return b.gep(p, [total], inbounds=True) if offset or dynamic else p
 
     a, m = product.a, product.b
-    emit_matmul(b, product.dtype.name, pointer(a.buffer, a.offset), a.sizes, a.strides,
-                pointer(m.buffer, m.offset), m.sizes, m.strides, pointer(product.out))
+    emit_matmul(b, product.dtype.name, pointer(a.buffer, a.offset, a.dynamic), a.sizes, a.strides,
+                pointer(m.buffer, m.offset, m.dynamic), m.sizes, m.strides, pointer(product.out))
     b.ret(ir.Constant(I32, 0))
     return fn

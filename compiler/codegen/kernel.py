@@ -34,12 +34,23 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class Index:
+    """A run-time index: the int64 in 0-dim buffer `buffer`, negative ones counted from
+    `size`; the kernel checks 0 <= index < size before anything reads through it."""
+
+    buffer: int
+    size: int
+
+
+@dataclass(frozen=True)
 class Access:
-    """`buffer[offset + sum(i_k * strides[k])]` over the kernel's axes (outer then inner)."""
+    """`buffer[offset + sum(i_k * strides[k]) + sum(index * stride for dynamic terms)]`
+    over the kernel's axes (outer then inner)."""
 
     buffer: int
     strides: tuple[int, ...]
     offset: int = 0
+    dynamic: tuple = ()  # (Index, stride) pairs
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,7 @@ class Operand:
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int = 0
+    dynamic: tuple = ()  # (Index, stride) pairs
 
 
 @dataclass(frozen=True)
@@ -128,3 +140,21 @@ def expr_children(e: Expr) -> tuple:
 
 def contains_reduce(e: Expr) -> bool:
     return isinstance(e, Reduce) or any(contains_reduce(c) for c in expr_children(e))
+
+
+def dynamic_indices(kernel: Kernel) -> list[Index]:
+    """Every run-time index the kernel's accesses use, in a fixed order."""
+    found: dict = {}
+
+    def visit(e) -> None:
+        if isinstance(e, Load):
+            for index, _ in e.access.dynamic:
+                found.setdefault(index, None)
+        for c in expr_children(e):
+            visit(c)
+
+    for st in kernel.stores:
+        for index, _ in st.access.dynamic:
+            found.setdefault(index, None)
+        visit(st.value)
+    return list(found)

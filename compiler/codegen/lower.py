@@ -70,7 +70,7 @@ def entry_of(node: Node) -> Optional[OpEntry]:
 # run-time numbers reach a kernel as 0-dim buffers of these dtypes
 NUMBER_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
 # schema argument types whose value may be a run-time number (not a size or a dim)
-_NUMERIC_ARGS = frozenset({"Scalar", "Scalar?", "float", "float?", "number"})
+_NUMERIC_ARGS = frozenset({"Scalar", "Scalar?", "float", "float?", "number", "SymInt"})
 
 
 def number_dtype(t: Any) -> Optional[np.dtype]:

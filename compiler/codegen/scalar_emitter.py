@@ -44,6 +44,7 @@ class View:
     sizes: tuple
     strides: tuple
     offset: int = 0
+    dynamic: tuple = ()  # (kernel.Index, stride) pairs: offsets known at run time
 
     @property
     def priority(self) -> int:
@@ -132,7 +133,7 @@ class ExprEmitter:
         for n, st, ax in zip(v.sizes, v.strides, axes):
             if ax is not None and n != 1:
                 strides[ax] = st
-        access = Access(v.buffer, tuple(strides), v.offset)
+        access = Access(v.buffer, tuple(strides), v.offset, v.dynamic)
         return Val(Load(access, v.dtype), v.dtype, v.priority, v.sizes,
                    tuple(ax if n != 1 else None for n, ax in zip(v.sizes, axes)))
 
@@ -381,15 +382,17 @@ class ExprEmitter:
         if any(n == 0 for n in a.sizes + b.sizes):
             raise NotLowerable("empty product")
         out = self.allocate(a.dtype, layout.out_shape)
-        self.products.append(Product(Operand(a.buffer, a.sizes, a.strides, a.offset),
-                                     Operand(b.buffer, b.sizes, b.strides, b.offset), out, a.dtype))
+        self.products.append(Product(Operand(a.buffer, a.sizes, a.strides, a.offset, a.dynamic),
+                                     Operand(b.buffer, b.sizes, b.strides, b.offset, b.dynamic),
+                                     out, a.dtype))
         return View(out, a.dtype, layout.out_shape, _contiguous(layout.out_shape))
 
     # ---- views (index arithmetic on input buffers; size-1 dims of computed values)
-    def _view(self, x, sizes, strides=None, offset=0) -> View:
+    def _view(self, x, sizes, strides=None, offset=0, dynamic=()) -> View:
         if not isinstance(x, View):
             raise NotLowerable("views of computed values stay interpreted")
-        return View(x.buffer, x.dtype, tuple(sizes), tuple(strides), x.offset + offset)
+        return View(x.buffer, x.dtype, tuple(sizes), tuple(strides), x.offset + offset,
+                    x.dynamic + tuple(dynamic))
 
     def permute(self, x, dims):
         dims = [d % len(x.sizes) for d in dims]
@@ -435,8 +438,8 @@ class ExprEmitter:
         return self._view(x, new_sizes, strides)
 
     def slice(self, x, dim, start, end, step):
-        if not isinstance(x, View):
-            raise NotLowerable("slices of computed values stay interpreted")
+        if not isinstance(x, View) or not all(v is None or isinstance(v, int) for v in (start, end, step)):
+            raise NotLowerable("slices of computed values or at run-time bounds stay interpreted")
         dim = dim % len(x.sizes)
         n = x.sizes[dim]
         start, end, step = slice(start, end, step).indices(n)
@@ -446,10 +449,17 @@ class ExprEmitter:
         return self._view(x, sizes, strides, start * x.strides[dim] if length else 0)
 
     def select(self, x, dim, index):
-        if not isinstance(x, View) or not isinstance(index, int):
-            raise NotLowerable("select of a computed value or at a run-time index")
+        if not isinstance(x, View):
+            raise NotLowerable("select of a computed value")
         dim = dim % len(x.sizes)
         n = x.sizes[dim]
+        if isinstance(index, Val):  # a run-time index: checked in the kernel before use
+            load = index.expr
+            if not (isinstance(load, Load) and index.dtype == np.int64 and n > 0):
+                raise NotLowerable("select at a computed index")
+            from .kernel import Index
+            return self._view(x, x.sizes[:dim] + x.sizes[dim + 1:], x.strides[:dim] + x.strides[dim + 1:],
+                              0, ((Index(load.access.buffer, n), x.strides[dim]),))
         if not -n <= index < n:
             raise NotLowerable("select index out of range")
         index %= n

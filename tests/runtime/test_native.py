@@ -5,8 +5,10 @@ is interpreted for that call."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from irjit.compiler import parse_ir
+from irjit.ops.errors import IRRuntimeError
 from irjit.ops.tensor import Tensor
 from irjit.runtime import no_grad
 from irjit.runtime.interpreter import Interpreter
@@ -183,3 +185,47 @@ def test_gradients_of_a_compiled_function_go_through_the_tape():
     interpreted = irjit.grad(irjit.load(text), xs)
     for k in ("arg0", "arg1"):
         np.testing.assert_allclose(native[k], interpreted[k], rtol=1e-12)
+
+
+def test_select_at_a_run_time_index_is_checked_in_native_code():
+    text = """graph(%x : Tensor, %i : int):
+  %zero : int = prim::Constant[value=0]()
+  %r : Tensor = aten::select(%x, %zero, %i)
+  %y : Tensor = aten::neg(%r)
+  return (%y)"""
+    x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    runner = NativeRunner(parse_ir(text))
+    with no_grad():
+        for i in (0, 2, -1, 1):
+            assert runner.run([x, i])[0].data.tolist() == (-x.data[i]).tolist()
+        assert runner.stats.bailouts == 0 and runner.stats.nodes_native == 2
+        with pytest.raises(IRRuntimeError, match="out of range|out of bounds"):
+            runner.run([x, 3])  # refused natively (a bailout), then the interpreter's error
+    assert runner.stats.bailouts == 1
+
+
+def test_rnn_loop_body_runs_natively():
+    text = """graph(%x : Tensor, %h0 : Tensor, %W : Tensor, %U : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %n : int = prim::Constant[value=3]()
+  %h : Tensor = prim::Loop(%n, %true, %h0)
+    block0(%i : int, %hi : Tensor):
+      %xi : Tensor = aten::select(%x, %zero, %i)
+      %a : Tensor = aten::matmul(%xi, %W)
+      %b : Tensor = aten::matmul(%hi, %U)
+      %c : Tensor = aten::add(%a, %b, %one)
+      %d : Tensor = aten::tanh(%c)
+      -> (%true, %d)
+  return (%h)"""
+    rng = np.random.default_rng(0)
+    xs = [Tensor((rng.standard_normal(s) * 0.3).astype(np.float32))
+          for s in [(3, 2, 4), (2, 4), (4, 4), (4, 4)]]
+    runner = NativeRunner(parse_ir(text))
+    expected = Interpreter(parse_ir(text)).run(xs)[0]
+    for _ in range(2):
+        with no_grad():
+            got = runner.run(xs)[0]
+        np.testing.assert_allclose(got.data, expected.data, rtol=1e-5, atol=1e-6)
+    assert (runner.stats.nodes_native, runner.stats.nodes_interpreted) == (5, 0)
