@@ -1,9 +1,9 @@
 """Native lowering rules of views (index arithmetic on the viewed buffer, no copies) and of
-matrix products (BLAS calls whose results the rest of the kernel reads)."""
+matrix products and convolutions (BLAS calls whose results the rest of the kernel reads)."""
 
 from __future__ import annotations
 
-from . import linalg, nn_linear, views  # noqa: F401
+from . import linalg, nn_conv, nn_linear, views  # noqa: F401
 from .lowering_common import NotLowerable
 from .registry import lowering
 
@@ -11,6 +11,13 @@ from .registry import lowering
 @lowering("aten::mm", "aten::matmul", "aten::bmm")
 def _matmul(e, a, b):
     return e.matmul(a, b)
+
+
+@lowering("aten::conv2d")
+def _conv2d(e, x, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    if isinstance(padding, str) or len(x.sizes) != 4:
+        raise NotLowerable("string padding or unbatched input")
+    return e.conv2d(x, weight, bias, stride, padding, dilation, groups)
 
 
 @lowering("aten::linear")

@@ -203,6 +203,20 @@ def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) 
     return KernelEmitter(module, kernel, bounds_checks).emit()
 
 
+def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) -> ir.Function:
+    """`i32 name(ptr...)`: conv2d forward through `conv.emit_conv2d_forward`."""
+    from .conv import emit_conv2d_forward
+    params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
+    fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    arg = lambda i: None if i is None else fn.args[i]  # noqa: E731
+    emit_conv2d_forward(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
+                        arg(conv.bias), arg(conv.out), arg(conv.scratch))
+    b.ret(ir.Constant(I32, 0))
+    return fn
+
+
 def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -> ir.Function:
     """`i32 name(ptr...)`: the matrix product, through `matmul.emit_matmul` (BLAS or its loop
     kernel), reading strided operands in place."""

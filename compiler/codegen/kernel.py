@@ -10,7 +10,7 @@ equal expressions are one value (the emitter computes each once per loop level).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -114,6 +114,20 @@ class Product:
     a: Operand
     b: Operand
     out: int
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Convolution:
+    """`out = conv2d(x, weight, bias)` of contiguous NCHW/OIHW buffers (conv.py: im2col into
+    buffer `scratch` + GEMM)."""
+
+    shape: object  # conv.Conv2dShape
+    x: int
+    weight: int
+    bias: Optional[int]
+    out: int
+    scratch: Optional[int]
     dtype: np.dtype
 
 

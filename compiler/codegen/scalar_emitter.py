@@ -387,6 +387,32 @@ class ExprEmitter:
                                      out, a.dtype))
         return View(out, a.dtype, layout.out_shape, _contiguous(layout.out_shape))
 
+    def conv2d(self, x, weight, bias, stride, padding, dilation, groups) -> View:
+        """conv2d of contiguous input views (NCHW, OIHW), run before the loop nest."""
+        from .conv import Conv2dShape, conv2d_scratch_elems
+        from .kernel import Convolution
+        views = [v for v in (x, weight, bias) if v is not None]
+        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and
+                   v.strides == _contiguous(v.sizes) for v in views) or self.allocate is None:
+            raise NotLowerable("conv2d of computed or non-contiguous values")
+        if x.dtype != weight.dtype or x.dtype.name not in ("float32", "float64") or \
+                (bias is not None and bias.dtype != x.dtype):
+            raise NotLowerable("conv2d dtypes")
+        if not all(isinstance(v, int) for v in [groups, *stride, *padding, *dilation]):
+            raise NotLowerable("conv2d with run-time geometry")
+        try:
+            shape = Conv2dShape.of(x.sizes, weight.sizes, stride, padding, dilation, groups)
+        except (ValueError, RuntimeError) as e:
+            raise NotLowerable(str(e)) from None
+        out_sizes = (shape.batch, shape.out_channels, shape.out_h, shape.out_w)
+        out = self.allocate(x.dtype, out_sizes)
+        elems = conv2d_scratch_elems(shape)
+        scratch = self.allocate(x.dtype, (elems,)) if elems else None
+        self.products.append(Convolution(shape, x.buffer, weight.buffer,
+                                         bias.buffer if bias is not None else None, out,
+                                         scratch, x.dtype))
+        return View(out, x.dtype, out_sizes, _contiguous(out_sizes))
+
     # ---- views (index arithmetic on input buffers; size-1 dims of computed values)
     def _view(self, x, sizes, strides=None, offset=0, dynamic=()) -> View:
         if not isinstance(x, View):

@@ -11,9 +11,9 @@ import numpy as np
 
 from irjit.compiler.ir import Graph
 
-from .emit import emit_kernel, emit_product
+from .emit import emit_convolution, emit_kernel, emit_product
 from .entry import check_array_layout, emit_entry
-from .kernel import Kernel
+from .kernel import Convolution, Kernel
 from .library import CodeLibrary, new_module
 from .lower import lower_group
 
@@ -34,7 +34,8 @@ class NativeUnit:
         self.buffers = self.lowered.buffers
         self.bounds_checks = bounds_checks_enabled() if bounds_checks is None else bounds_checks
         module = new_module(name)
-        fns = [emit_product(module, f"{name}_product{i}", self.buffers, p)
+        fns = [(emit_convolution if isinstance(p, Convolution) else emit_product)(
+                   module, f"{name}_product{i}", self.buffers, p)
                for i, p in enumerate(self.lowered.products)]
         if self.kernel is not None:
             fns.append(emit_kernel(module, self.kernel, self.bounds_checks))

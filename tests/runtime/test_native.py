@@ -229,3 +229,24 @@ def test_rnn_loop_body_runs_natively():
             got = runner.run(xs)[0]
         np.testing.assert_allclose(got.data, expected.data, rtol=1e-5, atol=1e-6)
     assert (runner.stats.nodes_native, runner.stats.nodes_interpreted) == (5, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_with_bias_and_relu_runs_natively(dtype):
+    text = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %stride : int[] = prim::Constant[value=[2, 1]]()
+  %pad : int[] = prim::Constant[value=[1, 0]]()
+  %dil : int[] = prim::Constant[value=[1, 1]]()
+  %c : Tensor = aten::conv2d(%x, %w, %b, %stride, %pad, %dil, %one)
+  %r : Tensor = aten::relu(%c)
+  return (%r)"""
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal(s).astype(dtype)) for s in [(2, 3, 7, 6), (4, 3, 3, 2), (4,)]]
+    runner = NativeRunner(parse_ir(text))
+    expected = Interpreter(parse_ir(text)).run(xs)[0]
+    for _ in range(2):
+        with no_grad():
+            got = runner.run(xs)[0]
+        np.testing.assert_allclose(got.data, expected.data, rtol=1e-5, atol=1e-5)
+    assert (runner.stats.nodes_native, runner.stats.nodes_interpreted, runner.stats.bailouts) == (2, 0, 0)
