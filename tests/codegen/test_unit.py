@@ -73,3 +73,15 @@ def test_sizes_of_one_accept_any_stride():
     x = np.arange(8, dtype=np.float32).reshape(2, 4)[1:]  # row stride 16 bytes, size 1
     status, (out,) = unit.call([x])
     assert status == 0 and out.tolist() == [[-4, -5, -6, -7]]
+
+
+def test_irjit_dump_writes_llvm_ir_and_assembly(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRJIT_DUMP", "llvm,asm")
+    monkeypatch.setenv("IRJIT_DUMP_DIR", str(tmp_path))
+    monkeypatch.setenv("IRJIT_CACHE", "0")
+    graph = typed_graph("""graph(%x : Tensor):
+  %y : Tensor = aten::abs(%x)
+  return (%y)""", "Double(3)")
+    NativeUnit(graph, "dumped_unit")
+    assert "define" in (tmp_path / "irjit_dumped_unit.ll").read_text()
+    assert "dumped_unit:" in (tmp_path / "irjit_dumped_unit.s").read_text()
