@@ -1,0 +1,82 @@
+"""The six bench workloads (tests/fixtures/bench, printed by PyTorch 2.13) forward and
+backward under both executors with native units: outputs and gradients equal the
+interpreter's, and the executed nodes left to the interpreter are exactly the ones native
+code does not cover yet (any new interpreted node, or one that becomes native, fails here)."""
+
+import contextlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irjit
+from irjit.runtime.values import flatten_value, to_numpy
+
+from .native_coverage import measured
+
+BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
+# what still runs interpreted on the fourth call (forward + backward), per executor:
+# aten::all over the autograd zero checks (profiling); t/matmul outside DifferentiableGraphs
+# run with grad mode on (the interpreter records them on the tape); linear_backward and cat
+# have no lowering yet; _grad_sum_to_size whose sizes are neither a graph input nor folded
+# from a static shape; conv2d and relu of seed_conv_relu run with grad on (no
+# DifferentiableGraph: too small)
+REMAINING = {
+    ("elementwise_chain", "profiling"): {"aten::all": 1},
+    ("elementwise_chain", "legacy"): {"aten::_grad_sum_to_size": 4},
+    ("lstm_cell", "profiling"): {"aten::t": 2, "aten::matmul": 2, "aten::_grad_sum_to_size": 2,
+                                 "aten::cat": 1, "aten::all": 1},
+    ("lstm_cell", "legacy"): {"aten::t": 2, "aten::matmul": 2, "aten::_grad_sum_to_size": 4,
+                              "aten::cat": 1},
+    ("mlp", "profiling"): {"aten::linear_backward": 2, "aten::all": 1},
+    ("mlp", "legacy"): {"aten::linear_backward": 2, "aten::_grad_sum_to_size": 2},
+    ("tiny_linear_tanh", "profiling"): {"aten::t": 1, "aten::matmul": 1, "aten::all": 1},
+    ("tiny_linear_tanh", "legacy"): {"aten::t": 1, "aten::matmul": 1, "aten::_grad_sum_to_size": 2},
+    ("rnn_loop", "profiling"): {},
+    ("rnn_loop", "legacy"): {},
+    ("seed_conv_relu", "profiling"): {"aten::conv2d": 1, "aten::relu": 1},
+    ("seed_conv_relu", "legacy"): {"aten::conv2d": 1, "aten::relu": 1},
+}
+SMALLER = {"elementwise_chain": (4000,)}  # the graph takes any length; 4M floats are slow to interpret
+
+
+def _run(name, executor, monkeypatch=None):
+    """Outputs and gradients of a fourth forward+backward call (the profiling executors
+    of the graph and of its DifferentiableGraphs' f and df optimize after their profiled runs), and with `monkeypatch` that call's Coverage."""
+    meta = json.loads((BENCH / f"{name}.json").read_text())
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(SMALLER.get(name, i["shape"])).astype(i["dtype"]) for i in meta["inputs"]]
+    fn = irjit.load(BENCH / f"{name}.ir", executor=executor)
+    for _ in range(3):
+        fn.run(*args)
+        fn.backward()
+    cov = None
+    with contextlib.ExitStack() as stack:
+        if monkeypatch is not None:
+            cov = stack.enter_context(measured(monkeypatch))
+        outs = fn.run(*args)
+        grads = fn.backward()
+    return [to_numpy(v) for _, v in flatten_value(tuple(outs))], grads, cov
+
+
+RNN_LOOP_GRADS = pytest.mark.xfail(strict=True, reason="rnn_loop gradients under the executors "
+                                   "differ from the plain interpreter's by up to 0.09 (known, open)")
+
+
+@pytest.mark.parametrize("name,executor", [
+    pytest.param(*k, marks=RNN_LOOP_GRADS) if k[0] == "rnn_loop" else k for k in sorted(REMAINING)])
+def test_bench_workload_runs_natively_with_the_interpreters_results(name, executor, monkeypatch):
+    want_outs, want_grads, _ = _run(name, "interp")
+    got_outs, got_grads, cov = _run(name, executor, monkeypatch)
+    tol = json.loads((BENCH / f"{name}.json").read_text())["suggested_tolerance"]
+    rtol, atol = tol["rtol"], max(max(tol["atol"].values()), 1e-4)  # fp32 error bound of torch eager
+    for g, w in zip(got_outs, want_outs):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    assert sorted(got_grads) == sorted(want_grads)
+    for k, w in want_grads.items():
+        np.testing.assert_allclose(got_grads[k], w, rtol=rtol, atol=atol, err_msg=k)
+    print(f"{name} ({executor}): native {sum(cov.native.values())}, interpreted "
+          f"{dict(cov.interpreted)}")
+    assert sum(cov.native.values()) > 0 or name == "seed_conv_relu"
+    assert dict(cov.interpreted) == REMAINING[name, executor]
