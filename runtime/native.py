@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from irjit.compiler.codegen.cache import get_unit
+from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
@@ -195,6 +196,7 @@ class NativeRunner:
                     v.type = t.with_(requires_grad=v.type.requires_grad)
         if _fold_input_sizes(g) | _fold_fixed_inputs(g, inputs):
             constant_propagation(g)
+        decompose_for_native(g)
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)

@@ -1,0 +1,79 @@
+"""Specialization-time decompositions for native code: multi-output ops of a fully typed
+graph become single-output nodes that have lowering rules, so they join native groups."""
+
+from __future__ import annotations
+
+from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir.constants import constant_value
+from irjit.ops.types import TensorType
+
+from .lower import contiguous_strides, tensor_layout
+
+
+def _typed(node: Node, like: TensorType, sizes) -> Node:
+    node.output.type = like.with_(sizes=tuple(sizes), strides=contiguous_strides(sizes))
+    return node
+
+
+def _constant_list(v):
+    """The value of a constant list (a list constant or a ListConstruct of constants)."""
+    if v.node.kind == "prim::Constant":
+        return list(constant_value(v.node))
+    if v.node.kind == "prim::ListConstruct" and all(i.node.kind == "prim::Constant" for i in v.node.inputs):
+        return [constant_value(i.node) for i in v.node.inputs]
+    return None
+
+
+def _decompose_linear_backward(n: Node) -> bool:
+    """`aten::linear_backward(x, g, w, mask)` with a 2-D weight: grad_input = g @ w,
+    grad_weight = g2ᵀ @ x2 (g and x flattened to 2-D), grad_bias = g summed over the leading
+    dims; outputs the constant mask leaves out must be unused."""
+    x, g, w, mask_v = n.inputs
+    layouts = [tensor_layout(v.type) for v in (x, g, w)]
+    mask = _constant_list(mask_v)
+    if mask is None or len(mask) != 3 or any(l is None for l in layouts):
+        return False
+    (xd, xs, _), (gd, gs, _), (wd, ws, _) = layouts
+    if len(ws) != 2 or len(xs) < 2 or len(gs) != len(xs) or not xd == gd == wd:
+        return False
+    if any(not m and o.uses for m, o in zip(mask, n.outputs)) or \
+            any(m and tensor_layout(o.type) is None for m, o in zip(mask, n.outputs)):
+        return False
+    graph = n.graph
+    graph.set_insert_point(n)
+    out_features, in_features = ws
+    gt = g.type
+    if mask[0]:
+        gi = graph.insert_node(graph.create("aten::matmul", [g, w]))
+        gi.output.type = n.outputs[0].type
+        n.outputs[0].replace_all_uses_with(gi.output)
+    if mask[1]:
+        rows = 1
+        for s in gs[:-1]:
+            rows *= s
+        g2 = _typed(graph.insert_node(graph.create(
+            "aten::reshape", [g, graph.insert_constant([rows, out_features])])), gt, (rows, out_features))
+        x2 = _typed(graph.insert_node(graph.create(
+            "aten::reshape", [x, graph.insert_constant([rows, in_features])])), gt, (rows, in_features))
+        g2t = _typed(graph.insert_node(graph.create("aten::t", [g2.output])), gt, (out_features, rows))
+        g2t.output.type = g2t.output.type.with_(strides=(1, out_features))
+        gw = graph.insert_node(graph.create("aten::matmul", [g2t.output, x2.output]))
+        gw.output.type = n.outputs[1].type
+        n.outputs[1].replace_all_uses_with(gw.output)
+    if mask[2]:
+        gb = graph.insert_node(graph.create("aten::sum", [
+            g, graph.insert_constant(list(range(len(gs) - 1))), graph.insert_constant(False),
+            graph.insert_constant(None)]))
+        gb.output.type = n.outputs[2].type
+        n.outputs[2].replace_all_uses_with(gb.output)
+    n.destroy()
+    return True
+
+
+def decompose_for_native(graph: Graph) -> bool:
+    """Rewrite the decomposable nodes of every block; True when anything changed."""
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind == "aten::linear_backward":
+            changed |= _decompose_linear_backward(n)
+    return changed
