@@ -13,6 +13,9 @@ from irjit.runtime import native
 from irjit.runtime.interpreter import Interpreter
 
 
+REPORT: dict = {}  # fixture name -> Coverage, printed by tests/runtime/conftest.py
+
+
 def _numeric(x) -> bool:
     if isinstance(x, (list, tuple)):
         return all(_numeric(i) for i in x)
