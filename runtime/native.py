@@ -20,6 +20,7 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
 from .autograd import is_grad_enabled
+from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .prims import _results, prim
@@ -54,6 +55,10 @@ class NativeStats:
         return NativeStats(**{f.name: getattr(self, f.name) for f in fields(NativeStats)})
 
 
+# NativeStats fields -> the executor COUNTERS that sum them
+_COUNTER_NAMES = {"units": "native_units", "nodes_native": "native_nodes",
+                  "nodes_interpreted": "interpreted_nodes", "compile_ms": "native_compile_ms",
+                  "cache_hits": "native_cache_hits", "bailouts": "native_bailouts"}
 TOTALS = NativeStats()  # over every runner of the process (irtool run --stats reports a delta)
 
 
@@ -206,6 +211,8 @@ class NativeRunner:
     def _count(self, **deltas) -> None:
         self.stats.add(**deltas)
         TOTALS.add(**deltas)
+        for name, delta in deltas.items():
+            COUNTERS.inc(_COUNTER_NAMES[name], delta)
 
     def _interpreter(self, graph: Graph) -> Interpreter:
         ctx = self.context

@@ -18,8 +18,15 @@ class Counters:
     profiled_runs: int = 0
     specializations: int = 0
     bailouts: int = 0
+    # native units (the "native" backend's NativeStats, summed over every runner)
+    native_units: int = 0
+    native_nodes: int = 0
+    interpreted_nodes: int = 0
+    native_compile_ms: float = 0.0
+    native_cache_hits: int = 0
+    native_bailouts: int = 0
 
-    def inc(self, name: str, by: int = 1) -> None:
+    def inc(self, name: str, by: float = 1) -> None:
         with _counter_lock:
             setattr(self, name, getattr(self, name) + by)
 

@@ -12,7 +12,7 @@ from irjit.runtime.autograd import is_grad_enabled
 from .argument_spec import (argument_spec, executor_inputs, attribute_nodes, attribute_values,
                             module_attribute_paths, specialized_type)
 from .counters import COUNTERS, record_last_executed
-from .plan import ExecutionPlan
+from .plan import ExecutionPlan, stats_summary
 from irjit.compiler.settings import ExecutorSettings, get_settings
 
 
@@ -106,7 +106,14 @@ class LegacyGraphExecutor:
                  f"{self.misses} miss(es)"]
         for spec, plan in self.plans.items():
             parts.append(f"# plan for {describe_spec(spec)}\n{plan.graph}")
+        stats = stats_summary(self.runner_stats())
+        if stats:
+            parts[0] += f"; {stats}"
         return "\n".join(parts)
+
+    def runner_stats(self) -> list:
+        """Each plan's runner statistics (and its DifferentiableGraphs' executors')."""
+        return [s for plan in list(self.plans.values()) for s in plan.runner_stats()]
 
 
 def describe_spec(spec: tuple) -> str:

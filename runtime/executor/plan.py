@@ -27,7 +27,7 @@ inputs that require grad with `EntryGuardFailed`.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Optional, Protocol
 
 from irjit.compiler.ir import Graph, Node
@@ -132,6 +132,17 @@ class ExecutionPlan:
             COUNTERS.inc("bailouts")
             return self._fallback_interpreter().run(inputs)
 
+    def runner_stats(self) -> list:
+        """The statistics objects (`line()`, `add`, `copy`: the native backend's units, nodes,
+        compile time, cache hits, bailouts) of this plan's runner and of the executors of its
+        DifferentiableGraphs' f and df."""
+        stats = getattr(self.runner, "stats", None)
+        found = [stats] if stats is not None and hasattr(stats, "line") else []
+        for ex in list(self._executors.values()):
+            found.extend(ex.runner_stats() if hasattr(ex, "runner_stats") else [])
+        return found
+
+
     def _fallback_interpreter(self) -> Interpreter:
         with self._lock:
             if self._interpreter is None:
@@ -158,3 +169,13 @@ class ExecutionPlan:
                     op = self._ops[id(node)] = DifferentiableGraphOp(
                         gradient_for(node), lambda g, xs: self._executor(g).run(*xs))
         return op(args)
+
+
+def stats_summary(stats: list) -> str:
+    """One line summing runner statistics ("" when there are none)."""
+    if not stats:
+        return ""
+    total = stats[0].copy()
+    for s in stats[1:]:
+        total.add(**asdict(s))
+    return total.line()

@@ -19,7 +19,7 @@ from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
 from .argument_spec import executor_inputs
 from .counters import COUNTERS, record_last_executed
-from .plan import ExecutionPlan
+from .plan import ExecutionPlan, stats_summary
 from .profiling_pipeline import optimize_profiled, profiling_insensitive
 from irjit.compiler.settings import ExecutorSettings, get_settings
 
@@ -203,7 +203,15 @@ class ProfilingGraphExecutor:
             parts.append(f"# optimized graph\n{self.optimized_plan.graph}")
         for g, ex in self._fallback_executors.items():
             parts.append("# fallback\n" + ex.debug_state())
+        stats = stats_summary(self.runner_stats())
+        if stats:
+            parts[0] += f"; {stats}"
         return "\n".join(parts)
+
+    def runner_stats(self) -> list:
+        """The optimized plan's runner statistics (and its DifferentiableGraphs' executors')."""
+        plan = self.optimized_plan
+        return plan.runner_stats() if plan is not None else []
 
 
 def _without_bailouts(template: Graph) -> Graph:

@@ -250,3 +250,26 @@ def test_conv2d_with_bias_and_relu_runs_natively(dtype):
             got = runner.run(xs)[0]
         np.testing.assert_allclose(got.data, expected.data, rtol=1e-5, atol=1e-5)
     assert (runner.stats.nodes_native, runner.stats.nodes_interpreted, runner.stats.bailouts) == (2, 0, 0)
+
+
+def test_debug_state_and_counters_report_native_statistics():
+    import irjit
+    from irjit.runtime.executor import COUNTERS
+    text = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %y : Tensor = aten::linear(%x, %w, %b)
+  %r : Tensor = aten::relu(%y)
+  return (%r)"""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(4, 8), (16, 8), (16,)]]
+    for kind in ("profiling", "legacy"):
+        before = COUNTERS.as_dict()
+        fn = irjit.load(irjit.parse_ir(text), executor=kind)
+        for _ in range(4):
+            fn.run(*args)
+            fn.backward()
+        after = COUNTERS.as_dict()
+        state = fn.executor.debug_state()
+        header = state.splitlines()[0]
+        assert "; native: units=" in header and "nodes_native=0 " not in header, header
+        assert after["native_units"] > before["native_units"]
+        assert after["native_nodes"] > before["native_nodes"]
