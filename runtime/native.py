@@ -138,6 +138,24 @@ def _fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
     return changed
 
 
+def _same_layout(t: TensorType, x: Tensor) -> bool:
+    seen = _tensor_type(x)
+    return seen is not None and (seen.scalar_type, seen.sizes, seen.strides) == (
+        t.scalar_type, t.complete_sizes(), tuple(t.strides) if t.strides is not None else None)
+
+
+def _types_complete(graph: Graph, inputs: list) -> bool:
+    """Whether every tensor value of the graph has a complete type (dtype, sizes, strides)
+    and the tensor inputs have exactly those layouts: then nothing needs profiling."""
+    values = list(graph.inputs) + [o for n in graph.walk() for o in n.outputs]
+    if any(isinstance(v.type, TensorType) and (
+            v.type.scalar_type is None or v.type.complete_sizes() is None or v.type.strides is None
+            or any(s is None for s in v.type.strides)) for v in values):
+        return False
+    return all(not isinstance(v.type, TensorType) or (isinstance(x, Tensor) and _same_layout(v.type, x))
+               for v, x in zip(graph.inputs, inputs))
+
+
 def _count_nodes(graph: Graph) -> tuple[int, int]:
     """(op nodes inside native groups, op nodes left to the interpreter); `prim::` structure
     (constants, guards, control flow, containers) is not counted."""
@@ -168,7 +186,7 @@ class NativeRunner:
         self._plans: dict[tuple, Interpreter] = {}
         self._generic: Optional[Interpreter] = None
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
 
     def run(self, inputs: list) -> list:
         key = _layout_key(inputs)
@@ -181,8 +199,10 @@ class NativeRunner:
         return interp.run(list(inputs))
 
     def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
-        """Interpret this call while recording every tensor value, then give the graph's
-        values those complete types and partition it (guards check them on later calls)."""
+        """Specialize the graph for this input layout: when its types already say every
+        tensor's layout and the inputs match them (the profiling executor's optimized graphs),
+        compile for this call; else interpret it while recording every tensor value, give the
+        graph's values those complete types, and specialize for the calls after it."""
         if len(self._plans) >= self.max_specializations or len(inputs) != len(self.graph.inputs):
             if self._generic is None:
                 self._generic = self._interpreter(self.graph)
@@ -192,21 +212,24 @@ class NativeRunner:
             self._originals[id(new)] = old
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
-        env: dict = {}
-        outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
-        for v, x in env.items():
-            if isinstance(x, Tensor) and isinstance(v.type, TensorType):
-                t = _tensor_type(x)
-                if t is not None:
-                    v.type = t.with_(requires_grad=v.type.requires_grad)
+        typed = _types_complete(g, inputs)
+        outputs = None
+        if not typed:
+            env: dict = {}
+            outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
+            for v, x in env.items():
+                if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                    t = _tensor_type(x)
+                    if t is not None:
+                        v.type = t.with_(requires_grad=v.type.requires_grad)
         if _fold_input_sizes(g) | _fold_fixed_inputs(g, inputs):
             constant_propagation(g)
         decompose_for_native(g)
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)
-        self._plans[key] = self._interpreter(g)
-        return outputs
+        plan = self._plans[key] = self._interpreter(g)
+        return plan.run(list(inputs)) if outputs is None else outputs
 
     def _count(self, **deltas) -> None:
         self.stats.add(**deltas)

@@ -273,3 +273,21 @@ def test_debug_state_and_counters_report_native_statistics():
         assert "; native: units=" in header and "nodes_native=0 " not in header, header
         assert after["native_units"] > before["native_units"]
         assert after["native_nodes"] > before["native_nodes"]
+
+
+def test_a_graph_whose_types_are_complete_runs_natively_on_its_first_call():
+    typed = """graph(%x : Float(4, 8, strides=[8, 1], device=cpu), %y : Float(4, 8, strides=[8, 1], device=cpu)):
+  %z : Float(4, 8, strides=[8, 1], device=cpu) = aten::mul(%x, %y)
+  %r : Float(4, 8, strides=[8, 1], device=cpu) = aten::relu(%z)
+  return (%r)"""
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal((4, 8)).astype(np.float32)) for _ in range(2)]
+    runner = NativeRunner(parse_ir(typed))
+    with no_grad():
+        got = runner.run(xs)
+    assert runner.stats.units == 1 and runner.stats.nodes_native == 2
+    np.testing.assert_allclose(got[0].data, np.maximum(xs[0].data * xs[1].data, 0), rtol=1e-6)
+    untyped = NativeRunner(parse_ir(GRAPH))  # Tensor types: the first call is profiled
+    with no_grad():
+        untyped.run(_inputs())
+    assert untyped.stats.units == 0 and untyped.stats.nodes_native > 0
