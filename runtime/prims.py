@@ -19,6 +19,7 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ClassType, OptionalType, TensorType, Type
 
 from .autograd import is_grad_enabled, run_op
+from .library_functions import LIBRARY_FUNCTIONS
 from .module import Module
 from .values import from_array
 
@@ -119,6 +120,8 @@ def _call_function(interp, node: Node, args, env):
     if getattr(fn, "fallback", False) and interp.fallback is not None:
         return _results(node, interp.fallback(fn, rest))
     g = interp.functions.get(name)
+    if g is None and name in LIBRARY_FUNCTIONS:
+        return LIBRARY_FUNCTIONS[name](*rest)
     if g is None:
         raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::CallFunction: the graph of "
                              f"function '{name}' is not available; inline it or pass it as a function")
@@ -127,6 +130,17 @@ def _call_function(interp, node: Node, args, env):
 
 def _results(node: Node, outs: list):
     return outs[0] if len(node.outputs) == 1 else outs
+
+
+@prim("aten::is_grad_enabled")
+def _is_grad_enabled(interp, node: Node, args, env):
+    return is_grad_enabled()
+
+
+@prim("aten::is_autocast_enabled", "aten::is_autocast_cpu_enabled")
+def _is_autocast_enabled(interp, node: Node, args, env):
+    """irjit never autocasts (modules such as nn.TransformerEncoderLayer ask)."""
+    return False
 
 
 @prim("prim::If")
