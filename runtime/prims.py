@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from irjit.compiler.ir import Node
-from irjit.ops.errors import IRRuntimeError
+from irjit.ops.errors import IRRuntimeError, IRTypeError
 from irjit.ops.prims import PURE_PRIMS, is_instance_of
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ClassType, OptionalType, TensorType, Type
@@ -79,9 +79,24 @@ def _get_attr(interp, node: Node, args, env):
         raise KeyError(f"parameter or attribute '{path}' (add it to the params file)") from None
     if isinstance(value, np.ndarray):
         # params files hold arrays; the attribute's type in the graph says what they are
-        value = from_array(value, node.outputs[0].type)
+        where = f"{obj.path}.{name}" if obj.path else name
+        try:
+            value = from_array(value, node.outputs[0].type)
+        except IRTypeError as e:
+            raise IRTypeError(f"parameter or attribute '{where}': {e}") from None
+        _check_attribute_dtype(where, node.outputs[0].type, value)
         obj.set(name, value)
     return value
+
+
+def _check_attribute_dtype(where: str, declared: Type, value: Any) -> None:
+    """A tensor attribute whose graph type names a dtype must have it (never cast)."""
+    t = declared.elem if isinstance(declared, OptionalType) else declared
+    if isinstance(t, TensorType) and t.scalar_type is not None and isinstance(value, Tensor):
+        want = SCALAR_TYPES.get(t.scalar_type)
+        if want is not None and str(value.dtype) != want:
+            raise IRTypeError(f"parameter or attribute '{where}' has type {t}, got a tensor of "
+                              f"dtype {value.dtype}")
 
 
 @prim("prim::SetAttr")
