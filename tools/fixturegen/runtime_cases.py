@@ -44,6 +44,7 @@ def _cases(m):
         "cast_int_double": (torch.jit.script(m.fn_cast_int_double), [torch.randn(3, 4) * 3]),
         "append_in_loop": (torch.jit.script(m.AppendInLoop()), [x4, 3]),
         "split_transpose_convs": (torch.jit.script(m.SplitTransposeConvs()), [x4]),
+        "extend_in_loop": (torch.jit.script(m.ExtendInLoop()), [torch.randn(2, 8, 3)]),
     }
 
 

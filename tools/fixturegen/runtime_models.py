@@ -54,3 +54,18 @@ class SplitTransposeConvs(nn.Module):
             spo.append(sp)
         spo.append(spx[-1])
         return torch.relu(torch.cat(spo, 1))
+
+
+class ExtendInLoop(nn.Module):
+    """A list filled in a loop by `append` on one branch and `+=` (aten::add_.t) on the
+    other, then concatenated."""
+
+    def forward(self, x):
+        spx = torch.split(x, 2, 1)
+        out: List[torch.Tensor] = []
+        for i in range(len(spx)):
+            if i % 2 == 0:
+                out.append(torch.sigmoid(spx[i]) * 2.0)
+            else:
+                out += [spx[i] * 3.0]
+        return torch.cat(out, 1).sum(0)

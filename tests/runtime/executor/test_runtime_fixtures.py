@@ -10,7 +10,7 @@ import pytest
 import irjit
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "runtime"
-NAMES = sorted(p.name for p in CASES.iterdir() if (p / "graph.ir").exists())
+NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expected.npz").exists())
 
 
 def _npz(path: Path) -> dict:
