@@ -152,6 +152,12 @@ def _is_grad_enabled(interp, node: Node, args, env):
     return is_grad_enabled()
 
 
+@prim("aten::is_leaf")
+def _is_leaf(interp, node: Node, args, env):
+    """A tensor no recorded op produced (PyTorch: grad_fn is None)."""
+    return args[0].grad_fn is None
+
+
 @prim("aten::is_autocast_enabled", "aten::is_autocast_cpu_enabled")
 def _is_autocast_enabled(interp, node: Node, args, env):
     """irjit never autocasts (modules such as nn.TransformerEncoderLayer ask)."""

@@ -73,3 +73,20 @@ def test_mode_queries_are_not_folded_by_constant_propagation():
     irjit.passes.run(g, "constant_propagation")
     kinds = {n.kind for n in g.walk()}
     assert {"aten::is_grad_enabled", "aten::is_autocast_enabled"} <= kinds
+
+
+@pytest.mark.parametrize("executor", ["interp", "legacy", "profiling"])
+def test_tensor_queries_scripted_code_makes(executor):
+    """torch.is_nonzero / is_same_size / is_signed / is_inference / is_conj / is_neg and
+    Tensor.is_leaf, as PyTorch 2.13 scripts them."""
+    fn = irjit.load(FIXTURES / "runtime" / "tensor_queries.ir", executor=executor)
+    x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], np.float32)
+    for _ in range(3):
+        assert fn(x, np.zeros((2, 3), np.float32)) == (True, True, True, False, False, False, True)
+    assert fn(-x, np.zeros((3, 2), np.float32))[:2] == (False, False)
+
+
+def test_is_nonzero_of_several_values_is_ambiguous_as_in_pytorch():
+    from irjit.runtime.autograd import run_op
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        run_op("aten::is_nonzero", irjit.Tensor(np.ones(2)))
