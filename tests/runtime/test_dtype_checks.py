@@ -70,3 +70,23 @@ def test_parameter_must_have_the_dtype_its_graph_type_names():
     bad = irjit.load(g, params={"w": np.ones(3, np.complex64)})
     with pytest.raises(Exception, match=r"'w' has type Float\(3.*dtype complex64"):
         bad(np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("aten::relu", "clamp is not supported for complex types"),
+    ("aten::hardtanh", "clamp is not supported for complex types"),
+    ("aten::gelu", "\"GeluKernelImpl\" not implemented for 'ComplexFloat'"),
+    ("aten::leaky_relu", "\"leaky_relu_cpu\" not implemented for 'ComplexFloat'"),
+    ("aten::elu", "\"elu_cpu\" not implemented for 'ComplexFloat'"),
+])
+def test_activations_without_a_complex_kernel_reject_complex_input(kind, message):
+    x = irjit.Tensor(np.array([1 + 2j, -1 - 1j], np.complex64))
+    with pytest.raises(RuntimeError, match=message):
+        run_op(kind, x)
+
+
+def test_sigmoid_of_complex_keeps_the_imaginary_part():
+    z = np.array([1 + 2j, -1 - 1j], np.complex64)
+    out = run_op("aten::sigmoid", irjit.Tensor(z)).data
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(out, 1 / (1 + np.exp(-z.astype(np.complex128))), rtol=1e-5)
