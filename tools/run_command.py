@@ -128,12 +128,12 @@ def cmd_run(args) -> int:
         raise RunUsageError(str(e)) from None
     previous = update_settings(backend=backend, **changes)
     try:
-        return _run(args, name, graph, params, constants, inputs, backend)
+        return _run(args, name, graph, params, constants, inputs, backend, attributes)
     finally:
         update_settings(backend=previous.backend)
 
 
-def _run(args, name, graph, params, constants, inputs, backend) -> int:
+def _run(args, name, graph, params, constants, inputs, backend, attributes=None) -> int:
     from irjit import runtime
     from irjit.runtime.executor import COUNTERS
     from irjit.runtime.native import TOTALS
