@@ -435,6 +435,9 @@ class _Reverse:
             else:
                 inputs.append(python_value(v))
         inputs += [python_value(v) for v in node.inputs[len(inputs):]]
+        likes = [node.inputs[i] for i in facts.sizes_up_front(kind) if i < len(node.inputs)]
+        if len(likes) == 2 and all(isinstance(v.type, TensorType) for v in likes):
+            e.sizes_up_front(likes)
         try:
             res = entry.derivative(e, list(grads), inputs, list(outputs))
         except (TypeError, ValueError) as err:
