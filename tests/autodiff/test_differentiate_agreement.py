@@ -31,7 +31,6 @@ DIFFERS = {
     "001_shape_fn_pointwise": {"df": SPELLED_OUT},
     "002_shape_fn_layernorm": dict.fromkeys(PARTS, LAYER_NORM),
     "003_shape_fn_softmax_attention": dict.fromkeys(PARTS, STATIC_SHAPES),
-    "004_shape_fn_chain_unary": {"df": SPELLED_OUT},
     "005_shape_fn_arith_lowered": {"df": SPELLED_OUT},
     "006_shape_fn_gelu_chain": dict.fromkeys(PARTS, LAYER_NORM),
     "007_shape_fn_matops_lowered": dict.fromkeys(PARTS, "the permute formula needs its dims as a constant"),
