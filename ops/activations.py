@@ -67,7 +67,9 @@ op("aten::relu_(Tensor(a!) self) -> Tensor(a!)")(_inplace(relu))
 
 @derivative("aten::relu", "aten::relu_")
 def relu_grad(e, grads, inputs, outputs):
-    return [e.op("aten::threshold_backward", grads[0], outputs[0], 0)]
+    """symbolic_script's relu: g * (result > 0).type_as(result)."""
+    result = outputs[0]
+    return [e.op("aten::mul", grads[0], e.op("aten::type_as", e.op("aten::gt", result, 0), result))]
 
 
 @op("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")

@@ -301,6 +301,20 @@ def fusion_patterns(kind: str) -> tuple[str, ...]:
     return _FUSION_PATTERNS.get(kind, ())
 
 
+# PyTorch's symbolic_script formulas that compute the broadcast sizes of two tensor inputs up
+# front, through `AD_sizes_if_not_equal_multi` (a tuple built and unpacked): kind -> positions
+_SIZES_UP_FRONT: dict[str, tuple[int, int]] = {
+    "aten::add": (0, 1), "aten::sub": (0, 1), "aten::mul": (0, 1), "aten::div": (0, 1),
+    "aten::max": (0, 1), "aten::where": (1, 2),
+}
+
+
+def sizes_up_front(kind: str) -> tuple[int, ...]:
+    """The inputs whose `_size_if_not_equal` sizes PyTorch's formula for `kind` computes first,
+    in that order, when both are tensors; () for other kinds."""
+    return _SIZES_UP_FRONT.get(kind, ())
+
+
 def convolution_input_rank(kind: str) -> Optional[int]:
     """The input rank of a convolution kind (`aten::conv2d` -> 4), None for other kinds."""
     return int(kind[-2]) + 2 if kind in _CONVOLUTION else None

@@ -435,6 +435,9 @@ class _Reverse:
             else:
                 inputs.append(python_value(v))
         inputs += [python_value(v) for v in node.inputs[len(inputs):]]
+        likes = [node.inputs[i] for i in facts.sizes_up_front(kind) if i < len(node.inputs)]
+        if len(likes) == 2 and all(isinstance(v.type, TensorType) for v in likes):
+            e.sizes_up_front(likes)
         try:
             res = entry.derivative(e, list(grads), inputs, list(outputs))
         except (TypeError, ValueError) as err:
@@ -483,20 +486,13 @@ def _add_reverse_inline(grad: Gradient, infer_shapes: bool = True) -> _Reverse:
 
 # ---- clean-ups between building the reverse program and lifting it (PyTorch's Optimize)
 
-def _in_block(node: Node, container: Block) -> bool:
-    b = node.owning_block
-    while b is not None:
-        if b is container:
-            return True
-        b = b.owning_node.owning_block if b.owning_node is not None else None
-    return False
-
-
 def _lift_constants(block: Block, target: Block) -> None:
-    """Copy the forward constants the backward uses to the top of the backward block."""
+    """Copy every constant the backward uses that is not defined at its top level (forward
+    constants, constants inside GradOf blocks) to the top of the backward block (PyTorch's
+    liftConstants)."""
     for n in list(block.nodes()) + [block.return_node]:
         for i, v in enumerate(list(n.inputs)):
-            if v.node.kind == "prim::Constant" and not _in_block(v.node, target):
+            if v.node.kind == "prim::Constant" and v.node.owning_block is not target:
                 c = target.graph.clone_node(v.node, {})
                 target.prepend_node(c)
                 n.replace_input(i, c.output)
