@@ -39,6 +39,27 @@ def lark_error(reader, e: UnexpectedInput) -> IRParseError:
         text = str(token).replace("\n", "\\n")
         what = "line break" if token.type == "_NL" else repr(text)
         return reader.error(f"unexpected {what}; expected {want}", line, column)
+    quote = unterminated_string_column(reader.lines[line - 1] if 0 < line <= len(reader.lines)
+                                       else "", column)
+    if quote is not None:
+        return reader.error("unterminated string: '\"' without a closing quote on this line",
+                            line, quote)
     ch = reader.text[e.pos_in_stream] if e.pos_in_stream < len(reader.text) else ""
     return reader.error(f"unexpected character {ch!r}" + (f"; expected {want}" if want else ""),
                         line, column)
+
+
+def unterminated_string_column(line_text: str, column: int) -> int | None:
+    """The 1-based column of a string opened at or after `column` and never closed on its
+    line (strings in IR never span lines), or None."""
+    i, opened = column - 1, None
+    while i < len(line_text):
+        ch = line_text[i]
+        if opened is None and ch == '"':
+            opened = i
+        elif opened is not None and ch == "\\":
+            i += 1
+        elif opened is not None and ch == '"':
+            opened = None
+        i += 1
+    return None if opened is None else opened + 1
