@@ -14,6 +14,7 @@ from typing import Optional
 from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 
 from . import opt_command, run_command
+from .deep_stack import NestedTooDeeply, call_with_deep_stack
 from .sources import UsageError, read_source
 
 
@@ -66,11 +67,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        return call_with_deep_stack(lambda: args.func(args))
     except IRParseError as e:
         print(str(e), file=sys.stderr)
         return 1
-    except (IRTypeError, IRRuntimeError, UsageError) as e:
+    except (IRTypeError, IRRuntimeError, UsageError, NestedTooDeeply) as e:
         print(f"irtool: error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001
