@@ -51,6 +51,9 @@ _PASS_THROUGH = frozenset({
     "aten::list", "prim::data", "aten::detach", "prim::TupleConstruct", "prim::ListConstruct",
     "prim::DictConstruct", "aten::values", "aten::items", "aten::get", "prim::BroadcastSizes",
 })
+# return their one input unchanged at run time (profiling records, annotations): native units
+# read through them
+_IDENTITY = frozenset({"prim::profile", "prim::annotate"})
 # calls into unknown code: may read and write anything reachable from their inputs
 _OPAQUE = frozenset({"prim::CallFunction", "prim::CallMethod", "prim::PythonOp", "prim::fork",
                      "prim::rpc_async", "prim::rpc_sync", "prim::rpc_remote"})
@@ -228,6 +231,12 @@ _TUPLE_FORWARDING = frozenset({"prim::If", "prim::Loop", "prim::TupleConstruct",
 _BACKWARD_ONLY = frozenset({"prim::AutogradAnyNonZero", "prim::AutogradAdd",
                             "aten::_grad_sum_to_size"})
 
+# fused or guarded groups that only run without the tape (inline_autodiff_subgraphs keeps
+# DifferentiableGraphs that hold them: PyTorch's canRunWithAutograd)
+_NO_AUTOGRAD = frozenset({"prim::FusionGroup", "prim::CudaFusionGroup", "prim::TypeCheck",
+                          "prim::TensorExprGroup", "prim::CudaFusionGuard",
+                          "prim::oneDNNFusionGroup", "prim::oneDNNFusionGuard"})
+
 _TAG_TABLES: dict[str, frozenset] = {
     "side_effects": _SIDE_EFFECTS, "random": _RANDOM, "writes_first_input": _WRITES_FIRST_INPUT,
     "pass_through": _PASS_THROUGH, "opaque": _OPAQUE, "not_foldable": _NOT_FOLDABLE,
@@ -246,7 +255,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
-    "backward_only": _BACKWARD_ONLY,
+    "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "identity": _IDENTITY,
 }
 TAGS = frozenset(_TAG_TABLES)
 
