@@ -18,7 +18,8 @@ _TOKEN_DESCRIPTIONS = {
     "COMMA": "','", "COLON": "':'", "EQ": "'='", "ARROW": "'->'", "RETURN": "'return'",
     "BLOCK": "a block header", "SCOPE": "a scope", "COMMENT": "a comment", "$END": "end of input",
     "GRAPH": "'graph'", "WITH": "'with'", "LBRACE": "'{'", "RBRACE": "'}'", "SEMICOLON": "';'",
-    "USES": "a uses list", "PYTHON_OP": "a Python op",
+    "USES": "a uses list", "PYTHON_OP": "a Python op", "PY_SCALARS": "a Python op's arguments",
+    "_LEADING_COMMENT": "a comment", "COMMENT_LINE": "a comment",
 }
 
 
@@ -27,7 +28,9 @@ def lark_error(reader, e: UnexpectedInput) -> IRParseError:
     line, column = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
     token = getattr(e, "token", None)
     expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or set()
-    want = ", ".join(sorted({_TOKEN_DESCRIPTIONS.get(x, x) for x in expected}))
+    # terminals without a description (anonymous ones) are grammar internals: left unsaid
+    want = ", ".join(sorted({_TOKEN_DESCRIPTIONS[x] for x in expected
+                             if x in _TOKEN_DESCRIPTIONS}))
     if token is not None and token.type == "$END" or line in (0, -1) or (
             token is not None and token.type == "$END"):
         lines = reader.lines

@@ -136,6 +136,10 @@ _INTERNAL = re.compile(r"__ANON|_NL\b|\b[a-z]+_[a-z_]+\b|\b[A-Z]+_[A-Z_]+\b|\$EN
     "graph(%x : int):\n  %1 : int = prim::Constant[value=<Tensor]()\n  return (%1)\n",
     "graph(%x : Float(2, ,3)):\n  return (%x)\n",
     "graph(%x : NamedTuple(a : int, b)):\n  return (%x)\n",
+    "graph(%x : int):\n  %1 : int = ^Foo[](%x)\n  return (%1)\n",
+    "graph(%x : int):\n  %1 : int = prim::Constant[value=1]\n  return (%1)\n",
+    "graph(%x : int) {\n  %1 : int = Foo(%x), uses = [%2.i0;\n  return (%1);\n}\n",
+    "# only a comment\n",
 ])
 def test_messages_name_no_grammar_internals(text):
     """Error messages speak of tokens a user writes, never of the grammar's names."""
