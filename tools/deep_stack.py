@@ -26,7 +26,7 @@ def call_with_deep_stack(fn: Callable[[], int]) -> int:
             outcome["value"] = fn()
         except RecursionError:
             outcome["error"] = NestedTooDeeply(
-                f"the graph's blocks nest too deeply (more than about {RECURSION_LIMIT // 20} "
+                f"the input nests too deeply (more than about {RECURSION_LIMIT // 20} "
                 "levels)")
         except BaseException as e:  # noqa: BLE001  (re-raised on the calling thread)
             outcome["error"] = e

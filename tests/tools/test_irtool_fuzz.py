@@ -109,6 +109,7 @@ def test_fixed_bad_invocations(files, capsys):
         ["parse", "--verify", str(bad_if)],
         ["opt", "--passes=dce", "--input-types", "(" * 3000 + "int" + ")" * 3000, g],
         ["opt", "--passes=dce", "--input-types", "int[]" * 3000, g],
+        ["opt", "--passes=dce", "--input-types", "(" * 30000 + "int" + ")" * 30000, g],
         ["opt", "--passes=dce", "--input-types", "Float(-1, 3), bool", g],
     ]
     for argv in cases:
