@@ -78,6 +78,7 @@ def files(tmp_path):
     (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
     (tmp_path / "empty.npz").write_bytes(b"")
     (tmp_path / "text.npz").write_text("not a zip")
+    np.savez(tmp_path / "strings.npz", arg0=np.array(["a", "b"]), arg1=np.array(True))
     (tmp_path / "afile").write_text("")
     return tmp_path
 
@@ -91,7 +92,8 @@ def test_fixed_bad_invocations(files, capsys):
     bad_loop.write_text(BAD_LOOP)
     cases = [
         ["run", g, "--inputs", str(files / name), "--out", str(out)]
-        for name in ("one.npy", "truncated.npz", "empty.npz", "text.npz", "missing.npz", ".")
+        for name in ("one.npy", "truncated.npz", "empty.npz", "text.npz", "strings.npz",
+                     "missing.npz", ".")
     ] + [
         ["run", g, "--params", str(files / "one.npy"), "--out", str(out)],
         ["run", g, "--constants", str(files / "truncated.npz"), "--out", str(out)],
