@@ -66,6 +66,8 @@ _NOT_FOLDABLE = frozenset({
     "prim::TypeCheck", "prim::RequiresGradCheck", "prim::BailOut", "prim::fork", "prim::wait",
     "prim::DifferentiableGraph", "prim::FusionGroup", "prim::TensorExprGroup",
     "prim::CudaFusionGroup", "prim::Enter", "prim::Exit",
+    # queries of the run-time mode (torch.is_grad_enabled(), torch.is_autocast_enabled())
+    "aten::is_grad_enabled", "aten::is_autocast_enabled", "aten::is_autocast_cpu_enabled",
 })
 
 # ---- shapes and dtypes

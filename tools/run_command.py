@@ -72,6 +72,29 @@ def _allocation_error(v, sizes, dtype) -> RunUsageError:
                          "can be allocated; pass smaller inputs with --inputs FILE.npz")
 
 
+def read_attribute_sidecar(path: str | None, params: dict | None) -> dict | None:
+    """Module attributes from a JSON sidecar (see runtime/sidecar.py); the params arrays it
+    uses as tensors are taken out of `params`."""
+    if path is None:
+        return None
+    from irjit.ops.errors import IRTypeError
+    from irjit.runtime.sidecar import read_attributes
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise RunUsageError(f"{path}: no such attributes file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunUsageError(f"{path}: not a readable JSON file ({e})") from None
+    try:
+        attributes, used = read_attributes(text, params or {}, path)
+    except IRTypeError as e:
+        raise RunUsageError(str(e)) from None
+    for key in used:
+        params.pop(key, None)
+    return attributes
+
+
 def random_inputs(fn, rng: np.random.Generator) -> list:
     """Inputs made from the graph's input types, when those say enough (dtype and shape)."""
     out = []
@@ -94,6 +117,8 @@ def random_inputs(fn, rng: np.random.Generator) -> list:
                 raise _allocation_error(v, sizes, dtype) from None
         elif isinstance(t, NamedType) and t.name in ("int", "float", "bool"):
             out.append({"int": np.array(1), "float": np.array(0.5), "bool": np.array(True)}[t.name])
+        elif isinstance(v.type, OptionalType):
+            out.append(None)
         elif isinstance(t, ListType) and getattr(t.elem, "name", None) == "int":
             raise RunUsageError(f"input %{v.name} is an int[]: pass --inputs FILE.npz")
         else:
@@ -132,6 +157,7 @@ def cmd_run(args) -> int:
     inputs = read_npz(args.inputs, "inputs")
     params = read_npz(args.params, "params")
     constants = read_npz(args.constants, "constants")
+    attributes = read_attribute_sidecar(args.attributes, params)
     from irjit.compiler import parse_ir
     from irjit.runtime.executor import get_settings, update_settings
     from irjit.runtime.executor.plan import runner_factory
@@ -148,19 +174,20 @@ def cmd_run(args) -> int:
         raise RunUsageError(str(e)) from None
     previous = update_settings(backend=backend, **changes)
     try:
-        return _run(args, name, graph, params, constants, inputs, backend)
+        return _run(args, name, graph, params, constants, inputs, backend, attributes)
     finally:
         update_settings(backend=previous.backend)
 
 
-def _run(args, name, graph, params, constants, inputs, backend) -> int:
+def _run(args, name, graph, params, constants, inputs, backend, attributes=None) -> int:
     from irjit import runtime
     from irjit.runtime.executor import COUNTERS
     from irjit.runtime.native import TOTALS
     from irjit.runtime.values import flatten_value, to_numpy
     stats_before = TOTALS.copy()
     COUNTERS.reset()
-    fn = runtime.load(graph, params=params, constants=constants, executor=args.executor)
+    fn = runtime.load(graph, params=params, constants=constants, executor=args.executor,
+                      attributes=attributes)
     fn.filename = fn.interpreter.filename = name
     if backend == "native" and args.executor == "interp":
         from irjit.runtime.native import NativeRunner
@@ -171,11 +198,13 @@ def _run(args, name, graph, params, constants, inputs, backend) -> int:
     if inputs is None:
         values = random_inputs(fn, np.random.default_rng(args.seed or 0))
     else:
-        missing = [f"arg{i}" for i in range(len(fn.input_values)) if f"arg{i}" not in inputs]
+        missing = [f"arg{i}" for i, v in enumerate(fn.input_values)
+                   if f"arg{i}" not in inputs and not isinstance(v.type, OptionalType)]
         if missing:
             raise RunUsageError(f"{args.inputs}: missing {', '.join(missing)} "
                                 f"(the graph takes {len(fn.input_values)} inputs)")
-        values = [inputs[f"arg{i}"] for i in range(len(fn.input_values))]
+        # an Optional input left out of the file is None
+        values = [inputs.get(f"arg{i}") for i in range(len(fn.input_values))]
     for _ in range(args.runs):
         outs = fn.run(*values, requires_grad=args.grad)
     results: dict[str, np.ndarray] = {}
@@ -206,6 +235,8 @@ def register(sub) -> None:
     sp.add_argument("--inputs", help=".npz with arg0, arg1, ... (default: random, from input types)")
     sp.add_argument("--params", help=".npz of module attributes by dotted path (conv.weight)")
     sp.add_argument("--constants", help=".npz of tensor constants by value name (frozen graphs)")
+    sp.add_argument("--attributes", help=".json of other module attributes by dotted path: "
+                    "strings, numbers, null, lists, dicts; {\"$tensor\": KEY} is a params array")
     sp.add_argument("--grad", action="store_true",
                     help="also compute gradients of the sum of all floating-point outputs")
     sp.add_argument("--out", help="write outputs (out0, ...) and gradients (grad.*) to this .npz")
