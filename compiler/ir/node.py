@@ -335,9 +335,8 @@ class Node:
         return n.owning_block
 
     def walk(self) -> Iterator["Node"]:
-        """This node's nested nodes, recursively, in program order (not the node itself)."""
-        for b in self.blocks:
-            yield from b.walk()
+        """This node's nested nodes, at any depth, in program order (not the node itself)."""
+        return _walk_blocks(self.blocks)
 
 
 class Block:
@@ -409,11 +408,8 @@ class Block:
             n = prv
 
     def walk(self) -> Iterator[Node]:
-        """Every node in this block and, recursively, in the blocks of its nodes."""
-        for n in self.nodes():
-            yield n
-            if n.blocks:
-                yield from n.walk()
+        """Every node in this block and, at any depth, in the blocks of its nodes."""
+        return _walk_blocks([self])
 
     @property
     def first_node(self) -> Node:
@@ -465,3 +461,19 @@ class Block:
             self.register_output(env(v))
 
 
+
+
+def _walk_blocks(blocks) -> Iterator[Node]:
+    """The nodes of `blocks` in program order, nested blocks included, with an explicit stack
+    (not recursion) so that graphs nested thousands of levels deep can be walked."""
+    stack = [iter(blocks)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, Block):
+            stack.append(item.nodes())
+        else:
+            yield item
+            if item.blocks:
+                stack.append(iter(item.blocks))
