@@ -1,0 +1,279 @@
+"""Before/after pairs of PyTorch's passes on frozen and inference graphs (torch 2.13): for each
+small graph, the text before and after `torch._C._jit_pass_<name>`, plus the values of the
+frozen graph's `<Tensor>` constants (keyed by value name) so folding can be checked numerically."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from .common import check_no_leaks, normalize, reset_jit_state, save_npz, seed, write_json, write_text
+
+# --- hand-written graphs (parse_ir), in the style of PyTorch's own pass tests -------------
+
+HAND = {
+    "remove_mutation": {
+        "fresh_add": """graph(%x : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %2 : Tensor = aten::mul(%x, %x)
+  %3 : Tensor = aten::add_(%2, %1, %1)
+  %4 : Tensor = aten::relu(%2)
+  return (%3, %4)
+""",
+        "input_mutation_kept": """graph(%x : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %2 : Tensor = aten::add_(%x, %1, %1)
+  return (%2)
+""",
+        "view_alias_kept": """graph(%x : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %2 : Tensor = aten::mul(%x, %x)
+  %3 : Tensor = aten::t(%2)
+  %4 : Tensor = aten::mul_(%2, %1)
+  return (%3)
+""",
+        "chain": """graph(%x : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %2 : float = prim::Constant[value=2.]()
+  %3 : Tensor = aten::mul(%x, %2)
+  %4 : Tensor = aten::add_(%3, %x, %1)
+  %5 : Tensor = aten::mul_(%3, %2)
+  %6 : Tensor = aten::sigmoid_(%3)
+  return (%3)
+""",
+    },
+    "remove_inplace_ops": {
+        "zero_fill": """graph(%x : Tensor, %m : Tensor):
+  %1 : float = prim::Constant[value=2.]()
+  %2 : Tensor = aten::mul(%x, %1)
+  %3 : Tensor = aten::zero_(%2)
+  %4 : Tensor = aten::fill_(%3, %1)
+  %5 : Tensor = aten::masked_fill_(%4, %m, %1)
+  %6 : Tensor = aten::div_(%5, %1)
+  return (%6)
+""",
+    },
+    "inplace_to_functional_activation": {
+        "activations": """graph(%x : Tensor):
+  %0 : int = prim::Constant[value=1]()
+  %1 : Tensor = aten::mul(%x, %x)
+  %2 : Tensor = aten::relu_(%1)
+  %3 : Tensor = aten::sigmoid_(%1)
+  %4 : Tensor = aten::add_(%1, %x, %0)
+  %5 : Tensor = aten::tanh_(%x)
+  return (%1, %5)
+""",
+    },
+    "functional_to_inplace_activation": {
+        "typed_sigmoid": """graph(%x : Float(2, 3)):
+  %1 : Float(2, 3) = aten::mul(%x, %x)
+  %2 : Float(2, 3) = aten::sigmoid(%1)
+  %3 : Float(2, 3) = aten::relu(%2)
+  %4 : Float(2, 3) = aten::silu(%x)
+  %5 : Tensor = aten::relu(%1)
+  return (%3, %4)
+""",
+    },
+    "fuse_addmm": {
+        "mm_add": """graph(%x : Float(4, 5), %w : Float(5, 3), %b : Float(3)):
+  %1 : int = prim::Constant[value=1]()
+  %2 : Float(4, 3) = aten::mm(%x, %w)
+  %3 : Float(4, 3) = aten::add(%2, %b, %1)
+  %4 : Float(4, 3) = aten::mm(%x, %w)
+  %5 : Float(4, 3) = aten::add(%b, %4, %1)
+  %6 : Float(4, 3) = aten::matmul(%x, %w)
+  %7 : Float(4, 3) = aten::add(%6, %b, %1)
+  return (%3, %5, %7)
+""",
+    },
+    "fuse_linear": {
+        "addmm_matmul": """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %2 : Tensor = aten::t(%w)
+  %3 : Tensor = aten::addmm(%b, %x, %2, %1, %1)
+  %4 : Tensor = aten::t(%w)
+  %5 : Tensor = aten::matmul(%x, %4)
+  %6 : Tensor = aten::add_(%5, %b, %1)
+  %7 : Tensor = aten::t(%w)
+  %8 : Tensor = aten::matmul(%x, %7)
+  return (%3, %6, %8)
+""",
+    },
+    "erase_number_types": {
+        "scalars": """graph(%x : Tensor, %a : int, %b : float):
+  %1 : int = prim::Constant[value=2]()
+  %2 : float = prim::Constant[value=0.5]()
+  %3 : bool = prim::Constant[value=1]()
+  %4 : int = aten::mul(%a, %1)
+  %5 : Tensor = prim::NumToTensor(%4)
+  %6 : float = aten::Float(%5)
+  %7 : Tensor = aten::add(%x, %2, %1)
+  %8 : int = aten::Int(%7)
+  %9 : float = aten::add(%b, %6)
+  return (%7, %8, %9, %3)
+""",
+    },
+}
+
+
+def _script_fork(x):
+    fut = torch.jit.fork(torch.neg, x)
+    y = torch.relu(x)
+    return torch.jit.wait(fut) + y
+
+
+def _script_tuples(x: torch.Tensor):
+    t = (x, x.size(0))
+    return t
+
+
+def _script_int_refinement(x: torch.Tensor):
+    if x.size(0) == 3:
+        return x.size(0) + 1
+    return 0
+
+
+SCRIPTED = {
+    "inline_fork_wait": {"scripted_fork": _script_fork},
+    "integer_value_refinement": {"size_eq": _script_int_refinement},
+}
+
+
+# --- frozen modules ----------------------------------------------------------------------
+
+class ConvBn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class ConvAdd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, bias=False)
+        self.register_buffer("shift", torch.randn(4, 1, 1))
+
+    def forward(self, x):
+        return self.conv(x) - self.shift + 1.5
+
+
+class ConvMul(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.register_buffer("scale", torch.randn(4, 1, 1))
+
+    def forward(self, x):
+        return self.conv(x) * self.scale / 2.0
+
+
+class LinearDropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 5)
+        self.drop = nn.Dropout(0.25)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+FROZEN = {
+    "fold_frozen_conv_bn": {"conv_bn": ConvBn},
+    "fold_frozen_conv_add_or_sub": {"conv_add": ConvAdd},
+    "fold_frozen_conv_mul_or_div": {"conv_mul": ConvMul},
+    "optimize_frozen_graph": {"conv_bn": ConvBn, "linear_dropout": LinearDropout},
+    "transpose_frozen_linear": {"linear": LinearDropout},
+    "lower_graph": {"conv_mul": ConvMul},
+    "remove_dropout": {"linear_dropout": LinearDropout},
+}
+
+
+def _text(graph) -> str:
+    """The graph as torch prints it, paths normalised (this file reads `/home/user/<name>`)."""
+    here = Path(__file__).resolve()
+    text = normalize(str(graph)).replace(str(here), f"/home/user/{here.name}")
+    check_no_leaks(text, "graph text")
+    return text
+
+
+def _tensor_constants(graph) -> "OrderedDict[str, object]":
+    found = OrderedDict()
+    for n in graph.findAllNodes("prim::Constant"):
+        out = n.output()
+        if isinstance(out.type(), torch._C.TensorType) and n.hasAttribute("value"):
+            found[out.debugName()] = n.t("value").detach().numpy()
+    return found
+
+
+def _frozen_graph(cls, name):
+    seed(name)
+    m = torch.jit.script(cls().eval())
+    frozen = torch._C._freeze_module(m._c, preserveParameters=False)
+    return frozen.forward.graph, frozen
+
+
+def _run_pass(pass_name: str, graph, module=None):
+    if pass_name == "remove_dropout":  # torch binds it on a module: run it on the frozen one
+        torch._C._jit_pass_remove_dropout(module)
+        return module.forward.graph
+    if pass_name == "optimize_frozen_graph":
+        torch._C._jit_pass_optimize_frozen_graph(graph, True)
+        return graph
+    if pass_name == "lower_graph":
+        lowered, _params = torch._C._jit_pass_lower_graph(graph, module._c)
+        return lowered
+    if pass_name == "integer_value_refinement":
+        torch._C._jit_pass_refine_integer_values(graph)
+        return graph
+    getattr(torch._C, f"_jit_pass_{pass_name}")(graph)
+    return graph
+
+
+def generate(out: Path) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = []
+
+    def emit(pass_name, example, before_graph, module=None):
+        before = _text(before_graph)
+        in_place = pass_name in ("lower_graph", "remove_dropout")
+        work = before_graph if in_place else before_graph.copy()
+        after = _text(_run_pass(pass_name, work, module))
+        stem = f"{pass_name}__{example}"
+        write_text(out / f"{stem}_before.ir", before)
+        write_text(out / f"{stem}_after.ir", after)
+        entry = {"pass": pass_name, "example": example, "before": f"{stem}_before.ir",
+                 "after": f"{stem}_after.ir", "changed": before != after}
+        consts = _tensor_constants(before_graph)
+        if consts:
+            save_npz(out / f"{stem}_constants.npz", consts)
+            entry["constants"] = f"{stem}_constants.npz"
+        pairs.append(entry)
+
+    for pass_name, cases in HAND.items():
+        for example, text in cases.items():
+            reset_jit_state()
+            emit(pass_name, example, torch._C.parse_ir(text))
+    for pass_name, cases in SCRIPTED.items():
+        for example, fn in cases.items():
+            reset_jit_state()
+            g = torch.jit.script(fn).graph.copy()
+            emit(pass_name, example, g)
+    for pass_name, cases in FROZEN.items():
+        for example, cls in cases.items():
+            reset_jit_state()
+            if pass_name == "lower_graph":
+                seed(example)
+                m = torch.jit.script(cls().eval())
+                emit(pass_name, example, m.forward.graph.copy(), m)
+                continue
+            g, frozen = _frozen_graph(cls, example)
+            emit(pass_name, example, g.copy() if pass_name != "remove_dropout" else g, frozen)
+    write_json(out / "manifest.json", {"torch": torch.__version__, "pairs": pairs})
+    return {"pairs": len(pairs)}
