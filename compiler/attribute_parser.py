@@ -15,6 +15,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput
 
 from irjit.grammar import grammar_text
+from irjit.ops.dtypes import SCALAR_TYPE_BY_NAME
 from irjit.ops.errors import SubParseError
 from irjit.ops.type_parser import describe_lark_error, parse_type_text
 
@@ -53,10 +54,6 @@ def unquote_string(text: str) -> str:
     return out.decode("utf-8", errors="surrogateescape")
 
 
-_PRINTED_DTYPES = {"Float": np.float32, "Double": np.float64, "Long": np.int64, "Int": np.int32,
-                   "Short": np.int16, "Char": np.int8, "Byte": np.uint8, "Bool": np.bool_,
-                   "Half": np.float16}
-
 
 def parse_printed_tensor(text: str) -> np.ndarray | None:
     """Numbers of a tensor as `at::Tensor`'s ostream prints it (`0.01 * 3.6 -4.6 [ CPUFloatType{2} ]`).
@@ -64,7 +61,8 @@ def parse_printed_tensor(text: str) -> np.ndarray | None:
     m = re.search(r"\[ (?:CPU|CUDA)?([A-Za-z]+)Type\{([0-9,]*)\} \]\s*$", text)
     if m is None:
         return None
-    dtype = _PRINTED_DTYPES.get(m.group(1))
+    scalar_type = SCALAR_TYPE_BY_NAME.get(m.group(1))
+    dtype = scalar_type.numpy if scalar_type is not None else None
     shape = tuple(int(s) for s in m.group(2).split(",") if s)
     body = text[: m.start()]
     scale = 1.0

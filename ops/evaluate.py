@@ -25,7 +25,7 @@ def _plain(v: Any, type_: str) -> Any:
     return v
 
 
-def _unwrap(v: Any) -> Any:
+def unwrap(v: Any) -> Any:
     """A run-time Tensor (or list of them) as its array: evaluation never records a tape."""
     from .tensor import Tensor
     if isinstance(v, Tensor):
@@ -42,7 +42,7 @@ def evaluate_entry(entry: OpEntry, args: list) -> Any:
     schema = entry.schema
     if schema.variadic:
         return entry.impl(*args)
-    args = [_unwrap(a) for a in with_defaults(entry, list(args))]
+    args = [unwrap(a) for a in with_defaults(entry, list(args))]
     out = entry.impl(*args)
     if schema.is_inplace:  # the result is `self`, written in its own dtype
         if out is not args[0] and out is not None:

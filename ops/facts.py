@@ -248,6 +248,11 @@ _ACTIVATION_PROMOTES: dict[str, bool] = {
     "aten::relu": False, "aten::relu6": False, "aten::rrelu": False, "aten::selu": False,
     "aten::sigmoid": True, "aten::silu": False, "aten::tanh": True, "aten::threshold": False,
 }
+# fused or guarded groups that only run without the tape (inline_autodiff_subgraphs keeps
+# DifferentiableGraphs that hold them: PyTorch's canRunWithAutograd)
+_NO_AUTOGRAD = frozenset({"prim::FusionGroup", "prim::CudaFusionGroup", "prim::TypeCheck",
+                          "prim::TensorExprGroup", "prim::CudaFusionGuard",
+                          "prim::oneDNNFusionGroup", "prim::oneDNNFusionGuard"})
 
 _TAG_TABLES: dict[str, frozenset] = {
     "side_effects": _SIDE_EFFECTS, "random": _RANDOM, "writes_first_input": _WRITES_FIRST_INPUT,
@@ -267,7 +272,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
-    "backward_only": _BACKWARD_ONLY, "dropout": _DROPOUT,
+    "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "dropout": _DROPOUT,
     "inplace_with_out_of_place": frozenset(_INPLACE_TO_OUT_OF_PLACE),
     "activation": frozenset(_ACTIVATION_PROMOTES),
 }

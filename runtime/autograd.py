@@ -17,6 +17,7 @@ from irjit.ops.errors import IRRuntimeError
 
 from irjit.ops.dtypes import is_floating
 from irjit.ops.eager_emitter import EAGER
+from irjit.ops.evaluate import unwrap as as_array
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.tensor import Tensor
 
@@ -46,14 +47,6 @@ def no_grad() -> set_grad_enabled:
 
 
 # ---- values crossing the op boundary
-
-def _unwrap(v: Any) -> Any:
-    if isinstance(v, Tensor):
-        return v.data
-    if isinstance(v, list):
-        return [x.data if isinstance(x, Tensor) else x for x in v]
-    return v
-
 
 def _wrap(v: Any, type_: str) -> Any:
     if type_ in ("Tensor", "Tensor?"):
@@ -120,7 +113,7 @@ def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
                        for a, keep in zip(schema.arguments, schema.identity_args))
         plan = entry.extras["call_plan"] = (unwrap, schema.is_inplace, schema.is_view)
     unwrap, inplace, view = plan
-    raw = [_unwrap(v) if u else v for u, v in zip(unwrap, args)]
+    raw = [as_array(v) if u else v for u, v in zip(unwrap, args)]
     if entry.derivative is not None and is_grad_enabled():
         tensor_args = _tensor_args(entry, args)
         record = _needs_grad(tensor_args)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .test_layers import ROOT, modules
+from .test_layers import ROOT, import_from_target, modules
 
 
 def _drop_type_checking_blocks(tree: ast.AST) -> ast.AST:
@@ -32,13 +32,7 @@ def run_time_imports(name: str, path: Path, known: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".")
-                base = base if is_package else base[:-1]
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_from_target(name, is_package, node)
             submodules = {f"{target}.{alias.name}" for alias in node.names} & known
             found |= submodules
             if len(submodules) < len(node.names):  # some names are defined in `target` itself

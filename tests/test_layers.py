@@ -55,6 +55,16 @@ def modules() -> list[tuple[str, Path]]:
     return out
 
 
+def import_from_target(name: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute module a `from ... import` in module `name` reads from."""
+    if not node.level:
+        return node.module or ""
+    base = name.split(".")
+    base = base if is_package else base[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imported_modules(name: str, path: Path) -> list[tuple[str, int]]:
     """The irjit modules `path` imports, with line numbers; relative imports resolved."""
     tree = ast.parse(path.read_text(), str(path))
@@ -64,13 +74,7 @@ def imported_modules(name: str, path: Path) -> list[tuple[str, int]]:
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".")
-                base = base if is_package else base[:-1]
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_from_target(name, is_package, node)
             found.append((target, node.lineno))
             # `from irjit.compiler import passes` imports the submodule too
             found += [(f"{target}.{alias.name}", node.lineno) for alias in node.names

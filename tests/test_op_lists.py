@@ -24,9 +24,6 @@ ALLOWED = {
     "runtime/nn_modules.py": "maps torch.nn modules to the aten op each one calls (per rank "
                              "for upsampling), as torch.nn.functional does: a fact about the "
                              "module, not the op",
-    "compiler/passes/inline_autodiff_subgraphs.py": "owned by the seams work stream (one "
-                                                    "autodiff pipeline); its _NO_AUTOGRAD set "
-                                                    "moves to ops.facts after that merge",
 }
 
 

@@ -5,18 +5,15 @@ from __future__ import annotations
 
 from irjit.compiler.ir.node import Block, Node
 from irjit.compiler.settings import AUTODIFF_INLINE_THRESHOLD
+from irjit.ops import facts
 
 from .registry import all_passes, register_pass
-
-_NO_AUTOGRAD = frozenset({"prim::FusionGroup", "prim::CudaFusionGroup", "prim::TypeCheck",
-                          "prim::TensorExprGroup", "prim::CudaFusionGuard",
-                          "prim::oneDNNFusionGroup", "prim::oneDNNFusionGuard"})
 
 
 def _can_run_with_autograd(n: Node) -> bool:
     if any(not _can_run_with_autograd(m) for b in n.blocks for m in b.nodes()):
         return False
-    return n.kind not in _NO_AUTOGRAD and n.kind.split("::")[0] in ("aten", "prim")
+    return not facts.has_tag(n.kind, "no_autograd") and n.kind.split("::")[0] in ("aten", "prim")
 
 
 def _inline(node: Node) -> None:
