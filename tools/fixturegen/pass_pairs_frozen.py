@@ -149,6 +149,11 @@ class ConvBn(nn.Module):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
         self.bn = nn.BatchNorm2d(4)
+        with torch.no_grad():  # statistics as after training, so folding has work to do
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
 
     def forward(self, x):
         return torch.relu(self.bn(self.conv(x)))
@@ -157,8 +162,9 @@ class ConvBn(nn.Module):
 class ConvAdd(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3, bias=False)
-        self.register_buffer("shift", torch.randn(4, 1, 1))
+        # 12 channels: torch prints tensors above 10 elements as `<Tensor>` (the npz has them)
+        self.conv = nn.Conv2d(3, 12, 3, bias=False)
+        self.register_buffer("shift", torch.randn(1, 12, 1, 1))
 
     def forward(self, x):
         return self.conv(x) - self.shift + 1.5
@@ -167,8 +173,8 @@ class ConvAdd(nn.Module):
 class ConvMul(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3)
-        self.register_buffer("scale", torch.randn(4, 1, 1))
+        self.conv = nn.Conv2d(3, 12, 3)
+        self.register_buffer("scale", torch.randn(1, 12, 1, 1))
 
     def forward(self, x):
         return self.conv(x) * self.scale / 2.0
@@ -242,18 +248,20 @@ def generate(out: Path) -> dict:
 
     def emit(pass_name, example, before_graph, module=None):
         before = _text(before_graph)
+        before_consts = _tensor_constants(before_graph)
         in_place = pass_name in ("lower_graph", "remove_dropout")
         work = before_graph if in_place else before_graph.copy()
-        after = _text(_run_pass(pass_name, work, module))
+        after_graph = _run_pass(pass_name, work, module)
+        after = _text(after_graph)
         stem = f"{pass_name}__{example}"
         write_text(out / f"{stem}_before.ir", before)
         write_text(out / f"{stem}_after.ir", after)
         entry = {"pass": pass_name, "example": example, "before": f"{stem}_before.ir",
                  "after": f"{stem}_after.ir", "changed": before != after}
-        consts = _tensor_constants(before_graph)
-        if consts:
-            save_npz(out / f"{stem}_constants.npz", consts)
-            entry["constants"] = f"{stem}_constants.npz"
+        for side, consts in (("before", before_consts), ("after", _tensor_constants(after_graph))):
+            if consts:
+                save_npz(out / f"{stem}_{side}_constants.npz", consts)
+                entry[f"{side}_constants"] = f"{stem}_{side}_constants.npz"
         pairs.append(entry)
 
     for pass_name, cases in HAND.items():

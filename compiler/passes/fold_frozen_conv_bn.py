@@ -1,0 +1,63 @@
+"""Fold an inference batch norm into the convolution before it, mirroring PyTorch's
+FoldFrozenConvBatchnorm (frozen_conv_folding.cpp): in a frozen graph, `batch_norm(conv(x, w, b))`
+becomes `conv(x, w', b')` with `w' = w * g/sqrt(var+eps)` and `b' = (b - mean) * g/sqrt(var+eps) + beta`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irjit.compiler.ir import Graph
+
+from ._frozen_conv import constant_parameters, insert_tensor, is_foldable_conv, is_none, tensor_of
+from .peephole_helpers import const_bool, const_value, eliminate_dead_code
+from .registry import register_pass
+
+
+def fused_conv_bn(w, b, mean, var, eps, gamma, beta):
+    """torch.nn.utils.fusion's conv/bn arithmetic, in the weight's dtype."""
+    scale = (gamma * (1.0 / np.sqrt(var + np.asarray(eps, var.dtype)))).astype(w.dtype)
+    new_w = w * scale.reshape((-1,) + (1,) * (w.ndim - 1))
+    new_b = (b - mean) * scale + beta
+    return new_w.astype(w.dtype), new_b.astype(w.dtype)
+
+
+def _fold(graph: Graph, bn) -> bool:
+    conv = bn.inputs[0].node
+    if not is_foldable_conv(conv) or not constant_parameters(conv) or not constant_parameters(bn):
+        return False
+    if len(conv.output.uses) > 1 or const_bool(bn.inputs[5]) is not False:
+        return False
+    mean, var, w = tensor_of(bn.inputs[3]), tensor_of(bn.inputs[4]), tensor_of(conv.inputs[1])
+    if mean is None or var is None or w is None or not np.issubdtype(w.dtype, np.floating):
+        return False
+    b = np.zeros_like(mean) if is_none(conv.inputs[2]) else tensor_of(conv.inputs[2])
+    gamma = np.ones_like(mean) if is_none(bn.inputs[1]) else tensor_of(bn.inputs[1])
+    beta = np.zeros_like(mean) if is_none(bn.inputs[2]) else tensor_of(bn.inputs[2])
+    if b is None or gamma is None or beta is None:
+        return False
+    new_w, new_b = fused_conv_bn(w, b, mean, var, const_value(bn.inputs[7]), gamma, beta)
+    w_value, b_value = conv.inputs[1], conv.inputs[2]
+    fused_w = insert_tensor(graph, new_w, conv).set_debug_name(w_value.name + "_fused_bn")
+    fused_b = insert_tensor(graph, new_b, conv).set_debug_name(b_value.name + "_fused_bn")
+    conv.replace_input(1, fused_w)
+    conv.replace_input(2, fused_b)
+    bn.output.replace_all_uses_with(conv.output)
+    return True
+
+
+def _walk(graph: Graph, block) -> bool:
+    changed = False
+    for node in list(block.nodes()):
+        for b in node.blocks:
+            changed |= _walk(graph, b)
+        if node.kind == "aten::batch_norm":
+            changed |= _fold(graph, node)
+    return changed
+
+
+@register_pass("fold_frozen_conv_bn")
+def run(graph: Graph) -> bool:
+    """PyTorch's FoldFrozenConvBatchnorm: fold constant inference batch norms into convolutions."""
+    changed = _walk(graph, graph.block)
+    eliminate_dead_code(graph)
+    return changed
