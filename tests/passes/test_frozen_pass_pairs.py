@@ -63,7 +63,7 @@ def test_pass_matches_pytorch(pair):
             np.testing.assert_allclose(n.attr("value").array, want[n.output.name], rtol=1e-5, atol=1e-6)
 
 
-FOLDING = [p for p in IMPLEMENTED if p["pass"].startswith("fold_frozen_conv")]
+FOLDING = [p for p in IMPLEMENTED if p["pass"].startswith("fold_frozen") or p["pass"] == "optimize_frozen_graph"]
 
 
 @pytest.mark.parametrize("pair", FOLDING, ids=[f"{p['pass']}:{p['example']}" for p in FOLDING])
@@ -72,7 +72,7 @@ def test_folding_keeps_the_outputs(pair):
     from irjit.runtime.loader import load
     before_text = (FIXTURES / pair["before"]).read_text()
     consts = _constants(pair, "before")
-    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal(pair["input_shape"]).astype(np.float32)
     want = load(before_text, constants=consts).run(x)
     g, changed = run_pair(pair)
     assert changed

@@ -145,6 +145,8 @@ SCRIPTED = {
 # --- frozen modules ----------------------------------------------------------------------
 
 class ConvBn(nn.Module):
+    input_shape = (2, 3, 8, 8)
+
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
@@ -160,6 +162,8 @@ class ConvBn(nn.Module):
 
 
 class ConvAdd(nn.Module):
+    input_shape = (2, 3, 8, 8)
+
     def __init__(self):
         super().__init__()
         # 12 channels: torch prints tensors above 10 elements as `<Tensor>` (the npz has them)
@@ -171,6 +175,8 @@ class ConvAdd(nn.Module):
 
 
 class ConvMul(nn.Module):
+    input_shape = (2, 3, 8, 8)
+
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 12, 3)
@@ -180,7 +186,40 @@ class ConvMul(nn.Module):
         return self.conv(x) * self.scale / 2.0
 
 
+class LinearBn(nn.Module):
+    input_shape = (4, 6)
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 12)
+        self.bn = nn.BatchNorm1d(12)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+class ConvChain(nn.Module):
+    """conv -> bn -> mul -> add -> dropout: optimize_frozen_graph folds it all into the conv."""
+    input_shape = (2, 3, 8, 8)
+
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 12, 3)
+        self.bn = nn.BatchNorm2d(12)
+        self.drop = nn.Dropout(0.1)
+        self.register_buffer("scale", torch.randn(1, 12, 1, 1))
+
+    def forward(self, x):
+        return self.drop(self.bn(self.conv(x)) * self.scale + 0.5)
+
+
 class LinearDropout(nn.Module):
+    input_shape = (4, 6)
+
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(6, 5)
@@ -194,7 +233,9 @@ FROZEN = {
     "fold_frozen_conv_bn": {"conv_bn": ConvBn},
     "fold_frozen_conv_add_or_sub": {"conv_add": ConvAdd},
     "fold_frozen_conv_mul_or_div": {"conv_mul": ConvMul},
-    "optimize_frozen_graph": {"conv_bn": ConvBn, "linear_dropout": LinearDropout},
+    "fold_frozen_linear_bn": {"linear_bn": LinearBn},
+    "optimize_frozen_graph": {"conv_bn": ConvBn, "linear_dropout": LinearDropout,
+                              "conv_chain": ConvChain, "linear_bn": LinearBn},
     "transpose_frozen_linear": {"linear": LinearDropout},
     "lower_graph": {"conv_mul": ConvMul},
     "remove_dropout": {"linear_dropout": LinearDropout},
@@ -246,7 +287,7 @@ def generate(out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     pairs = []
 
-    def emit(pass_name, example, before_graph, module=None):
+    def emit(pass_name, example, before_graph, module=None, input_shape=None):
         before = _text(before_graph)
         before_consts = _tensor_constants(before_graph)
         in_place = pass_name in ("lower_graph", "remove_dropout")
@@ -262,6 +303,8 @@ def generate(out: Path) -> dict:
             if consts:
                 save_npz(out / f"{stem}_{side}_constants.npz", consts)
                 entry[f"{side}_constants"] = f"{stem}_{side}_constants.npz"
+        if input_shape is not None:
+            entry["input_shape"] = list(input_shape)
         pairs.append(entry)
 
     for pass_name, cases in HAND.items():
@@ -279,9 +322,10 @@ def generate(out: Path) -> dict:
             if pass_name == "lower_graph":
                 seed(example)
                 m = torch.jit.script(cls().eval())
-                emit(pass_name, example, m.forward.graph.copy(), m)
+                emit(pass_name, example, m.forward.graph.copy(), m, cls.input_shape)
                 continue
             g, frozen = _frozen_graph(cls, example)
-            emit(pass_name, example, g.copy() if pass_name != "remove_dropout" else g, frozen)
+            emit(pass_name, example, g.copy() if pass_name != "remove_dropout" else g, frozen,
+                 cls.input_shape)
     write_json(out / "manifest.json", {"torch": torch.__version__, "pairs": pairs})
     return {"pairs": len(pairs)}
