@@ -63,7 +63,8 @@ def test_pass_matches_pytorch(pair):
             np.testing.assert_allclose(n.attr("value").array, want[n.output.name], rtol=1e-5, atol=1e-6)
 
 
-FOLDING = [p for p in IMPLEMENTED if p["pass"].startswith("fold_frozen") or p["pass"] == "optimize_frozen_graph"]
+FOLDING = [p for p in IMPLEMENTED if p["pass"].startswith("fold_frozen")
+           or p["pass"] in ("optimize_frozen_graph", "transpose_frozen_linear")]
 
 
 @pytest.mark.parametrize("pair", FOLDING, ids=[f"{p['pass']}:{p['example']}" for p in FOLDING])
