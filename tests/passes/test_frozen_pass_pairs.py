@@ -30,9 +30,13 @@ _TENSOR_LITERAL = re.compile(r"^(\s*%\S+ : [A-Z][A-Za-z]*\(.*\) = prim::Constant
 _NUMBERED_NAME = re.compile(r"%\d+(_fused_\w+)")
 
 
+# freezing gives the module a fresh class type (`___torch_mangle_<next>`), a type-registry detail
+_SELF_TYPE = re.compile(r"^graph\(%self : \S+,", re.MULTILINE)
+
+
 def _text(text: str) -> str:
     text = _NUMBERED_NAME.sub(r"%N\1", _TENSOR_LITERAL.sub(r"\1[value=<Tensor>]()", text))
-    return renumber(text)
+    return renumber(_SELF_TYPE.sub("graph(%self : <module>,", text))
 
 
 def _constants(pair: dict, side: str) -> dict:
@@ -43,7 +47,8 @@ def _constants(pair: dict, side: str) -> dict:
 def run_pair(pair: dict):
     g = parse_ir((FIXTURES / pair["before"]).read_text())
     attach_constants(g, _constants(pair, "before"))
-    changed = get_pass(pair["pass"]).run(g)
+    options = {"params": dict(np.load(FIXTURES / pair["params"]))} if "params" in pair else {}
+    changed = get_pass(pair["pass"]).run(g, **options)
     g.lint()
     return g, changed
 
@@ -64,17 +69,18 @@ def test_pass_matches_pytorch(pair):
 
 
 FOLDING = [p for p in IMPLEMENTED if p["pass"].startswith("fold_frozen")
-           or p["pass"] in ("optimize_frozen_graph", "transpose_frozen_linear")]
+           or p["pass"] in ("optimize_frozen_graph", "transpose_frozen_linear", "freeze_module")]
 
 
 @pytest.mark.parametrize("pair", FOLDING, ids=[f"{p['pass']}:{p['example']}" for p in FOLDING])
 def test_folding_keeps_the_outputs(pair):
-    """The interpreter computes the same outputs before and after the fold."""
+    """The interpreter computes the same outputs before and after the fold (or the freezing)."""
     from irjit.runtime.loader import load
     before_text = (FIXTURES / pair["before"]).read_text()
     consts = _constants(pair, "before")
     x = np.random.default_rng(0).standard_normal(pair["input_shape"]).astype(np.float32)
-    want = load(before_text, constants=consts).run(x)
+    params = FIXTURES / pair["params"] if "params" in pair else None
+    want = load(before_text, params=params, constants=consts).run(x)
     g, changed = run_pair(pair)
     assert changed
     got = load(g).run(x)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -250,6 +251,9 @@ def _text(graph) -> str:
     return text
 
 
+FREEZE_MODULE = {"conv_bn": ConvBn, "linear_dropout": LinearDropout, "conv_mul": ConvMul}
+
+
 def _tensor_constants(graph) -> "OrderedDict[str, object]":
     found = OrderedDict()
     for n in graph.findAllNodes("prim::Constant"):
@@ -257,6 +261,20 @@ def _tensor_constants(graph) -> "OrderedDict[str, object]":
         if isinstance(out.type(), torch._C.TensorType) and n.hasAttribute("value"):
             found[out.debugName()] = n.t("value").detach().numpy()
     return found
+
+
+def _freeze_module_pair(cls, name):
+    """(before, after, params) of `torch._C._freeze_module` on the scripted eval module: the
+    graph reading attributes through `prim::GetAttr`, then with them inlined as constants."""
+    seed(name)
+    m = torch.jit.script(cls().eval())
+    before = m.forward.graph.copy()
+    torch._C._jit_pass_inline(before)
+    frozen = torch._C._freeze_module(m._c, preserveParameters=False)
+    params = OrderedDict((k, v.detach().numpy()) for k, v in m.state_dict().items())
+    for path, sub in m.named_modules():  # the `training` flags the graph reads, as 0-d bools
+        params[f"{path}.training" if path else "training"] = np.array(sub.training)
+    return before, frozen.forward.graph, params
 
 
 def _frozen_graph(cls, name):
@@ -327,5 +345,18 @@ def generate(out: Path) -> dict:
             g, frozen = _frozen_graph(cls, example)
             emit(pass_name, example, g.copy() if pass_name != "remove_dropout" else g, frozen,
                  cls.input_shape)
+    for example, cls in FREEZE_MODULE.items():
+        reset_jit_state()
+        before_graph, after_graph, params = _freeze_module_pair(cls, example)
+        stem = f"freeze_module__{example}"
+        before, after = _text(before_graph), _text(after_graph)
+        write_text(out / f"{stem}_before.ir", before)
+        write_text(out / f"{stem}_after.ir", after)
+        save_npz(out / f"{stem}_params.npz", params)
+        save_npz(out / f"{stem}_after_constants.npz", _tensor_constants(after_graph))
+        pairs.append({"pass": "freeze_module", "example": example, "before": f"{stem}_before.ir",
+                      "after": f"{stem}_after.ir", "changed": True, "params": f"{stem}_params.npz",
+                      "after_constants": f"{stem}_after_constants.npz",
+                      "input_shape": list(cls.input_shape)})
     write_json(out / "manifest.json", {"torch": torch.__version__, "pairs": pairs})
     return {"pairs": len(pairs)}
