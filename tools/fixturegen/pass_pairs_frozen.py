@@ -78,6 +78,13 @@ HAND = {
   return (%3, %4)
 """,
     },
+    "refine_tuple_types": {
+        "nested": """graph(%x : Float(2, 3), %n : int):
+  %t : (Tensor, int) = prim::TupleConstruct(%x, %n)
+  %u : (Tensor, (Tensor, int)) = prim::TupleConstruct(%x, %t)
+  return (%u)
+""",
+    },
     "fuse_addmm": {
         "mm_add": """graph(%x : Float(4, 5), %w : Float(5, 3), %b : Float(3)):
   %1 : int = prim::Constant[value=1]()
