@@ -25,6 +25,11 @@ _CLEANUP = ("eliminate_dead_code,eliminate_common_subexpression,peephole,"
 _AFTER_UNROLLING = "peephole,constant_propagation"
 
 
+class FreezingError(IRTypeError):
+    """The graph cannot be frozen as given: an attribute's value is missing, or module
+    methods are still called (not inlined)."""
+
+
 def _may_hold_tensor(t) -> bool:
     return isinstance(t, TensorType) or (isinstance(t, OptionalType) and isinstance(t.elem, TensorType))
 
@@ -57,7 +62,7 @@ def _value_of(path: str, type_, params: dict) -> Any:
         return False  # frozen modules are in eval mode
     if isinstance(type_, OptionalType):
         return None  # an optional attribute left out of params is None (`bias=False`)
-    raise IRTypeError(f"freeze_module: no value for attribute '{path}' ({type_}); "
+    raise FreezingError(f"freeze_module: no value for attribute '{path}' ({type_}); "
                       f"give it in params (dotted path -> array)")
 
 
@@ -76,7 +81,7 @@ def run(graph: Graph, params: Optional[dict] = None) -> bool:
     paths, written = _attribute_paths(graph)
     for n in graph.walk():
         if n.kind == "prim::CallMethod" and n.inputs[0] in paths:
-            raise IRTypeError("freeze_module: the graph still calls methods of the module; "
+            raise FreezingError("freeze_module: the graph still calls methods of the module; "
                               "inline it first (pass `inline` with the method graphs)")
     constants: dict[str, Any] = {}
     first = next(iter(graph.nodes()), graph.return_node)
