@@ -29,7 +29,7 @@ class ExecutorSettings:
     autodiff_inline_threshold: int = AUTODIFF_INLINE_THRESHOLD
     autodiff_subgraph_inlining: bool = True  # torch._C._debug_set_autodiff_subgraph_inlining
     guard_style: str = "typecheck"  # "typecheck" (2.x) or "bailout" (prim::BailOut, 1.x)
-    backend: str = "interp"  # what runs an execution plan: a name registered in plan.py
+    backend: str = "native"  # what runs an execution plan: a name registered in plan.py
 
     def autodiff_thresholds(self) -> tuple[int, int]:
         """(node, inline) thresholds; with subgraph inlining switched off PyTorch keeps every
@@ -40,7 +40,7 @@ class ExecutorSettings:
 
 
 _lock = threading.Lock()
-_current = ExecutorSettings(backend=os.environ.get("IRJIT_BACKEND") or "interp")
+_current = ExecutorSettings(backend=os.environ.get("IRJIT_BACKEND") or "native")
 
 
 def get_settings() -> ExecutorSettings:

@@ -27,6 +27,7 @@ _EXPORTS = {
     "load": "irjit.runtime.loader",
     "grad": "irjit.runtime.loader",
     "Function": "irjit.runtime.loader",
+    "compile": "irjit.runtime.native",
     "Tensor": "irjit.ops.tensor",
     "manual_seed": "irjit.ops.random",
     "no_grad": "irjit.runtime.autograd",

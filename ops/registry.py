@@ -94,6 +94,8 @@ class OpEntry:
     # ops whose result depends on more than their inputs (random ops) are not folded or CSE'd
     nondeterministic: bool = False
     extras: dict = field(default_factory=dict)
+    # `f(e, *args) -> value` written against a scalar emitter `e` (see ops/lowering_common.py)
+    lowering: Optional[Callable] = None
 
     def __repr__(self) -> str:
         return f"<op {self.schema.text}>"
@@ -400,3 +402,17 @@ def with_defaults(entry: OpEntry, args: list) -> list:
     if entry.schema.variadic or len(args) >= len(params):
         return args
     return list(args) + [a.default for a in params[len(args):]]
+
+
+def lowering(*full_names: str):
+    """Decorator: the native lowering rule of the named overloads, `f(e, *args) -> value`,
+    written against the scalar emitter `e` that code generation passes in (tensor arguments
+    arrive as the emitter's values, constant arguments as Python values)."""
+    def wrap(fn):
+        for name in full_names:
+            entry = _BY_FULL_NAME.get(name)
+            if entry is None:
+                raise AssertionError(f"lowering for unregistered op {name}")
+            entry.lowering = fn
+        return fn
+    return wrap

@@ -17,6 +17,7 @@ class OptUsageError(IRTypeError):
 
 def cmd_opt(args) -> int:
     import irjit.compiler.passes  # noqa: F401  (registers every pass)
+    import irjit.compiler.codegen.partition  # noqa: F401  (registers native_partition)
     from irjit.compiler import parse_ir
     from irjit.compiler.passes.manager import PassError, PassManager, describe_passes
     from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
@@ -25,10 +26,11 @@ def cmd_opt(args) -> int:
         for name, what, desc in describe_passes():
             print(f"{name:<40} {what:<8} {desc}")
         return 0
-    if args.file is None or args.passes is None:
-        raise OptUsageError("opt needs --passes=NAME[,NAME...] and a FILE (or --list)")
+    if args.file is None or (args.passes is None and args.emit is None):
+        raise OptUsageError("opt needs --passes=NAME[,NAME...] (or --emit) and a FILE (or --list)")
+    passes = args.passes if args.passes is not None else "propagate_input_shapes"
     try:
-        manager = PassManager(args.passes, verify=args.verify,
+        manager = PassManager(passes, verify=args.verify,
                               print_after_all=args.print_after_all, stream=sys.stderr)
     except PassError as e:
         raise OptUsageError(str(e)) from None
@@ -43,10 +45,32 @@ def cmd_opt(args) -> int:
         manager.run(graph)
     except PassError as e:
         raise OptUsageError(str(e)) from None
-    sys.stdout.write(str(graph))
+    if args.emit is not None:
+        sys.stdout.write(emit_native(graph, args.emit))
+    else:
+        sys.stdout.write(str(graph))
     if args.time_passes:
         sys.stderr.write(manager.timing_table())
     return 0
+
+
+def emit_native(graph, what: str) -> str:
+    """The optimized LLVM IR or assembly of every native unit of the (partitioned) graph."""
+    from irjit.compiler.codegen.cache import get_unit
+    from irjit.compiler.codegen.partition import GROUP, native_partition
+    if not any(n.kind == GROUP for n in graph.walk()):
+        native_partition(graph)
+    groups = [n for n in graph.walk() if n.kind == GROUP]
+    if not groups:
+        raise OptUsageError("no node of the graph lowers to native code (do its values have "
+                            "complete types? pass --input-types)")
+    parts = []
+    for n in groups:
+        unit, _ = get_unit(n.attr("Subgraph"))
+        if unit is not None:
+            text = unit.library.llvm_ir if what == "llvm" else unit.library.asm
+            parts.append(f"; native unit {unit.name}: {n.outputs[0].name if n.outputs else ''}\n{text}")
+    return "\n".join(parts)
 
 
 def register(sub) -> None:
@@ -61,4 +85,7 @@ def register(sub) -> None:
                     help="print the graph to stderr after every pass")
     sp.add_argument("--time-passes", action="store_true", help="print pass timings to stderr")
     sp.add_argument("--list", action="store_true", help="list the passes and pipelines")
+    sp.add_argument("--emit", choices=("llvm", "asm"),
+                    help="print the optimized LLVM IR or assembly of the graph's native units "
+                         "(partitioning the typed graph after the passes)")
     sp.set_defaults(func=cmd_opt)

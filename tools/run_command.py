@@ -81,15 +81,12 @@ def write_npz_atomically(path: str, arrays: dict[str, np.ndarray]) -> None:
 
 
 def cmd_run(args) -> int:
-    from irjit import runtime
-    from irjit.runtime.values import flatten_value, to_numpy
-
     text, name = read_source(args.file)
     inputs = read_npz(args.inputs, "inputs")
     params = read_npz(args.params, "params")
     constants = read_npz(args.constants, "constants")
     from irjit.compiler import parse_ir
-    from irjit.runtime.executor import COUNTERS, get_settings, update_settings
+    from irjit.runtime.executor import get_settings, update_settings
     from irjit.runtime.executor.plan import runner_factory
     graph = parse_ir(text, name)
     changes = {k: v for k, v in (("autodiff_node_threshold", args.autodiff_node_threshold),
@@ -98,15 +95,31 @@ def cmd_run(args) -> int:
                                  ("guard_style", args.guard_style)) if v is not None}
     if args.runs < 1:
         raise RunUsageError("--runs must be at least 1")
-    update_settings(**changes)
-    if args.executor != "interp":
-        try:
-            runner_factory(get_settings().backend)
-        except ValueError as e:  # IRJIT_BACKEND names no registered backend
-            raise RunUsageError(str(e)) from None
+    backend = args.backend or ("interp" if args.executor == "interp" else get_settings().backend)
+    try:
+        runner_factory(backend)
+    except ValueError as e:  # IRJIT_BACKEND names no registered backend
+        raise RunUsageError(str(e)) from None
+    previous = update_settings(backend=backend, **changes)
+    try:
+        return _run(args, name, graph, params, constants, inputs, backend)
+    finally:
+        update_settings(backend=previous.backend)
+
+
+def _run(args, name, graph, params, constants, inputs, backend) -> int:
+    from irjit import runtime
+    from irjit.runtime.executor import COUNTERS
+    from irjit.runtime.native import TOTALS
+    from irjit.runtime.values import flatten_value, to_numpy
+    stats_before = TOTALS.copy()
     COUNTERS.reset()
     fn = runtime.load(graph, params=params, constants=constants, executor=args.executor)
     fn.filename = fn.interpreter.filename = name
+    if backend == "native" and args.executor == "interp":
+        from irjit.runtime.native import NativeRunner
+        interp = fn.interpreter
+        fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, name)
     if args.seed is not None:
         runtime.manual_seed(args.seed)
     if inputs is None:
@@ -134,6 +147,8 @@ def cmd_run(args) -> int:
             print(f"# the graph the last run executed\n{fn.executor.last_graph}", end="")
     elif args.show_graph:
         print(f"# executed graph\n{graph}", end="")
+    if args.stats:
+        print(TOTALS.since(stats_before).line())
     if args.out:
         write_npz_atomically(args.out, results)
     return 0
@@ -151,6 +166,11 @@ def register(sub) -> None:
     sp.add_argument("--seed", type=int, help="seed for random inputs and random ops (dropout)")
     sp.add_argument("--executor", choices=("interp", "legacy", "profiling"), default="interp",
                     help="plain interpreter (default), or a graph executor as TorchScript runs graphs")
+    sp.add_argument("--backend", choices=("interp", "native"),
+                    help="interpret every node, or run native units compiled with LLVM (the "
+                         "default under --executor legacy|profiling)")
+    sp.add_argument("--stats", action="store_true",
+                    help="print one line of native-code statistics (units, nodes, compile ms, ...)")
     sp.add_argument("--runs", type=int, default=1,
                     help="run this many times (executors profile and specialize on early runs)")
     sp.add_argument("--show-graph", action="store_true",

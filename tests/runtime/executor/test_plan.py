@@ -45,12 +45,13 @@ class OnlyTwoByTwo:
 register_backend("test-two-by-two", OnlyTwoByTwo)
 
 
-def test_the_interpreter_is_the_default_runner_and_gets_the_hooks_at_construction():
+def test_the_interp_backend_runs_the_interpreter_with_the_hooks_given_at_construction():
     def fallback(fn, args):
         return []
 
+    assert ExecutorSettings().backend == "native"  # the default; "interp" turns it off
     plan = ExecutionPlan(irjit.parse_ir(GRAPH), lambda g: None, fallback=fallback,
-                         settings=ExecutorSettings())
+                         settings=ExecutorSettings(backend="interp"))
     assert plan.backend == "interp"
     assert isinstance(plan.runner, Interpreter)
     assert plan.runner.fallback is fallback
@@ -93,7 +94,7 @@ def test_set_backend_changes_the_default_for_new_plans():
         assert isinstance(plan.runner, OnlyTwoByTwo)
     finally:
         set_backend(previous)
-    assert previous == "interp"
+    assert previous == "native"  # the default backend
 
 
 def test_a_backend_name_cannot_be_taken_twice():

@@ -1,0 +1,40 @@
+"""The in-memory cache of native units, keyed by the group graph's structure and its
+specialization (the printed subgraph carries both: ops, constants and complete input types)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Optional
+
+from irjit.compiler.ir import Graph
+from irjit.ops.lowering_common import NotLowerable
+
+from .unit import NativeUnit, bounds_checks_enabled
+
+_LOCK = threading.Lock()
+_UNITS: dict[tuple, Optional[NativeUnit]] = {}
+
+
+def unit_key(graph: Graph) -> tuple:
+    return (str(graph), bounds_checks_enabled())
+
+
+def get_unit(graph: Graph) -> tuple[Optional[NativeUnit], bool]:
+    """(the compiled unit of `graph` or None when it cannot be lowered, whether it was cached)."""
+    key = unit_key(graph)
+    with _LOCK:
+        if key in _UNITS:
+            return _UNITS[key], True
+    name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
+    try:
+        unit: Optional[NativeUnit] = NativeUnit(graph, name)
+    except NotLowerable:
+        unit = None
+    with _LOCK:
+        return _UNITS.setdefault(key, unit), False
+
+
+def clear() -> None:
+    with _LOCK:
+        _UNITS.clear()

@@ -1,0 +1,63 @@
+"""The on-disk cache of object code: per code library, its object file and optimized LLVM IR,
+keyed by the unoptimized IR, the host CPU and features, and the llvmlite version, under the
+user cache directory. Files are written to a temporary name and renamed, so concurrent
+processes only ever see complete entries."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+
+def cache_root() -> Optional[Path]:
+    """`IRJIT_CACHE_DIR`, else `$XDG_CACHE_HOME/irjit` or `~/.cache/irjit`; None when
+    `IRJIT_CACHE=0` turns the disk cache off."""
+    if os.environ.get("IRJIT_CACHE", "1") == "0":
+        return None
+    explicit = os.environ.get("IRJIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "irjit"
+
+
+class DiskCache:
+    """Object code and optimized IR of libraries, by digest, for one host key."""
+
+    def __init__(self, root: Path, host_key: str):
+        self.folder = root / hashlib.sha256(host_key.encode()).hexdigest()[:16]
+        self.host_key = host_key
+
+    def digest(self, ir_text: str) -> str:
+        return hashlib.sha256((self.host_key + "\n" + ir_text).encode()).hexdigest()
+
+    def load(self, digest: str) -> Optional[tuple[bytes, str]]:
+        """(object code, optimized LLVM IR) stored under `digest`, or None."""
+        try:
+            return (self.folder / f"{digest}.o").read_bytes(), (self.folder / f"{digest}.ll").read_text()
+        except OSError:
+            return None
+
+    def store(self, digest: str, obj: bytes, llvm_ir: str) -> None:
+        """Write both files atomically (the IR first: an object file means a whole entry)."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self.folder / f"{digest}.ll", llvm_ir.encode())
+            _write_atomically(self.folder / f"{digest}.o", obj)
+        except OSError:
+            pass  # a read-only or full cache directory only costs compile time
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

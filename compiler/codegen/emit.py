@@ -1,0 +1,251 @@
+"""Kernel -> LLVM IR: canonical counted loops (innermost axis last, so contiguous accesses
+vectorize), one computation per distinct expression per loop level, reductions into
+accumulators, optional bounds checks on every load and store (status 15 when one fails)."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+from llvmlite import ir
+
+from . import scalar_ops
+from .kernel import (Access, Buffer, Const, Expr, Kernel, Load, Op, Reduce, dynamic_indices,
+                     expr_children)
+
+I64 = ir.IntType(64)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+
+STATUS_OUT_OF_BOUNDS = 15  # see entry.GUARD_KINDS
+
+
+class _Scope:
+    """Values computed at one loop level; inner levels see the outer ones."""
+
+    def __init__(self, parent: Optional["_Scope"]):
+        self.parent = parent
+        self.values: dict = {}
+
+    def get(self, e):
+        s = self
+        while s is not None:
+            v = s.values.get(e)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+
+class KernelEmitter:
+    """Emits one kernel as `i32 name(ptr p0, ptr p1, ...)` (data pointers, in buffer order)."""
+
+    def __init__(self, module: ir.Module, kernel: Kernel, bounds_checks: bool):
+        self.module = module
+        self.kernel = kernel
+        self.checks = bounds_checks
+        fnty = ir.FunctionType(I32, [PTR] * len(kernel.buffers))
+        self.fn = ir.Function(module, fnty, name=kernel.name)
+        self.fn.linkage = "internal"
+        self.fn.attributes.add("nounwind")
+        for arg in self.fn.args:
+            arg.add_attribute("noalias")
+        entry = self.fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = self.fn.append_basic_block("body")
+        self.alloca_builder.branch(body)
+        self.alloca_builder.position_at_start(entry)
+        self.builder = ir.IRBuilder(body)
+        self.fail_block: Optional[ir.Block] = None
+        self.indices: list[Optional[ir.Value]] = [None] * kernel.rank
+        self.scope = _Scope(None)
+
+    def emit(self) -> ir.Function:
+        k = self.kernel
+        self.dynamic = {index: self.checked_index(index) for index in dynamic_indices(k)}
+        outer_stores = [s for s in k.stores if not s.inner]
+        inner_stores = [s for s in k.stores if s.inner]
+
+        def outer_body():
+            for s in outer_stores:
+                self.store(s.access, self.value(s.value))
+            if inner_stores:
+                for s in inner_stores:
+                    self.prepare_reduces(s.value)
+                self.loops(list(range(len(k.outer), k.rank)),
+                           lambda: [self.store(s.access, self.value(s.value)) for s in inner_stores])
+
+        self.loops(list(range(len(k.outer))), outer_body)
+        self.builder.ret(ir.Constant(I32, 0))
+        return self.fn
+
+    # ---- loops
+    def loops(self, axes: list[int], body: Callable) -> None:
+        if not axes:
+            self.scope = _Scope(self.scope)
+            body()
+            self.scope = self.scope.parent
+            return
+        axis, rest = axes[0], axes[1:]
+        size = (self.kernel.outer + self.kernel.inner)[axis]
+        b = self.builder
+        pre = b.block
+        header = self.fn.append_basic_block(f"loop{axis}")
+        inside = self.fn.append_basic_block(f"loop{axis}.body")
+        after = self.fn.append_basic_block(f"loop{axis}.end")
+        b.branch(header)
+        b.position_at_end(header)
+        i = b.phi(I64, name=f"i{axis}")
+        i.add_incoming(ir.Constant(I64, 0), pre)
+        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, size)), inside, after)
+        b.position_at_end(inside)
+        self.indices[axis] = i
+        self.loops(rest, body)
+        nxt = b.add(i, ir.Constant(I64, 1), flags=["nuw", "nsw"])
+        i.add_incoming(nxt, b.block)
+        b.branch(header)
+        b.position_at_end(after)
+        self.indices[axis] = None
+
+    # ---- memory
+    def address(self, access: Access) -> ir.Value:
+        b = self.builder
+        buf: Buffer = self.kernel.buffers[access.buffer]
+        index = ir.Constant(I64, access.offset)
+        for axis, stride in enumerate(access.strides):
+            if stride:
+                iv = self.indices[axis]
+                assert iv is not None, "an access uses an axis outside its loop"
+                index = b.add(index, b.mul(iv, ir.Constant(I64, stride), flags=["nsw"]), flags=["nsw"])
+        for term, stride in access.dynamic:
+            index = b.add(index, b.mul(self.dynamic[term], ir.Constant(I64, stride)))
+        if self.checks:
+            self.check_bounds(index, buf.extent)
+        etype = scalar_ops.memory_type(buf.dtype)
+        return b.gep(self.fn.args[access.buffer], [index], inbounds=True, source_etype=etype)
+
+    def checked_index(self, index) -> ir.Value:
+        """The run-time index, wrapped when negative; out of range returns the status."""
+        b = self.builder
+        raw = b.load(self.fn.args[index.buffer], typ=I64)
+        size = ir.Constant(I64, index.size)
+        wrapped = b.select(b.icmp_signed("<", raw, ir.Constant(I64, 0)), b.add(raw, size), raw)
+        self.check_bounds(wrapped, index.size)
+        return wrapped
+
+    def check_bounds(self, index: ir.Value, extent: int) -> None:
+        b = self.builder
+        if self.fail_block is None:
+            self.fail_block = self.fn.append_basic_block("out_of_bounds")
+            with b.goto_block(self.fail_block):
+                b.ret(ir.Constant(I32, STATUS_OUT_OF_BOUNDS))
+        ok = b.icmp_unsigned("<", index, ir.Constant(I64, extent))
+        cont = self.fn.append_basic_block("in_bounds")
+        b.cbranch(ok, cont, self.fail_block)
+        b.position_at_end(cont)
+
+    def store(self, access: Access, value: ir.Value) -> None:
+        buf = self.kernel.buffers[access.buffer]
+        ptr = self.address(access)
+        self.builder.store(scalar_ops.to_memory(self.builder, value, buf.dtype), ptr,
+                           align=buf.dtype.itemsize)
+
+    # ---- expressions
+    def value(self, e: Expr) -> ir.Value:
+        v = self.scope.get(e)
+        if v is not None:
+            return v
+        b = self.builder
+        if isinstance(e, Const):
+            v = scalar_ops.constant(e.value, e.dtype)
+        elif isinstance(e, Load):
+            buf = self.kernel.buffers[e.access.buffer]
+            raw = b.load(self.address(e.access), align=buf.dtype.itemsize,
+                         typ=scalar_ops.memory_type(buf.dtype))
+            v = scalar_ops.from_memory(b, raw, buf.dtype)
+            if buf.dtype != e.dtype:
+                v = scalar_ops.cast(b, v, buf.dtype, e.dtype)
+        elif isinstance(e, Op):
+            v = scalar_ops.emit_op(b, e.name, [self.value(a) for a in e.args],
+                                   [a.dtype for a in e.args], e.dtype)
+        elif isinstance(e, Reduce):
+            v = self.reduce(e)
+        else:
+            raise AssertionError(f"unknown expression {e!r}")
+        self.scope.values[e] = v
+        return v
+
+    def prepare_reduces(self, e: Expr) -> None:
+        """Evaluate the reductions inside `e` at the current (outer) level, nested ones first."""
+        if isinstance(e, Reduce):
+            self.value(e)
+            return
+        for c in expr_children(e):
+            self.prepare_reduces(c)
+
+    def reduce(self, e: Reduce) -> ir.Value:
+        self.prepare_reduces(e.value)
+        lty = scalar_ops.register_type(e.dtype)
+        acc = self.alloca_builder.alloca(lty)
+        self.builder.store(scalar_ops.reduce_identity(e.combine, e.dtype), acc)
+        k = self.kernel
+
+        def body():
+            cur = self.builder.load(acc, typ=lty)
+            x = self.value(e.value)
+            self.builder.store(scalar_ops.combine(self.builder, e.combine, cur, x, e.dtype), acc)
+
+        self.loops(list(range(len(k.outer), k.rank)), body)
+        return self.builder.load(acc, typ=lty)
+
+
+def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) -> ir.Function:
+    return KernelEmitter(module, kernel, bounds_checks).emit()
+
+
+def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) -> ir.Function:
+    """`i32 name(ptr...)`: conv2d forward through `conv.emit_conv2d_forward`."""
+    from .conv import emit_conv2d_forward
+    params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
+    fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    arg = lambda i: None if i is None else fn.args[i]  # noqa: E731
+    emit_conv2d_forward(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
+                        arg(conv.bias), arg(conv.out), arg(conv.scratch))
+    b.ret(ir.Constant(I32, 0))
+    return fn
+
+
+def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -> ir.Function:
+    """`i32 name(ptr...)`: the matrix product, through `matmul.emit_matmul` (BLAS or its loop
+    kernel), reading strided operands in place."""
+    from .matmul import emit_matmul
+    # typed pointer parameters (printed as `ptr` like the others): blas.py indexes through them
+    params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
+    fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    fail = fn.append_basic_block("index_out_of_range")
+    with b.goto_block(fail):
+        b.ret(ir.Constant(I32, STATUS_OUT_OF_BOUNDS))
+
+    def pointer(index: int, offset: int = 0, dynamic=()) -> ir.Value:
+        p = fn.args[index]
+        total = ir.Constant(I64, offset)
+        for term, stride in dynamic:  # a run-time index, wrapped and checked before use
+            raw = b.load(b.bitcast(fn.args[term.buffer], I64.as_pointer()), typ=I64)
+            size = ir.Constant(I64, term.size)
+            idx = b.select(b.icmp_signed("<", raw, ir.Constant(I64, 0)), b.add(raw, size), raw)
+            ok = fn.append_basic_block("index_ok")
+            b.cbranch(b.icmp_unsigned("<", idx, size), ok, fail)
+            b.position_at_end(ok)
+            total = b.add(total, b.mul(idx, ir.Constant(I64, stride)))
+        return b.gep(p, [total], inbounds=True) if offset or dynamic else p
+
+    a, m = product.a, product.b
+    emit_matmul(b, product.dtype.name, pointer(a.buffer, a.offset, a.dynamic), a.sizes, a.strides,
+                pointer(m.buffer, m.offset, m.dynamic), m.sizes, m.strides, pointer(product.out))
+    b.ret(ir.Constant(I32, 0))
+    return fn

@@ -1,0 +1,121 @@
+"""The native entry of a unit: takes every array as a `PyObject*`, reads numpy's public
+`PyArrayObject_fields` layout natively (as numba unboxes arrays) and checks type, dtype, rank,
+sizes, strides, alignment and writeability against the specialization before any kernel
+touches memory. A failed check returns `kind + 16 * argument`; 0 means the kernels ran."""
+
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+
+import numpy as np
+from llvmlite import ir
+
+from .emit import I32, I64, PTR, STATUS_OUT_OF_BOUNDS
+from .kernel import Buffer
+
+# PyArrayObject_fields: PyObject_HEAD (refcount, type), data, nd, dimensions, strides, base,
+# descr, flags
+OFFSET_TYPE, OFFSET_DATA, OFFSET_ND, OFFSET_DIMS, OFFSET_STRIDES = 8, 16, 24, 32, 40
+OFFSET_DESCR, OFFSET_FLAGS = 56, 64
+NPY_ARRAY_WRITEABLE = 0x0400
+
+GUARD_KINDS = {1: "not an ndarray", 2: "dtype", 3: "rank", 4: "size", 5: "stride",
+               6: "alignment", 7: "not writeable", STATUS_OUT_OF_BOUNDS: "out of bounds"}
+
+
+def describe_status(status: int) -> str:
+    kind, arg = status % 16, status // 16
+    return f"argument {arg}: {GUARD_KINDS.get(kind, f'status {kind}')}"
+
+
+@lru_cache(maxsize=None)
+def check_array_layout() -> bool:
+    """Whether this numpy lays arrays out as the offsets above say (checked once)."""
+    a = np.zeros((3, 5), np.float32)[:, 1:]
+    base = id(a)
+
+    def word(off, ctype=ctypes.c_ssize_t):
+        return ctype.from_address(base + off).value
+
+    dims = ctypes.cast(word(OFFSET_DIMS), ctypes.POINTER(ctypes.c_ssize_t))
+    strides = ctypes.cast(word(OFFSET_STRIDES), ctypes.POINTER(ctypes.c_ssize_t))
+    return (word(OFFSET_TYPE) == id(np.ndarray) and word(OFFSET_DATA) == a.ctypes.data
+            and word(OFFSET_ND, ctypes.c_int) == 2 and (dims[0], dims[1]) == (3, 4)
+            and (strides[0], strides[1]) == (20, 4) and word(OFFSET_DESCR) == id(a.dtype))
+
+
+class _Guards:
+    def __init__(self, builder: ir.IRBuilder, fn: ir.Function):
+        self.b = builder
+        self.fn = fn
+        self.addresses: dict[str, int] = {}  # global name -> the address it must hold
+
+    def process_address(self, what: str, address: int) -> ir.Value:
+        """A process-specific address (a type object, a dtype singleton), read from a global
+        that the unit fills in after loading, so object code is the same in every process."""
+        name = f"{self.fn.name}.{what}"
+        gv = self.fn.module.globals.get(name)
+        if gv is None:
+            gv = ir.GlobalVariable(self.fn.module, I64, name=name)
+            gv.initializer = ir.Constant(I64, 0)
+            self.addresses[name] = address
+        return self.b.load(gv, typ=I64)
+
+    def field(self, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
+        p = self.b.gep(obj, [ir.Constant(I64, offset)], source_etype=ir.IntType(8))
+        return self.b.load(p, typ=ty)
+
+    def require(self, ok: ir.Value, status: int) -> None:
+        fail = self.fn.append_basic_block(f"guard_fail_{status}")
+        cont = self.fn.append_basic_block(f"guard_ok_{status}")
+        self.b.cbranch(ok, cont, fail, )
+        with self.b.goto_block(fail):
+            self.b.ret(ir.Constant(I32, status))
+        self.b.position_at_end(cont)
+
+    def array(self, obj: ir.Value, buf: Buffer, arg: int) -> ir.Value:
+        """Check one array argument; returns its data pointer."""
+        b = self.b
+        code = 16 * arg
+        const = lambda v: ir.Constant(I64, v)  # noqa: E731
+        typ = self.field(obj, OFFSET_TYPE, I64)
+        self.require(b.icmp_unsigned("==", typ, self.process_address("ndarray", id(np.ndarray))),
+                     code + 1)
+        descr = self.field(obj, OFFSET_DESCR, I64)
+        dtype = np.dtype(buf.dtype)
+        self.require(b.icmp_unsigned("==", descr, self.process_address(dtype.name, id(dtype))),
+                     code + 2)
+        nd = self.field(obj, OFFSET_ND, I32)
+        self.require(b.icmp_signed("==", nd, ir.Constant(I32, len(buf.sizes))), code + 3)
+        dims = self.field(obj, OFFSET_DIMS, PTR)
+        strides = self.field(obj, OFFSET_STRIDES, PTR)
+        for k, (size, stride) in enumerate(zip(buf.sizes, buf.strides)):
+            d = b.load(b.gep(dims, [const(k)], source_etype=I64), typ=I64)
+            self.require(b.icmp_signed("==", d, const(size)), code + 4)
+            if size != 1:
+                s = b.load(b.gep(strides, [const(k)], source_etype=I64), typ=I64)
+                self.require(b.icmp_signed("==", s, const(stride * buf.dtype.itemsize)), code + 5)
+        data = self.field(obj, OFFSET_DATA, PTR)
+        misaligned = b.and_(b.ptrtoint(data, I64), const(buf.dtype.itemsize - 1))
+        self.require(b.icmp_unsigned("==", misaligned, const(0)), code + 6)
+        if buf.is_output:
+            flags = self.field(obj, OFFSET_FLAGS, I32)
+            writeable = b.and_(flags, ir.Constant(I32, NPY_ARRAY_WRITEABLE))
+            self.require(b.icmp_unsigned("!=", writeable, ir.Constant(I32, 0)), code + 7)
+        return data
+
+
+def emit_entry(module: ir.Module, name: str, buffers: list[Buffer],
+               kernels: list[ir.Function]) -> dict[str, int]:
+    """`i32 name(PyObject*...)`: guard every buffer, then run the kernels in order. Returns
+    the globals to fill in before the first call (name -> address)."""
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR] * len(buffers)), name=name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    guards = _Guards(b, fn)
+    data = [guards.array(obj, buf, i) for i, (obj, buf) in enumerate(zip(fn.args, buffers))]
+    for k in kernels:
+        status = b.call(k, data)
+        guards.require(b.icmp_unsigned("==", status, ir.Constant(I32, 0)), STATUS_OUT_OF_BOUNDS)
+    b.ret(ir.Constant(I32, 0))
+    return guards.addresses

@@ -1,0 +1,174 @@
+"""The kernel representation between a graph and LLVM IR: a loop nest over an iteration
+space, loads from buffers at affine indices, a scalar expression DAG, reductions and stores.
+
+The iteration space is `outer` axes followed by `inner` (reduced) axes. An access gives one
+stride per axis, in elements (0 = broadcast), plus an offset, so views, broadcasting and
+transposes are index arithmetic rather than copies. Expressions are frozen dataclasses:
+equal expressions are one value (the emitter computes each once per loop level).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An array argument of the kernel with the exact layout its guard checks."""
+
+    position: int  # argument index of the native entry
+    dtype: np.dtype
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
+    is_output: bool
+
+    @property
+    def extent(self) -> int:
+        """Number of elements from the data pointer to one past the last one (bounds checks)."""
+        if any(s == 0 for s in self.sizes):
+            return 0
+        return 1 + sum((n - 1) * s for n, s in zip(self.sizes, self.strides))
+
+
+@dataclass(frozen=True)
+class Index:
+    """A run-time index: the int64 in 0-dim buffer `buffer`, negative ones counted from
+    `size`; the kernel checks 0 <= index < size before anything reads through it."""
+
+    buffer: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Access:
+    """`buffer[offset + sum(i_k * strides[k]) + sum(index * stride for dynamic terms)]`
+    over the kernel's axes (outer then inner)."""
+
+    buffer: int
+    strides: tuple[int, ...]
+    offset: int = 0
+    dynamic: tuple = ()  # (Index, stride) pairs
+
+
+@dataclass(frozen=True)
+class Load:
+    access: Access
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Union[int, float, bool]
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Op:
+    """A scalar operation: see `emit.SCALAR_OPS` for the names (math functions are `math.<f>`)."""
+
+    name: str
+    args: tuple
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """`combine` ("sum", "max", "min") of `value` over the kernel's inner axes."""
+
+    combine: str
+    value: "Expr"
+    dtype: np.dtype
+
+
+Expr = Union[Load, Const, Op, Reduce]
+
+
+@dataclass(frozen=True)
+class Store:
+    """Write `value` at `access`; `inner` stores run in the inner loops (full shape), the
+    others once per outer point."""
+
+    access: Access
+    value: Expr
+    inner: bool = False
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A strided tensor operand of a product: buffer, sizes and strides (elements), offset."""
+
+    buffer: int
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+    dynamic: tuple = ()  # (Index, stride) pairs
+
+
+@dataclass(frozen=True)
+class Product:
+    """`out = torch.matmul(a, b)` into contiguous buffer `out` (BLAS through blas.py)."""
+
+    a: Operand
+    b: Operand
+    out: int
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Convolution:
+    """`out = conv2d(x, weight, bias)` of contiguous NCHW/OIHW buffers (conv.py: im2col into
+    buffer `scratch` + GEMM)."""
+
+    shape: object  # conv.Conv2dShape
+    x: int
+    weight: int
+    bias: Optional[int]
+    out: int
+    scratch: Optional[int]
+    dtype: np.dtype
+
+
+@dataclass
+class Kernel:
+    name: str
+    outer: tuple[int, ...]
+    inner: tuple[int, ...] = ()
+    buffers: list[Buffer] = field(default_factory=list)
+    stores: list[Store] = field(default_factory=list)
+
+    @property
+    def rank(self) -> int:
+        return len(self.outer) + len(self.inner)
+
+
+def expr_children(e: Expr) -> tuple:
+    if isinstance(e, Op):
+        return e.args
+    if isinstance(e, Reduce):
+        return (e.value,)
+    return ()
+
+
+def contains_reduce(e: Expr) -> bool:
+    return isinstance(e, Reduce) or any(contains_reduce(c) for c in expr_children(e))
+
+
+def dynamic_indices(kernel: Kernel) -> list[Index]:
+    """Every run-time index the kernel's accesses use, in a fixed order."""
+    found: dict = {}
+
+    def visit(e) -> None:
+        if isinstance(e, Load):
+            for index, _ in e.access.dynamic:
+                found.setdefault(index, None)
+        for c in expr_children(e):
+            visit(c)
+
+    for st in kernel.stores:
+        for index, _ in st.access.dynamic:
+            found.setdefault(index, None)
+        visit(st.value)
+    return list(found)

@@ -1,0 +1,160 @@
+"""One code library per compiled unit, as numba's `CodeLibrary`: it owns an LLVM module,
+is finalized once (verify, optimize at O3 for the host CPU, JIT) and hands out function
+addresses; its optimized LLVM IR and assembly are kept for dumps."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from functools import lru_cache
+from typing import Optional
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from .disk_cache import DiskCache, cache_root
+
+_LOCK = threading.RLock()
+
+
+@lru_cache(maxsize=None)
+def target_machine() -> llvm.TargetMachine:
+    """The host's target machine: its CPU name and every feature it has (AVX2/AVX-512)."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault")
+
+
+# object code handed to / received from MCJIT, by module name, while a library is finalized
+_OBJECTS_IN: dict[str, bytes] = {}
+_OBJECTS_OUT: dict[str, bytes] = {}
+
+
+@lru_cache(maxsize=None)
+def _engine() -> llvm.ExecutionEngine:
+    """The one MCJIT engine every library adds its module to; its object cache hooks let a
+    library reuse object code from disk and keep what MCJIT compiles."""
+    tm = target_machine()
+    backing = llvm.parse_assembly("")
+    backing.triple = tm.triple
+    engine = llvm.create_mcjit_compiler(backing, tm)
+    engine.set_object_cache(lambda mod, buf: _OBJECTS_OUT.__setitem__(mod.name, buf),
+                            lambda mod: _OBJECTS_IN.pop(mod.name, None))
+    return engine
+
+
+@lru_cache(maxsize=None)
+def disk_cache() -> Optional[DiskCache]:
+    root = cache_root()
+    return DiskCache(root, host_key()) if root is not None else None
+
+
+def host_key() -> str:
+    """What object code depends on besides the IR: CPU, features and llvmlite version."""
+    import llvmlite
+    return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|{llvmlite.__version__}"
+
+
+def new_module(name: str) -> ir.Module:
+    """An empty llvmlite module for the host triple and data layout."""
+    tm = target_machine()
+    module = ir.Module(name=name)
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    return module
+
+
+def dump_library(library: "CodeLibrary") -> None:
+    """`IRJIT_DUMP=llvm,asm` writes each finalized library's optimized LLVM IR (`.ll`) and
+    assembly (`.s`) into `IRJIT_DUMP_DIR` (default: the current directory)."""
+    wanted = {w.strip() for w in os.environ.get("IRJIT_DUMP", "").split(",") if w.strip()}
+    if not wanted:
+        return
+    unknown = wanted - {"llvm", "asm"}
+    if unknown:
+        raise ValueError(f"IRJIT_DUMP: unknown {', '.join(sorted(unknown))} (use llvm, asm)")
+    folder = os.environ.get("IRJIT_DUMP_DIR", ".")
+    os.makedirs(folder, exist_ok=True)
+    base = os.path.join(folder, f"irjit_{library.name}")
+    if "llvm" in wanted:
+        with open(base + ".ll", "w") as f:
+            f.write(library.llvm_ir)
+    if "asm" in wanted:
+        with open(base + ".s", "w") as f:
+            f.write(library.asm)
+
+
+class CodeLibrary:
+    """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.name = module.name
+        self.llvm_ir: Optional[str] = None  # optimized, after finalize
+        self._asm: Optional[str] = None
+        self._binding: Optional[llvm.ModuleRef] = None
+        self.compile_ms = 0.0
+        self.from_disk = False  # object code reused from the disk cache
+
+    def finalize(self) -> None:
+        """Verify, optimize with the new pass manager at O3 and JIT the module, or reuse its
+        object code from the disk cache."""
+        assert self._binding is None, "a code library is finalized once"
+        start = time.perf_counter()
+        text = str(self.module)
+        cache = disk_cache()
+        digest = cache.digest(text) if cache is not None else None
+        cached = cache.load(digest) if cache is not None else None
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        if cached is not None:
+            obj, self.llvm_ir = cached
+            self.from_disk = True
+        else:
+            tm = target_machine()
+            pto = llvm.create_pipeline_tuning_options(speed_level=3)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+            mod.verify()
+            self.llvm_ir = str(mod)
+        with _LOCK:
+            engine = _engine()
+            if cached is not None:
+                _OBJECTS_IN[mod.name] = obj
+            engine.add_module(mod)
+            engine.finalize_object()
+            _OBJECTS_IN.pop(mod.name, None)
+            compiled = _OBJECTS_OUT.pop(mod.name, None)
+        if cached is None and compiled is not None and cache is not None:
+            cache.store(digest, compiled, self.llvm_ir)
+        self._binding = mod
+        self.compile_ms = (time.perf_counter() - start) * 1000.0
+        dump_library(self)
+
+    @property
+    def asm(self) -> str:
+        """The assembly of the optimized module (generated on first request)."""
+        assert self.llvm_ir is not None, "finalize the library first"
+        if self._asm is None:
+            self._asm = target_machine().emit_assembly(llvm.parse_assembly(self.llvm_ir))
+        return self._asm
+
+    def global_address(self, name: str) -> int:
+        assert self._binding is not None, "finalize the library first"
+        with _LOCK:
+            addr = _engine().get_global_value_address(name)
+        assert addr, f"no global {name} in the library"
+        return addr
+
+    def address(self, name: str) -> int:
+        assert self._binding is not None, "finalize the library first"
+        with _LOCK:
+            addr = _engine().get_function_address(name)
+        assert addr, f"no function {name} in the library"
+        return addr

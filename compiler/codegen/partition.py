@@ -1,0 +1,199 @@
+"""The native partition pass: runs of lowerable nodes of a typed graph become
+`prim::NativeGroup` nodes holding their Subgraph (printed like PyTorch's fusion groups), so a
+printed graph shows which nodes run natively. A group is one kernel: it reads each input once
+and outputs only the values used after it; constants are copied in. A node joins the run
+before it when the run with it still lowers to one kernel."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from irjit.compiler.ir import Block, Graph, Node
+from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.passes.registry import register_pass
+from irjit.ops.lowering_common import NotLowerable
+from irjit.ops.types import TensorType
+
+from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
+
+GROUP = "prim::NativeGroup"
+MAX_GROUP_NODES = 48
+
+
+def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
+    """The group graph of `run` (a copy), its outer inputs and the outer values it outputs."""
+    members = set(run)
+    sub = Graph()
+    vmap: dict = {}
+    inputs, outputs = [], []
+    for n in run:
+        for v in n.inputs:
+            if v in vmap:
+                continue
+            if v.node.kind == "prim::Constant" and not isinstance(v.type, TensorType):
+                vmap[v] = sub.block.append_node(sub.clone_node(v.node, lambda x: x)).output
+            else:
+                vmap[v] = sub.add_input(type=v.type).copy_metadata(v)
+                inputs.append(v)
+        clone = sub.block.append_node(sub.clone_node(n, lambda x: vmap[x]))
+        vmap.update(zip(n.outputs, clone.outputs))
+    for n in run:
+        for o in n.outputs:
+            if any(u.user not in members for u in o.uses):
+                sub.register_output(vmap[o])
+                outputs.append(o)
+    return sub, inputs, outputs
+
+
+def lowers(run: list[Node], allow_view_outputs: bool = False) -> bool:
+    if not run:
+        return False
+    try:
+        lower_group(build_subgraph(run)[0], "trial", allow_view_outputs)
+    except NotLowerable:
+        return False
+    return True
+
+
+def _contiguous_type(t):
+    """Units write their outputs contiguously; consumers are specialized to that layout."""
+    layout = tensor_layout(t)
+    return t.with_(strides=contiguous_strides(layout[1])) if layout is not None else t
+
+
+def make_group(run: list[Node]) -> Node:
+    """Replace the nodes of `run` by one NativeGroup node."""
+    sub, inputs, outputs = build_subgraph(run)
+    g = run[0].graph
+    group = g.create(GROUP, inputs, num_outputs=0)
+    group.set_attr("Subgraph", "g", sub)
+    group.insert_before(run[0])
+    for v in inputs:  # a tensor constant between the run's nodes must come first
+        if v.node.kind == "prim::Constant" and v.node.is_after(group):
+            v.node.move_before(group)
+    for o, so in zip(outputs, sub.outputs):
+        o.type = so.type = _contiguous_type(o.type)
+        out = group.add_output(o.type)
+        o.replace_all_uses_with(out)
+        out.copy_metadata(o)
+    for n in reversed(run):
+        n.destroy()
+    return group
+
+
+def _split(candidates: list[Node]) -> list[list[Node]]:
+    """Consecutive candidates cut into groups: each group grows while it still lowers (its
+    views may be pending), then keeps its longest prefix that lowers with computed outputs;
+    the nodes cut off start the next group."""
+    runs: list[list[Node]] = []
+    pending = list(candidates)
+    while pending:
+        current: list[Node] = []
+        for n in pending:
+            if len(current) >= MAX_GROUP_NODES or not lowers(current + [n], allow_view_outputs=True):
+                break
+            current.append(n)
+        while current and not lowers(current):
+            current = current[:-1]
+        if current:
+            runs.append(current)
+        pending = pending[max(len(current), 1):]
+    return runs
+
+
+def _runs(block: Block) -> list[list[Node]]:
+    runs, current = [], []
+    for n in list(block.nodes()):
+        if n.kind == "prim::Constant":
+            continue
+        if is_candidate(n):
+            current.append(n)
+            continue
+        runs.extend(_split(current))
+        current = []
+    runs.extend(_split(current))
+    return runs
+
+
+def _pieces(node: Node) -> Optional[tuple[int, list[tuple[int, int]]]]:
+    """(dim, [(start, end)...]) of a chunk/unbind whose input has complete sizes."""
+    x = node.inputs[0]
+    layout = tensor_layout(x.type)
+    if layout is None or not layout[1]:
+        return None
+    sizes = layout[1]
+    if node.kind == "prim::ConstantChunk":
+        chunks, dim = node.attr("chunks"), node.attr("dim")
+    elif node.kind in ("aten::chunk", "aten::unbind") and all(
+            v.node.kind == "prim::Constant" for v in node.inputs[1:]):
+        args = [constant_value(v.node) for v in node.inputs[1:]]
+        if node.kind == "aten::unbind":
+            dim = args[0] if args else 0
+            chunks = sizes[dim % len(sizes)]
+        else:
+            chunks, dim = args[0], (args[1] if len(args) > 1 else 0)
+    else:
+        return None
+    dim %= len(sizes)
+    n = sizes[dim]
+    step = -(-n // chunks) if chunks > 0 else 0
+    if step == 0:
+        return None
+    return dim, [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+def split_chunks(block: Block) -> bool:
+    """`prim::ConstantChunk`, and `aten::chunk`/`aten::unbind` unpacked by `prim::ListUnpack`,
+    become one `aten::slice` (`aten::select` for unbind) per piece: views that fuse."""
+    changed = False
+    for n in list(block.nodes()):
+        lists = n.kind in ("aten::chunk", "aten::unbind")
+        if n.kind != "prim::ConstantChunk" and not lists:
+            continue
+        found = _pieces(n)
+        if found is None:
+            continue
+        dim, bounds = found
+        if lists:
+            uses = n.output.uses
+            if len(uses) != 1 or uses[0].user.kind != "prim::ListUnpack":
+                continue
+            unpack = uses[0].user
+            outputs = unpack.outputs
+        else:
+            unpack, outputs = None, n.outputs
+        if len(outputs) != len(bounds):
+            continue
+        g = n.graph
+        g.set_insert_point(n)
+        d = g.insert_constant(dim)
+        for (start, end), out in zip(bounds, outputs):
+            if n.kind == "aten::unbind":
+                piece = g.insert_node(g.create("aten::select", [n.inputs[0], d, g.insert_constant(start)]))
+            else:
+                piece = g.insert_node(g.create("aten::slice", [n.inputs[0], d, g.insert_constant(start),
+                                                               g.insert_constant(end), g.insert_constant(1)]))
+            piece.output.type = out.type
+            out.replace_all_uses_with(piece.output)
+        if unpack is not None:
+            unpack.destroy()
+        n.destroy()
+        changed = True
+    return changed
+
+
+def partition_block(block: Block) -> bool:
+    changed = split_chunks(block)
+    for n in block.nodes():
+        for b in n.blocks:
+            changed |= partition_block(b)
+    for run in _runs(block):
+        make_group(run)
+        changed = True
+    return changed
+
+
+@register_pass("native_partition")
+def native_partition(graph: Graph) -> bool:
+    """Group the lowerable nodes of a typed graph into prim::NativeGroup units."""
+    return partition_block(graph.block)

@@ -1,0 +1,262 @@
+"""Running graphs with native units: the first call with a new input layout is interpreted
+while every tensor value is recorded (as the profiling executor profiles); a copy of the graph
+with those complete types is partitioned into `prim::NativeGroup` units, which later calls
+run natively (compiled on first use); a unit whose entry guards refuse the arguments runs
+interpreted for that call (a bailout)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, fields
+from typing import Any, Optional
+
+from irjit.compiler.codegen.cache import get_unit
+from irjit.compiler.codegen.lower import is_candidate
+from irjit.compiler.codegen.partition import GROUP, native_partition
+from irjit.compiler.ir import Graph, Node
+from irjit.compiler.passes.constant_propagation import run as constant_propagation
+from irjit.ops.tensor import Tensor
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
+
+from .autograd import is_grad_enabled
+from .executor.plan import RunnerContext, register_backend
+from .interpreter import FunctionRef, Interpreter, check_input
+from .prims import _results, prim
+
+
+@dataclass
+class NativeStats:
+    """Per runner: units compiled or found cached (in memory or on disk), op nodes inside
+    units vs interpreted (over all specializations), compile time, cache hits and bailouts."""
+
+    units: int = 0
+    nodes_native: int = 0
+    nodes_interpreted: int = 0
+    compile_ms: float = 0.0
+    cache_hits: int = 0
+    bailouts: int = 0
+
+    def line(self) -> str:
+        return (f"native: units={self.units} nodes_native={self.nodes_native} "
+                f"nodes_interpreted={self.nodes_interpreted} compile_ms={self.compile_ms:.1f} "
+                f"cache_hits={self.cache_hits} bailouts={self.bailouts}")
+
+    def add(self, **deltas) -> None:
+        for name, delta in deltas.items():
+            setattr(self, name, getattr(self, name) + delta)
+
+    def since(self, earlier: "NativeStats") -> "NativeStats":
+        return NativeStats(**{f.name: getattr(self, f.name) - getattr(earlier, f.name)
+                              for f in fields(NativeStats)})
+
+    def copy(self) -> "NativeStats":
+        return NativeStats(**{f.name: getattr(self, f.name) for f in fields(NativeStats)})
+
+
+TOTALS = NativeStats()  # over every runner of the process (irtool run --stats reports a delta)
+
+
+def _tensor_type(x: Tensor) -> Optional[TensorType]:
+    a = x.data
+    name = DTYPE_TO_SCALAR_TYPE.get(str(a.dtype))
+    if name is None:
+        return None
+    strides = tuple(s // a.itemsize for s in a.strides) if all(
+        s % a.itemsize == 0 for s in a.strides) else None
+    return TensorType(name, tuple(a.shape), strides, None, "cpu")
+
+
+def _layout_key(inputs: list) -> tuple:
+    return tuple((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
+                 else type(x).__name__ for x in inputs)
+
+
+def _fold_input_sizes(graph: Graph) -> bool:
+    """`aten::size(%v)` becomes a constant where %v's sizes follow from the graph inputs'
+    (a graph input, or the output of lowerable ops of such values: their shapes never depend
+    on data): input sizes are part of the specialization, so shape bookkeeping such as
+    `_grad_sum_to_size` in backward graphs folds and fuses."""
+    static = set(graph.inputs)
+    for n in graph.nodes():
+        if is_candidate(n) and all(v in static for v in n.inputs if isinstance(v.type, TensorType)):
+            static.update(n.outputs)
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind == "aten::size" and len(n.inputs) == 1 and n.inputs[0] in static:
+            t = n.inputs[0].type
+            sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+            if sizes is None:
+                continue
+            graph.set_insert_point(n)
+            n.output.replace_all_uses_with(graph.insert_constant(list(sizes)))
+            n.destroy()
+            changed = True
+    return changed
+
+
+def _fold_none_inputs(graph: Graph, inputs: list) -> bool:
+    """Inputs that are None in this call are None in every call of the plan (the layout key
+    records each non-tensor input's type): they become constants (`_grad_sum_to_size(%g, None)`
+    in backward graphs is then a plain copy that fuses)."""
+    changed = False
+    for v, x in zip(graph.inputs, inputs):
+        if x is None and v.uses:
+            graph.set_insert_point(graph.block.first_node)
+            v.replace_all_uses_with(graph.insert_constant(None))
+            changed = True
+    return changed
+
+
+def _count_nodes(graph: Graph) -> tuple[int, int]:
+    """(op nodes inside native groups, op nodes left to the interpreter); `prim::` structure
+    (constants, guards, control flow, containers) is not counted."""
+    native = interpreted = 0
+    for n in graph.walk():
+        if n.kind == GROUP:
+            native += sum(1 for m in n.attr("Subgraph").walk() if not m.kind.startswith("prim::"))
+        elif not n.kind.startswith("prim::"):
+            interpreted += 1
+    return native, interpreted
+
+
+class NativeRunner:
+    """Runs one graph with native units: `run(inputs) -> outputs`. At most
+    `max_specializations` input layouts get their own plan; others are interpreted."""
+
+    def __init__(self, graph: Graph, constants: Optional[dict] = None,
+                 functions: Optional[dict] = None, filename: Optional[str] = None,
+                 max_specializations: int = 8, context=None):
+        self.graph = graph
+        self.constants = constants
+        self.functions = functions
+        self.context = context  # an execution plan's RunnerContext (hooks), if any
+        self._originals: dict[int, Node] = {}  # id(copied node) -> node of `graph`
+        self.filename = filename
+        self.max_specializations = max_specializations
+        self.stats = NativeStats()
+        self._plans: dict[tuple, Interpreter] = {}
+        self._generic: Optional[Interpreter] = None
+        self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
+        self._lock = threading.Lock()
+
+    def run(self, inputs: list) -> list:
+        key = _layout_key(inputs)
+        interp = self._plans.get(key)
+        if interp is None:
+            with self._lock:
+                interp = self._plans.get(key)
+                if interp is None:
+                    return self._profile_and_specialize(key, list(inputs))
+        return interp.run(list(inputs))
+
+    def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
+        """Interpret this call while recording every tensor value, then give the graph's
+        values those complete types and partition it (guards check them on later calls)."""
+        if len(self._plans) >= self.max_specializations or len(inputs) != len(self.graph.inputs):
+            if self._generic is None:
+                self._generic = self._interpreter(self.graph)
+            return self._generic.run(inputs)
+        g = self.graph.copy()
+        for old, new in zip(self.graph.walk(), g.walk()):
+            self._originals[id(new)] = old
+        for v, x in zip(g.inputs, inputs):
+            check_input(v, x, self.filename or "<graph>")
+        env: dict = {}
+        outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
+        for v, x in env.items():
+            if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                t = _tensor_type(x)
+                if t is not None:
+                    v.type = t.with_(requires_grad=v.type.requires_grad)
+        if _fold_input_sizes(g) | _fold_none_inputs(g, inputs):
+            constant_propagation(g)
+        native_partition(g)
+        native, interpreted = _count_nodes(g)
+        self._count(nodes_native=native, nodes_interpreted=interpreted)
+        self._plans[key] = self._interpreter(g)
+        return outputs
+
+    def _count(self, **deltas) -> None:
+        self.stats.add(**deltas)
+        TOTALS.add(**deltas)
+
+    def _interpreter(self, graph: Graph) -> Interpreter:
+        ctx = self.context
+        return Interpreter(graph, self.constants, self.functions, self.filename,
+                           bailout=ctx.bailout if ctx else None,
+                           fallback=self._fallback if ctx and ctx.fallback else None,
+                           subgraph_runner=self.run_subgraph)
+
+    def _fallback(self, fn, args: list) -> list:
+        """The plan's fallback hook, given the function constant of the original graph."""
+        original = self._originals.get(id(getattr(fn, "node", None)))
+        if original is not None:
+            fn = FunctionRef(fn.name, fn.fallback, original)
+        return self.context.fallback(fn, args)
+
+    def unit_of(self, node: Node):
+        """The compiled unit of a NativeGroup node (compiled or found cached on first use)."""
+        found = self._units.get(id(node))
+        if found is None:
+            with self._lock:
+                found = self._units.get(id(node))
+                if found is None:
+                    unit, hit = get_unit(node.attr("Subgraph"))
+                    from_disk = unit is not None and unit.library.from_disk
+                    self._count(units=1, cache_hits=int(hit or from_disk),
+                                compile_ms=unit.compile_ms if unit is not None and not hit else 0.0)
+                    found = self._units[id(node)] = (unit, node)
+        return found[0]
+
+    def run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
+        sub = node.attr("Subgraph")
+        if node.kind != GROUP and self.context is not None:
+            return self.context.run_subgraph(interp, node, args)
+        if node.kind != GROUP or (is_grad_enabled() and any(
+                isinstance(a, Tensor) and a.requires_grad for a in args)):
+            return interp.sub_interpreter(sub).run(args)
+        unit = self.unit_of(node)
+        if unit is None:
+            return interp.sub_interpreter(sub).run(args)
+        status, outs = unit.call([a.data if isinstance(a, Tensor) else a for a in args])
+        if status:
+            self._count(bailouts=1)
+            return interp.sub_interpreter(sub).run(args)
+        return [Tensor(o) for o in outs]
+
+
+@prim(GROUP)
+def _native_group(interp, node, args, env):
+    """Without a native runner (a plain interpreter), a group's subgraph is interpreted."""
+    runner = interp.subgraph_runner
+    if runner is not None:
+        return _results(node, runner(interp, node, list(args)))
+    return _results(node, interp.sub_interpreter(node.attr("Subgraph")).run(list(args)))
+
+
+def native_runner(ctx: RunnerContext) -> NativeRunner:
+    """The "native" backend of execution plans (`set_backend("native")`, IRJIT_BACKEND=native)."""
+    return NativeRunner(ctx.graph, None, ctx.functions, ctx.filename, context=ctx)
+
+
+register_backend("native", native_runner)
+
+
+def compile(source, input_types=None, params=None, constants=None, functions=None):
+    """A Function (numpy in, numpy out; `run`, `backward` as `irjit.load`'s) whose graph runs
+    with native units. `input_types` ("Float(2, 3), int" or a list of types) declares the
+    inputs' types up front; calls whose tensors differ are specialized again (or, past the
+    limit, interpreted), never run with the wrong layout."""
+    from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
+                                                             specialize_input_types)
+    from .loader import load
+    fn = load(source, params, constants, functions)
+    interp = fn.interpreter
+    if input_types is not None:
+        types = parse_input_types(input_types) if isinstance(input_types, str) else list(input_types)
+        try:
+            specialize_input_types(interp.graph, types)
+        except InputTypeError as e:
+            raise ValueError(f"input_types: {e}") from None
+    fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, interp.filename)
+    return fn

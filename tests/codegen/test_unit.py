@@ -1,0 +1,87 @@
+"""Native units: a fused pointwise group compiles to one guarded entry that computes the
+right values, and every guard kind returns its status before touching memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irjit.compiler.codegen.entry import describe_status
+from irjit.compiler.codegen.unit import NativeUnit
+
+from . import typed_graph
+
+CHAIN = """graph(%x : Tensor, %a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %m : Tensor = aten::mul(%x, %a)
+  %s : Tensor = aten::add(%m, %b, %one)
+  %q : Tensor = aten::mul(%x, %x)
+  %d : Tensor = aten::sub(%s, %q, %one)
+  %r : Tensor = aten::relu(%d)
+  return (%r)"""
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "bounds-checked"])
+def chain_unit(request):
+    graph = typed_graph(CHAIN, "Float(6, 10), Float(6, 10), Float(10)")
+    return NativeUnit(graph, "chain", bounds_checks=request.param)
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s).astype(np.float32) for s in [(6, 10), (6, 10), (10,)]]
+
+
+def test_fused_chain_matches_numpy(chain_unit):
+    x, a, b = _inputs()
+    status, (out,) = chain_unit.call([x, a, b])
+    assert status == 0
+    np.testing.assert_allclose(out, np.maximum(x * a + b - x * x, 0), rtol=1e-6)
+
+
+def test_one_kernel_stores_only_the_output(chain_unit):
+    assert len(chain_unit.kernel.stores) == 1
+
+
+@pytest.mark.parametrize("kind, change", [
+    ("not an ndarray", lambda x: [list(x.ravel())]),
+    ("dtype", lambda x: x.astype(np.float64)),
+    ("rank", lambda x: x.reshape(60)),
+    ("size", lambda x: x[:, :5]),
+    ("stride", lambda x: np.asfortranarray(x)),
+    ("alignment", lambda x: np.frombuffer(b"\0" + x.tobytes(), np.float32, offset=1).reshape(6, 10)),
+])
+def test_each_guard_refuses_a_mismatched_array(chain_unit, kind, change):
+    x, a, b = _inputs()
+    changed = change(x)
+    changed = changed[0] if isinstance(changed, list) else changed
+    status, _ = chain_unit.call([changed, a, b])
+    assert describe_status(status) == f"argument 0: {kind}"
+
+
+def test_stride_zero_broadcast_view_is_refused(chain_unit):
+    x, a, b = _inputs()
+    status, _ = chain_unit.call([x, a, np.broadcast_to(np.float32(1), (10,))])
+    assert describe_status(status) == "argument 2: stride"
+
+
+def test_sizes_of_one_accept_any_stride():
+    graph = typed_graph("""graph(%x : Tensor):
+  %y : Tensor = aten::neg(%x)
+  return (%y)""", "Float(1, 4)")
+    unit = NativeUnit(graph, "neg_row")
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)[1:]  # row stride 16 bytes, size 1
+    status, (out,) = unit.call([x])
+    assert status == 0 and out.tolist() == [[-4, -5, -6, -7]]
+
+
+def test_irjit_dump_writes_llvm_ir_and_assembly(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRJIT_DUMP", "llvm,asm")
+    monkeypatch.setenv("IRJIT_DUMP_DIR", str(tmp_path))
+    monkeypatch.setenv("IRJIT_CACHE", "0")
+    graph = typed_graph("""graph(%x : Tensor):
+  %y : Tensor = aten::abs(%x)
+  return (%y)""", "Double(3)")
+    NativeUnit(graph, "dumped_unit")
+    assert "define" in (tmp_path / "irjit_dumped_unit.ll").read_text()
+    assert "dumped_unit:" in (tmp_path / "irjit_dumped_unit.s").read_text()
