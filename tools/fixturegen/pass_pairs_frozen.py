@@ -85,6 +85,60 @@ HAND = {
   return (%u)
 """,
     },
+    "integer_value_refinement": {
+        "if_eq": """graph(%x : Tensor, %n : int):
+  %c3 : int = prim::Constant[value=3]()
+  %one : int = prim::Constant[value=1]()
+  %eq : bool = aten::eq(%n, %c3)
+  %r : int = prim::If(%eq)
+    block0():
+      %a : int = aten::add(%n, %one)
+      -> (%a)
+    block1():
+      %b : int = aten::mul(%n, %n)
+      -> (%b)
+  return (%r)
+""",
+        "raise_ne": """graph(%n : int, %m : int):
+  %c4 : int = prim::Constant[value=4]()
+  %msg : str = prim::Constant[value="bad"]()
+  %none : NoneType = prim::Constant()
+  %ne : bool = aten::ne(%n, %c4)
+  prim::If(%ne)
+    block0():
+      prim::RaiseException(%msg, %none)
+      -> ()
+    block1():
+      -> ()
+  %s : int = aten::add(%n, %m)
+  return (%s, %n)
+""",
+        "and_or": """graph(%n : int, %m : int):
+  %c2 : int = prim::Constant[value=2]()
+  %c5 : int = prim::Constant[value=5]()
+  %f : bool = prim::Constant[value=0]()
+  %a : bool = aten::eq(%n, %c2)
+  %both : bool = prim::If(%a)
+    block0():
+      %b : bool = aten::eq(%m, %c5)
+      -> (%b)
+    block1():
+      -> (%f)
+  %nb : bool = aten::__not__(%both)
+  %r : int = prim::If(%nb)
+    block0():
+      -> (%n)
+    block1():
+      %t : int = aten::mul(%n, %m)
+      -> (%t)
+  %u : int = prim::If(%a)
+    block0():
+      -> (%c2)
+    block1():
+      -> (%n)
+  return (%r, %u, %m)
+""",
+    },
     "fuse_addmm": {
         "mm_add": """graph(%x : Float(4, 5), %w : Float(5, 3), %b : Float(3)):
   %1 : int = prim::Constant[value=1]()
