@@ -51,6 +51,9 @@ _PASS_THROUGH = frozenset({
     "aten::list", "prim::data", "aten::detach", "prim::TupleConstruct", "prim::ListConstruct",
     "prim::DictConstruct", "aten::values", "aten::items", "aten::get", "prim::BroadcastSizes",
 })
+# return their one input unchanged at run time (profiling records, annotations): native units
+# read through them
+_IDENTITY = frozenset({"prim::profile", "prim::annotate"})
 # calls into unknown code: may read and write anything reachable from their inputs
 _OPAQUE = frozenset({"prim::CallFunction", "prim::CallMethod", "prim::PythonOp", "prim::fork",
                      "prim::rpc_async", "prim::rpc_sync", "prim::rpc_remote"})
@@ -272,8 +275,8 @@ _TAG_TABLES: dict[str, frozenset] = {
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
-    "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "dropout": _DROPOUT,
-    "inplace_with_out_of_place": frozenset(_INPLACE_TO_OUT_OF_PLACE),
+    "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "identity": _IDENTITY,
+    "dropout": _DROPOUT, "inplace_with_out_of_place": frozenset(_INPLACE_TO_OUT_OF_PLACE),
     "activation": frozenset(_ACTIVATION_PROMOTES),
 }
 TAGS = frozenset(_TAG_TABLES)

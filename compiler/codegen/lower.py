@@ -11,6 +11,7 @@ import numpy as np
 
 from irjit.compiler.ir import Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
+from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
@@ -214,7 +215,7 @@ class GroupLowering:
             value = constant_value(node)
             env[node.output] = list(value) if isinstance(value, tuple) else value
             return
-        if node.kind in IDENTITY_KINDS:
+        if facts.has_tag(node.kind, "identity"):
             env[node.output] = env[node.inputs[0]]
             return
         entry = entry_of(node)
@@ -258,16 +259,12 @@ def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> Lo
     return GroupLowering(graph, name, allow_view_outputs).run()
 
 
-# nodes that pass their input through (profiling records, annotations)
-IDENTITY_KINDS = frozenset({"prim::profile", "prim::annotate"})
-
-
 def is_candidate(node: Node) -> bool:
     """Whether `node` may join a native group: one typed output, typed or constant arguments,
     no blocks, an op with a lowering rule (or a pass-through prim)."""
     if node.blocks or len(node.outputs) != 1:
         return False
-    if node.kind in IDENTITY_KINDS:
+    if facts.has_tag(node.kind, "identity"):
         return len(node.inputs) == 1 and lowerable_args(node)
     entry = entry_of(node)
     return entry is not None and entry.lowering is not None and lowerable_args(node, entry)
