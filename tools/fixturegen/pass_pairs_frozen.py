@@ -1,6 +1,12 @@
 """Before/after pairs of PyTorch's passes on frozen and inference graphs (torch 2.13): for each
 small graph, the text before and after `torch._C._jit_pass_<name>`, plus the values of the
-frozen graph's `<Tensor>` constants (keyed by value name) so folding can be checked numerically."""
+frozen graph's `<Tensor>` constants (keyed by value name) so folding can be checked numerically.
+
+Regenerate (dev venv with torch 2.13.0), then replace `tests/fixtures/passes_frozen` with the
+output's `passes_frozen/`::
+
+    .venv-torch/bin/python -m irjit.tools.fixturegen --only pass_pairs_frozen --out /tmp/fixtures
+"""
 
 from __future__ import annotations
 
