@@ -303,7 +303,7 @@ class Node:
             return False
         a, b = self, other
         if a.owning_block is b.owning_block:
-            return a._pos < b._pos
+            return a._precedes_sibling(b)
         depth_a, depth_b = a._depth(), b._depth()
         while depth_a > depth_b:
             a, depth_a = a.owning_block.owning_node, depth_a - 1
@@ -316,7 +316,14 @@ class Node:
         if a is b:
             ba, bb = self._block_under(a), other._block_under(a)
             return a.blocks.index(ba) < a.blocks.index(bb)
-        return a._pos < b._pos
+        return a._precedes_sibling(b)
+
+    def _precedes_sibling(self, other: "Node") -> bool:
+        """Order within one block: the block's `prim::Return` comes after every node."""
+        ret = self.owning_block.return_node
+        if self is ret or other is ret:
+            return other is ret
+        return self._pos < other._pos
 
     def is_after(self, other: "Node") -> bool:
         return other.is_before(self)
