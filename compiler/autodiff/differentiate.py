@@ -529,15 +529,6 @@ def eliminate_common_subexpression(block: Block) -> None:
         n.destroy()
 
 
-def eliminate_dead_code(block: Block, keep=lambda n: False) -> None:
-    """Remove nodes whose outputs are unused (recursively, last first)."""
-    for n in list(block.reversed_nodes()):
-        for b in n.blocks:
-            eliminate_dead_code(b, keep)
-        if not keep(n) and all(not o.uses for o in n.outputs):
-            n.destroy()
-
-
 def _reverse_captures(f: Graph) -> list[Value]:
     """Values of f used by the backward, in topological order."""
     out, seen = [], set()
@@ -653,8 +644,14 @@ def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
     _lift_constants(rev.block, rev.block)
     eliminate_common_subexpression(graph.block)
     _deduplicate_size_captures(graph, rev)
-    eliminate_dead_code(rev.block)
-    eliminate_dead_code(graph.block, keep=lambda n: not _pure(n))
+    # (imported here: the passes package imports every pass, and some of them import this module)
+    from irjit.compiler.passes.eliminate_dead_code import (eliminate_dead_code,
+                                                         eliminate_dead_code_in_block)
+    # vjps were emitted for every input of a node that needs one; drop the unneeded (PyTorch:
+    # EliminateDeadCode(reverse_block, ALLOW_DELETING_NODES_WITH_SIDE_EFFECTS))
+    eliminate_dead_code_in_block(rev.block, allow_deleting_side_effects=True,
+                                 alias_analysis=False)
+    eliminate_dead_code(graph)
     _lambda_lift(grad, rev)
     _pack_return_values(grad.df)
     update_requires_grad(graph.block, False)
