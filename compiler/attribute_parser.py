@@ -155,6 +155,8 @@ class _AttrBuilder(Transformer):
     def type_value(self, c):
         tok = c[0]
         text = str(tok).strip()
+        if text == "None":  # the value None (an IValue), not the type `None` reads as
+            return ("ival", None)
         try:
             return ("ty", parse_type_text(text))
         except SubParseError as e:

@@ -18,7 +18,8 @@ _TOKEN_DESCRIPTIONS = {
     "COMMA": "','", "COLON": "':'", "EQ": "'='", "ARROW": "'->'", "RETURN": "'return'",
     "BLOCK": "a block header", "SCOPE": "a scope", "COMMENT": "a comment", "$END": "end of input",
     "GRAPH": "'graph'", "WITH": "'with'", "LBRACE": "'{'", "RBRACE": "'}'", "SEMICOLON": "';'",
-    "USES": "a uses list", "PYTHON_OP": "a Python op",
+    "USES": "a uses list", "PYTHON_OP": "a Python op", "PY_SCALARS": "a Python op's arguments",
+    "_LEADING_COMMENT": "a comment", "COMMENT_LINE": "a comment",
 }
 
 
@@ -27,7 +28,9 @@ def lark_error(reader, e: UnexpectedInput) -> IRParseError:
     line, column = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
     token = getattr(e, "token", None)
     expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or set()
-    want = ", ".join(sorted({_TOKEN_DESCRIPTIONS.get(x, x) for x in expected}))
+    # terminals without a description (anonymous ones) are grammar internals: left unsaid
+    want = ", ".join(sorted({_TOKEN_DESCRIPTIONS[x] for x in expected
+                             if x in _TOKEN_DESCRIPTIONS}))
     if token is not None and token.type == "$END" or line in (0, -1) or (
             token is not None and token.type == "$END"):
         lines = reader.lines
@@ -39,6 +42,27 @@ def lark_error(reader, e: UnexpectedInput) -> IRParseError:
         text = str(token).replace("\n", "\\n")
         what = "line break" if token.type == "_NL" else repr(text)
         return reader.error(f"unexpected {what}; expected {want}", line, column)
+    quote = unterminated_string_column(reader.lines[line - 1] if 0 < line <= len(reader.lines)
+                                       else "", column)
+    if quote is not None:
+        return reader.error("unterminated string: '\"' without a closing quote on this line",
+                            line, quote)
     ch = reader.text[e.pos_in_stream] if e.pos_in_stream < len(reader.text) else ""
     return reader.error(f"unexpected character {ch!r}" + (f"; expected {want}" if want else ""),
                         line, column)
+
+
+def unterminated_string_column(line_text: str, column: int) -> int | None:
+    """The 1-based column of a string opened at or after `column` and never closed on its
+    line (strings in IR never span lines), or None."""
+    i, opened = column - 1, None
+    while i < len(line_text):
+        ch = line_text[i]
+        if opened is None and ch == '"':
+            opened = i
+        elif opened is not None and ch == "\\":
+            i += 1
+        elif opened is not None and ch == '"':
+            opened = None
+        i += 1
+    return None if opened is None else opened + 1

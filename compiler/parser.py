@@ -21,7 +21,7 @@ from .ir.attributes import TensorData
 from .ir.graph import Graph
 from .ir.node import Block, Node, Value
 from .ir.source import SourceLocation
-from irjit.ops.types import SCALAR_TYPES, ListType, TensorType
+from irjit.ops.types import SCALAR_TYPES, TENSOR, ListType, TensorType
 from irjit.ops.type_parser import parse_type_text
 
 from .attribute_parser import parse_attributes_text
@@ -134,17 +134,20 @@ class _Reader:
     def define(self, tok: Token, make, bind: bool = True) -> Value:
         """Create the value a DECL token `%name : Type` declares via `make(type, unique)`."""
         text = str(tok)
-        colon = text.index(":")
-        name = text[1:colon].rstrip()
+        colon = text.find(":")
+        name = text[1:colon].rstrip() if colon >= 0 else text[1:]
         if name.endswith(".") or name.startswith("."):
             raise self.error_at(tok, f"invalid value name %{name}")
-        type_start = colon + 1
-        while text[type_start] in " \t":
-            type_start += 1
-        try:
-            t = parse_type_text(text[type_start:])
-        except SubParseError as e:
-            raise self.error_at(tok, e.reason, type_start + e.offset) from None
+        if colon < 0:  # `%name` without a type is a Tensor, as torch._C.parse_ir reads it
+            t = TENSOR
+        else:
+            type_start = colon + 1
+            while text[type_start] in " \t":
+                type_start += 1
+            try:
+                t = parse_type_text(text[type_start:])
+            except SubParseError as e:
+                raise self.error_at(tok, e.reason, type_start + e.offset) from None
         if name.isdigit():
             v = make(t, int(name))
         else:

@@ -57,6 +57,19 @@ class _Printer:
             self.graph(fg.attr("Subgraph"))
 
     def node(self, n: Node, level: int, groups: list[Node]) -> None:
+        """`n` and its blocks; nested nodes wait on a stack (no recursion: graphs may nest
+        thousands of levels deep)."""
+        work: list = [(n, level)]
+        while work:
+            item, depth = work.pop()
+            if isinstance(item, str):
+                self.out.append(item)
+            else:
+                work.extend(reversed(self._node_line(item, depth, groups)))
+
+    def _node_line(self, n: Node, level: int, groups: list[Node]) -> list:
+        """Writes `n`'s own line; returns what follows it: block headers and ends (text) and
+        the nested nodes with their depth."""
         out = self.out
         out.append("  " * level + self._value_list_with_types(n.outputs) + " = ")
         if n.python_op is not None:
@@ -77,12 +90,13 @@ class _Printer:
         if self.locations and n.source is not None:
             out.append(f" # {n.source}")
         out.append("\n")
+        rest: list = []
         for i, b in enumerate(n.blocks):
-            out.append("  " * (level + 1) + f"block{i}(" + self._value_list_with_types(b.inputs)
-                       + "):\n")
-            for nested in b.nodes():
-                self.node(nested, level + 2, groups)
-            out.append("  " * (level + 2) + "-> (" + self._value_list(b.outputs) + ")\n")
+            rest.append(("  " * (level + 1) + f"block{i}("
+                         + self._value_list_with_types(b.inputs) + "):\n", 0))
+            rest.extend((nested, level + 2) for nested in b.nodes())
+            rest.append(("  " * (level + 2) + "-> (" + self._value_list(b.outputs) + ")\n", 0))
+        return rest
 
 
 def print_graph(g: Graph, print_source_locations: bool = True, print_scopes: bool = True) -> str:

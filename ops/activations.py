@@ -23,6 +23,19 @@ def _float_only(kernel, x):
     return x
 
 
+def _real_only(kernel, x):
+    """Kernels PyTorch has no complex version of: never computed on a silently dropped
+    imaginary part."""
+    if x.dtype.kind != "f":
+        raise not_implemented(kernel, x.dtype)
+    return x
+
+
+def _no_complex_clamp(x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
 def _inplace(fn):
     def impl(self, *args):
         return store(self, fn(self, *args))
@@ -31,6 +44,8 @@ def _inplace(fn):
 
 
 def _sigmoid(x):
+    if x.dtype.kind == "c":
+        return np.asarray(1 / (1 + np.exp(-x)), dtype=x.dtype)
     with np.errstate(over="ignore"):
         return np.asarray(np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))),
                                    np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))), dtype=x.dtype)
@@ -43,6 +58,7 @@ def _sigmoid(x):
 def relu(self):
     if self.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    _no_complex_clamp(self)
     return np.asarray(np.maximum(self, np.zeros((), self.dtype)))
 
 
@@ -51,7 +67,9 @@ op("aten::relu_(Tensor(a!) self) -> Tensor(a!)")(_inplace(relu))
 
 @derivative("aten::relu", "aten::relu_")
 def relu_grad(e, grads, inputs, outputs):
-    return [e.op("aten::threshold_backward", grads[0], outputs[0], 0)]
+    """symbolic_script's relu: g * (result > 0).type_as(result)."""
+    result = outputs[0]
+    return [e.op("aten::mul", grads[0], e.op("aten::type_as", e.op("aten::gt", result, 0), result))]
 
 
 @op("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
@@ -73,6 +91,7 @@ def threshold_grad(e, grads, inputs, outputs):
 def hardtanh(self, min_val=-1, max_val=1):
     if self.dtype == np.bool_:
         raise not_implemented("hardtanh_cpu", self.dtype)
+    _no_complex_clamp(self)
     lo, hi = np.asarray(min_val).astype(self.dtype), np.asarray(max_val).astype(self.dtype)
     return np.asarray(np.minimum(np.maximum(self, lo), hi), dtype=self.dtype)
 
@@ -129,7 +148,7 @@ def check_approximate(approximate):
 @op('aten::gelu(Tensor self, *, str approximate="none") -> Tensor')
 def gelu(self, approximate="none"):
     check_approximate(approximate)
-    x = _float_only("GeluKernelImpl", self)
+    x = _real_only("GeluKernelImpl", self)
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
         out = 0.5 * x * (1 + np.tanh(inner))
@@ -151,7 +170,7 @@ def gelu_grad(e, grads, inputs, outputs):
 
 @op("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
 def leaky_relu(self, negative_slope=0.01):
-    x = _float_only("leaky_relu_cpu", self)
+    x = _real_only("leaky_relu_cpu", self)
     return np.asarray(np.where(x > 0, x, x * negative_slope), dtype=x.dtype)
 
 
@@ -165,7 +184,7 @@ def leaky_relu_grad(e, grads, inputs, outputs):
 
 @op("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor")
 def elu(self, alpha=1, scale=1, input_scale=1):
-    x = _float_only("elu_cpu", self)
+    x = _real_only("elu_cpu", self)
     with np.errstate(over="ignore"):
         neg = scale * alpha * np.expm1(np.minimum(x, 0) * input_scale)
     return np.asarray(np.where(x > 0, x * scale, neg), dtype=x.dtype)

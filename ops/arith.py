@@ -116,8 +116,24 @@ def div_(self, other):
     return self
 
 
-@derivative("aten::div.Tensor", "aten::div.Scalar", "aten::div_.Tensor", "aten::div_.Scalar")
+@derivative("aten::div.Tensor", "aten::div.Scalar")
 def div_grad(e, grads, inputs, outputs):
+    """symbolic_script's div_0/div_1: the other's gradient is -g * self / (other * other), from
+    the inputs only, so the backward captures the inputs and not the result."""
+    g = grads[0]
+    self, other = inputs
+    g_self = e.sum_to(e.op("aten::div", g, other), self)
+    g_other = None
+    if e.is_tensor(other):
+        g_other = e.sum_to(e.op("aten::div", e.op("aten::mul", e.op("aten::neg", g), self),
+                                e.op("aten::mul", other, other)), other)
+    return [g_self, g_other]
+
+
+@derivative("aten::div_.Tensor", "aten::div_.Scalar")
+def div__grad(e, grads, inputs, outputs):
+    """In place, `self` is overwritten by the result: the other's gradient is read from the
+    result (-out / other)."""
     g = grads[0]
     self, other = inputs
     g_self = e.sum_to(e.op("aten::div", g, other), self)

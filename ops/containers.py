@@ -130,6 +130,13 @@ def extend(self, other):
     self.extend(list(other))
 
 
+@cop("aten::add_.t(t[](a!) self, t[] b) -> t[]")
+def add_in_place(self, b):
+    """`l += other` in TorchScript: extends `self` and returns it."""
+    self.extend(list(b))
+    return self
+
+
 @cop("aten::insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()")
 def insert(self, idx, el):
     self.insert(idx, el)

@@ -94,6 +94,32 @@ def is_complex(self):
     return self.dtype.kind == "c"
 
 
+@op("aten::is_nonzero(Tensor self) -> bool")
+def is_nonzero(self):
+    if self.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if self.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.reshape(-1)[0] != 0)
+
+
+@op("aten::is_same_size(Tensor self, Tensor other) -> bool")
+def is_same_size(self, other):
+    return tuple(self.shape) == tuple(other.shape)
+
+
+@op("aten::is_signed(Tensor self) -> bool")
+def is_signed(self):
+    return self.dtype.kind in "ifc" and self.dtype != np.uint8
+
+
+@op("aten::is_inference(Tensor self) -> bool", "aten::is_conj(Tensor self) -> bool",
+    "aten::is_neg(Tensor self) -> bool")
+def never_flagged(self):
+    """irjit has no inference tensors and no lazy conjugate/negative views."""
+    return False
+
+
 def _contiguous_strides(shape) -> list[int]:
     out, acc = [], 1
     for s in reversed(shape):

@@ -66,6 +66,8 @@ _NOT_FOLDABLE = frozenset({
     "prim::TypeCheck", "prim::RequiresGradCheck", "prim::BailOut", "prim::fork", "prim::wait",
     "prim::DifferentiableGraph", "prim::FusionGroup", "prim::TensorExprGroup",
     "prim::CudaFusionGroup", "prim::Enter", "prim::Exit",
+    # queries of the run-time mode (torch.is_grad_enabled(), torch.is_autocast_enabled())
+    "aten::is_grad_enabled", "aten::is_autocast_enabled", "aten::is_autocast_cpu_enabled",
 })
 
 # ---- shapes and dtypes
@@ -231,6 +233,26 @@ _TUPLE_FORWARDING = frozenset({"prim::If", "prim::Loop", "prim::TupleConstruct",
 _BACKWARD_ONLY = frozenset({"prim::AutogradAnyNonZero", "prim::AutogradAdd",
                             "aten::_grad_sum_to_size"})
 
+# removable in inference when their `train` argument is false (remove_dropout.cpp)
+_DROPOUT = frozenset({"aten::dropout", "aten::dropout_", "aten::feature_dropout",
+                      "aten::feature_dropout_"})
+# the in-place ops RemoveInplaceOps rewrites, with their out-of-place replacement and the
+# input count the replacement takes (None-padded): remove_inplace_ops.cpp
+_INPLACE_TO_OUT_OF_PLACE: dict[str, tuple[str, int]] = {
+    "aten::add_": ("aten::add", 3), "aten::sub_": ("aten::sub", 3),
+    "aten::div_": ("aten::div", 2), "aten::mul_": ("aten::mul", 2),
+    "aten::masked_fill_": ("aten::masked_fill", 3), "aten::zero_": ("aten::zeros_like", 6),
+    "aten::fill_": ("aten::full_like", 7),
+}
+# activations with an in-place twin `<kind>_`, and whether the op may promote its input's
+# dtype (so the in-place form needs equal known dtypes): restore_mutation.h
+_ACTIVATION_PROMOTES: dict[str, bool] = {
+    "aten::celu": False, "aten::elu": False, "aten::gelu": False, "aten::glu": False,
+    "aten::hardshrink": False, "aten::hardsigmoid": False, "aten::hardswish": False,
+    "aten::hardtanh": False, "aten::leaky_relu": False, "aten::mish": False,
+    "aten::relu": False, "aten::relu6": False, "aten::rrelu": False, "aten::selu": False,
+    "aten::sigmoid": True, "aten::silu": False, "aten::tanh": True, "aten::threshold": False,
+}
 # fused or guarded groups that only run without the tape (inline_autodiff_subgraphs keeps
 # DifferentiableGraphs that hold them: PyTorch's canRunWithAutograd)
 _NO_AUTOGRAD = frozenset({"prim::FusionGroup", "prim::CudaFusionGroup", "prim::TypeCheck",
@@ -256,6 +278,8 @@ _TAG_TABLES: dict[str, frozenset] = {
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
     "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "identity": _IDENTITY,
+    "dropout": _DROPOUT, "inplace_with_out_of_place": frozenset(_INPLACE_TO_OUT_OF_PLACE),
+    "activation": frozenset(_ACTIVATION_PROMOTES),
 }
 TAGS = frozenset(_TAG_TABLES)
 
@@ -299,6 +323,20 @@ def fusion_patterns(kind: str) -> tuple[str, ...]:
     return _FUSION_PATTERNS.get(kind, ())
 
 
+# PyTorch's symbolic_script formulas that compute the broadcast sizes of two tensor inputs up
+# front, through `AD_sizes_if_not_equal_multi` (a tuple built and unpacked): kind -> positions
+_SIZES_UP_FRONT: dict[str, tuple[int, int]] = {
+    "aten::add": (0, 1), "aten::sub": (0, 1), "aten::mul": (0, 1), "aten::div": (0, 1),
+    "aten::max": (0, 1), "aten::where": (1, 2),
+}
+
+
+def sizes_up_front(kind: str) -> tuple[int, ...]:
+    """The inputs whose `_size_if_not_equal` sizes PyTorch's formula for `kind` computes first,
+    in that order, when both are tensors; () for other kinds."""
+    return _SIZES_UP_FRONT.get(kind, ())
+
+
 def convolution_input_rank(kind: str) -> Optional[int]:
     """The input rank of a convolution kind (`aten::conv2d` -> 4), None for other kinds."""
     return int(kind[-2]) + 2 if kind in _CONVOLUTION else None
@@ -328,3 +366,13 @@ def attach() -> None:
     """Put each registered schema's tags on its entry (`OpEntry.tags`)."""
     for entry in all_entries():
         entry.tags = entry_tags(entry)
+
+
+def out_of_place_variant(kind: str) -> Optional[tuple[str, int]]:
+    """RemoveInplaceOps' replacement of an in-place kind: (out-of-place kind, its input count)."""
+    return _INPLACE_TO_OUT_OF_PLACE.get(kind)
+
+
+def activation_may_promote(kind: str) -> bool:
+    """Whether the activation `kind` may change its input's dtype (sigmoid, tanh)."""
+    return _ACTIVATION_PROMOTES[kind]

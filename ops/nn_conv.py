@@ -128,8 +128,24 @@ def _check(x, w, groups, transposed, name, nd):
                                f"dimension 0, but got weight of size {_fmt(w.shape)} instead")
 
 
+def _check_dtypes(x, w, bias, transposed):
+    """PyTorch computes a convolution in one dtype: input, weight (and, for a convolution that
+    is not transposed, bias) must agree; it never promotes."""
+    from .dtypes import c_type_name, scalar_type_name
+    if x.dtype != w.dtype:
+        xn, wn = scalar_type_name(x.dtype), scalar_type_name(w.dtype)
+        if x.dtype.kind == "c" or w.dtype.kind == "c":
+            raise RuntimeError(f"Input type (CPU{xn}Type) and weight type (torch.{wn}Tensor) "
+                               "should be the same")
+        raise RuntimeError(f"expected scalar type {xn} but found {wn}")
+    if bias is not None and bias.dtype != x.dtype and not transposed:
+        raise RuntimeError(f"Input type ({c_type_name(x.dtype)}) and bias type "
+                           f"({c_type_name(bias.dtype)}) should be the same")
+
+
 def convolution_impl(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """The general convolution, batched or (for the conv*d wrappers) unbatched."""
+    _check_dtypes(input, weight, bias, transposed)
     nd = weight.ndim - 2
     unbatched = input.ndim == nd + 1
     x = input[None] if unbatched else input

@@ -18,16 +18,27 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from irjit.grammar import grammar_text
 
 from .errors import SubParseError
-from .types import (ClassType, GenericType, ListType, NamedType, OptionalType, SCALAR_TYPES,
-                       TensorType, TupleType, Type)
+from .types import (NONE, ClassType, GenericType, ListType, NamedType, OptionalType,
+                    SCALAR_TYPES, TensorType, TupleType, Type)
 
 _GENERIC_ARITY = {"Dict": 2, "Future": 1, "RRef": 1, "Await": 1, "List": 1, "Optional": 1}
 _TERMINAL_NAMES = {
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "COLON": "':'", "LSQB": "'['", "RSQB": "']'",
     "EQUAL": "'='", "QMARK": "'?'", "INT": "an integer", "NAME": "a name", "DIM": "a size",
     "DEVICE": "a device", "FLOAT": "a number", "STRING": "a string", "TYPE": "a type",
-    "$END": "the end", "LIST_SUFFIX": "'[]'", "STAR": "'*'",
+    "$END": "the end", "LIST_SUFFIX": "'[]'", "STAR": "'*'", "ENUM": "a type",
+    "SCALAR_TYPE": "a type", "SCALAR_TENSOR": "a type", "TENSOR": "a type",
+    "UNDEFINED_SUFFIX": "'[Undefined]'", "NAMEDTUPLE": "a type", "COMPLEX": "a number",
+    "PRINTED_TENSOR": "a tensor", "ANNOTATED": "a value", "PARENTHESIZED": "a value",
+    "LESSTHAN": "a value", "MORETHAN": "a value", "DEFAULT": "a default value",
 }
+# How PyTorch spells the types Python writes with brackets (`Optional[int]` is not IR).
+_BRACKET_SPELLINGS = {"Optional": "T?", "List": "T[]", "Dict": "Dict(K, V)",
+                      "Tuple": "(T1, T2)", "Union": "Union(T1, T2)"}
+# c10::DeviceType names (c10/core/DeviceType.cpp) that a device string may start with.
+DEVICE_KINDS = frozenset((
+    "cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+    "lazy", "vulkan", "metal", "xpu", "mps", "meta", "hpu", "mtia", "ipu", "privateuseone"))
 
 
 def split_top_level(text: str) -> list[str]:
@@ -50,7 +61,9 @@ def split_top_level(text: str) -> list[str]:
 
 
 def describe_expected(expected) -> str:
-    names = sorted({_TERMINAL_NAMES.get(e, e.lower() if e.isupper() else repr(e)) for e in expected})
+    """The expected terminals in words; grammar-internal names (anonymous tokens) are left out."""
+    names = sorted({_TERMINAL_NAMES[e] if e in _TERMINAL_NAMES else "a value"
+                    for e in expected if e in _TERMINAL_NAMES or e.startswith("__ANON")})
     return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
 
 
@@ -121,6 +134,8 @@ class _TypeBuilder(Transformer):
                                         tok.start_pos + len(text) - 1)
                 marks.append(mark)
                 text = text.rstrip("!")
+                if text.startswith("-"):
+                    raise SubParseError(f"a size cannot be negative ({text})", tok.start_pos)
                 sizes.append(None if text == "*" else int(text))
             sizes = tuple(sizes)
             marks = tuple(marks) if any(marks) else None
@@ -134,6 +149,8 @@ class _TypeBuilder(Transformer):
                     raise SubParseError("strides must be a list of integers", name_tok.start_pos)
                 if sizes is None or len(value) != len(sizes):
                     raise SubParseError("strides must have one entry per size", name_tok.start_pos)
+                if any(s < 0 for s in value):
+                    raise SubParseError("a stride cannot be negative", name_tok.start_pos)
                 fields["strides"] = value
             elif name == "requires_grad":
                 if not isinstance(value, Token) or str(value) not in ("0", "1"):
@@ -142,6 +159,10 @@ class _TypeBuilder(Transformer):
             elif name == "device":
                 if not isinstance(value, Token) or not re.fullmatch(r"[a-z]+(:[0-9]+)?", str(value)):
                     raise SubParseError("device must look like cpu or cuda:0", name_tok.start_pos)
+                kind = str(value).partition(":")[0]
+                if kind not in DEVICE_KINDS:
+                    raise SubParseError(f"unknown device type '{kind}' (expected cpu, cuda, "
+                                        "mps, meta, xpu, ...)", value.start_pos)
                 fields["device"] = str(value)
             else:
                 raise SubParseError(f"unexpected tensor type specifier '{name}' (expected "
@@ -181,6 +202,10 @@ class _TypeBuilder(Transformer):
         return self._generic(c, "()")
 
     def generic_bracket(self, c):
+        name = str(c[0])
+        if name in _BRACKET_SPELLINGS:
+            raise SubParseError(f"'{name}[...]' is Python's spelling; TorchScript IR writes "
+                                f"{_BRACKET_SPELLINGS[name]}", c[0].start_pos)
         return self._generic(c, "[]")
 
     def _generic(self, c, brackets):
@@ -197,6 +222,8 @@ class _TypeBuilder(Transformer):
             return ClassType(name)
         if name in SCALAR_TYPES:
             raise SubParseError(f"{name} needs a size list, as in {name}(2, 3)", c[0].start_pos)
+        if name == "None":  # PyTorch's tests write `None`; it is the type PyTorch prints NoneType
+            return NONE
         return NamedType(name)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
@@ -69,6 +70,16 @@ def build_module(graph: Graph, params: dict[str, np.ndarray]) -> Module:
     return root
 
 
+def set_attribute(root: Module, path: str, value: Any) -> None:
+    """Set the module attribute at dotted `path` to a run-time value (a string, number, None,
+    list, dict, Tensor, ... as TorchScript holds it), creating submodules on the way."""
+    m = root
+    parts = path.split(".")
+    for part in parts[:-1]:
+        m = m.submodule(part)
+    m.set(parts[-1], value)
+
+
 def attach_constants(graph: Graph, constants: dict[str, np.ndarray]) -> None:
     """Give `<Tensor>` constants (whose data PyTorch does not print) their values, by value
     name, so the graph is self-contained for every pass and executor; printing is unchanged."""
@@ -87,15 +98,26 @@ class Function:
     the graph's structure); `fn.backward()` then returns gradients by name.
 
     `executor` picks what runs it: "interp" (the plain interpreter), "legacy" or "profiling"
-    (a GraphExecutor of that kind, optimizing per input specialization)."""
+    (a GraphExecutor of that kind, optimizing per input specialization).
+
+    One Function may be shared between threads: each thread's `backward()` differentiates
+    that thread's latest call (grad mode is per thread too), and the executors compile each
+    plan once however many threads ask. A graph that writes module attributes
+    (`prim::SetAttr`) or its inputs in place shares that state between threads, as a
+    TorchScript module does."""
 
     def __init__(self, graph: Graph, params: Optional[dict] = None, constants: Optional[dict] = None,
                  functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None,
-                 executor: str = "interp"):
+                 executor: str = "interp", attributes: Optional[dict[str, Any]] = None):
         self.graph = graph
         self.filename = filename or "<graph>"
         self.has_self = bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType)
+        if attributes and not self.has_self:
+            raise IRTypeError(f"{self.filename}: module attributes given, but the graph has no "
+                              "module (%self) input")
         self.module = build_module(graph, _read_npz(params)) if self.has_self else None
+        for path, value in (attributes or {}).items():
+            set_attribute(self.module, path, value)
         self.attribute_types = attribute_types(graph)
         constants = _read_npz(constants)
         attach_constants(graph, constants)
@@ -104,7 +126,8 @@ class Function:
         if executor != "interp":
             from .executor import make_executor
             self.executor = make_executor(graph, executor, functions=functions)
-        self._last: Optional[tuple] = None
+        self._calls = threading.local()  # per thread: (values, params, outs) of the last call
+        self._params_lock = threading.Lock()
 
     @property
     def input_values(self):
@@ -119,7 +142,10 @@ class Function:
         values = []
         for v, x in zip(params, inputs):
             if isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
-                x = from_array(np.asarray(x), v.type, requires_grad)
+                try:
+                    x = from_array(np.asarray(x), v.type, requires_grad)
+                except IRTypeError as e:
+                    raise IRTypeError(f"{self.filename}: input %{v.name}: {e}") from None
             elif isinstance(x, Tensor) and requires_grad and x.dtype.kind == "f" and not x.requires_grad:
                 x = Tensor(x.data, True)
             values.append(x)
@@ -153,14 +179,15 @@ class Function:
     def run(self, *inputs: Any, requires_grad: bool = True) -> list:
         """Run and return the raw run-time outputs (Tensors and Python values)."""
         values = self.prepare_inputs(inputs, requires_grad)
-        params = self.parameters() if requires_grad else {}
-        for p in params.values():
-            p.requires_grad = True
-            p.grad = None
+        with self._params_lock:  # turns params-file arrays into the module's Tensors, once
+            params = self.parameters() if requires_grad else {}
+            for p in params.values():
+                p.requires_grad = True
+                p.grad = None
         args = ([self.module] if self.has_self else []) + values
         with set_grad_enabled(requires_grad):
             outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
-        self._last = (values, params, outs)
+        self._calls.last = (values, params, outs)
         return outs
 
     def __call__(self, *inputs: Any) -> Any:
@@ -172,9 +199,10 @@ class Function:
         """Gradients of the last call: of `sum(out.sum())` over floating-point tensor outputs,
         or of the given output gradients (one per flattened output), w.r.t. floating-point
         tensor inputs (`arg0`, ...) and parameters (dotted paths); zeros where unused."""
-        if self._last is None:
-            raise RuntimeError("backward() needs a call first")
-        values, params, outs = self._last
+        last = getattr(self._calls, "last", None)
+        if last is None:
+            raise RuntimeError("backward() needs a call first (in this thread)")
+        values, params, outs = last
         leaves = [x for _, x in flatten_value(tuple(outs))]
         roots, grads = [], []
         for i, leaf in enumerate(leaves):
@@ -196,13 +224,15 @@ class Function:
 
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
-         functions: Optional[dict] = None, executor: str = "interp") -> Function:
+         functions: Optional[dict] = None, executor: str = "interp",
+         attributes: Optional[dict[str, Any]] = None) -> Function:
     """A Function from a graph, `.ir` path or IR text; `params` / `constants` are `.npz`
-    paths or dicts of arrays (dotted attribute paths / value names); `executor` is "interp",
-    "legacy" or "profiling"."""
+    paths or dicts of arrays (dotted attribute paths / value names); `attributes` maps dotted
+    paths to other module attribute values (strings, None, lists of Tensors, dicts);
+    `executor` is "interp", "legacy" or "profiling"."""
     fns = {k: (parse_ir(v, k) if isinstance(v, str) else v) for k, v in (functions or {}).items()}
     if isinstance(source, Graph):
-        return Function(source, params, constants, fns, executor=executor)
+        return Function(source, params, constants, fns, executor=executor, attributes=attributes)
     text, filename = source, "<string>"
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                            and os.path.exists(source)):
@@ -210,7 +240,8 @@ def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
         with open(filename, encoding="utf-8") as f:
             text = f.read()
     graph = parse_ir(text, filename)
-    return Function(graph, params, constants, fns, filename, executor=executor)
+    return Function(graph, params, constants, fns, filename, executor=executor,
+                    attributes=attributes)
 
 
 def grad(fn: Function, inputs: Sequence[Any], grad_outputs=None) -> dict[str, np.ndarray]:

@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from irjit.compiler.ir import Node
-from irjit.ops.errors import IRRuntimeError
+from irjit.ops.errors import IRRuntimeError, IRTypeError
 from irjit.ops.prims import PURE_PRIMS, is_instance_of
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ClassType, OptionalType, TensorType, Type
 
 from .autograd import is_grad_enabled, run_op
+from .library_functions import LIBRARY_FUNCTIONS
 from .module import Module
 from .values import from_array
 
@@ -78,9 +79,24 @@ def _get_attr(interp, node: Node, args, env):
         raise KeyError(f"parameter or attribute '{path}' (add it to the params file)") from None
     if isinstance(value, np.ndarray):
         # params files hold arrays; the attribute's type in the graph says what they are
-        value = from_array(value, node.outputs[0].type)
+        where = f"{obj.path}.{name}" if obj.path else name
+        try:
+            value = from_array(value, node.outputs[0].type)
+        except IRTypeError as e:
+            raise IRTypeError(f"parameter or attribute '{where}': {e}") from None
+        _check_attribute_dtype(where, node.outputs[0].type, value)
         obj.set(name, value)
     return value
+
+
+def _check_attribute_dtype(where: str, declared: Type, value: Any) -> None:
+    """A tensor attribute whose graph type names a dtype must have it (never cast)."""
+    t = declared.elem if isinstance(declared, OptionalType) else declared
+    if isinstance(t, TensorType) and t.scalar_type is not None and isinstance(value, Tensor):
+        want = SCALAR_TYPES.get(t.scalar_type)
+        if want is not None and str(value.dtype) != want:
+            raise IRTypeError(f"parameter or attribute '{where}' has type {t}, got a tensor of "
+                              f"dtype {value.dtype}")
 
 
 @prim("prim::SetAttr")
@@ -119,6 +135,8 @@ def _call_function(interp, node: Node, args, env):
     if getattr(fn, "fallback", False) and interp.fallback is not None:
         return _results(node, interp.fallback(fn, rest))
     g = interp.functions.get(name)
+    if g is None and name in LIBRARY_FUNCTIONS:
+        return LIBRARY_FUNCTIONS[name](*rest)
     if g is None:
         raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::CallFunction: the graph of "
                              f"function '{name}' is not available; inline it or pass it as a function")
@@ -127,6 +145,23 @@ def _call_function(interp, node: Node, args, env):
 
 def _results(node: Node, outs: list):
     return outs[0] if len(node.outputs) == 1 else outs
+
+
+@prim("aten::is_grad_enabled")
+def _is_grad_enabled(interp, node: Node, args, env):
+    return is_grad_enabled()
+
+
+@prim("aten::is_leaf")
+def _is_leaf(interp, node: Node, args, env):
+    """A tensor no recorded op produced (PyTorch: grad_fn is None)."""
+    return args[0].grad_fn is None
+
+
+@prim("aten::is_autocast_enabled", "aten::is_autocast_cpu_enabled")
+def _is_autocast_enabled(interp, node: Node, args, env):
+    """irjit never autocasts (modules such as nn.TransformerEncoderLayer ask)."""
+    return False
 
 
 @prim("prim::If")

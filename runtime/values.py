@@ -9,6 +9,7 @@ import numpy as np
 
 from irjit.ops.types import ListType, NamedType, OptionalType, TensorType, TupleType, Type
 
+from irjit.ops.errors import IRTypeError
 from irjit.ops.tensor import Tensor
 
 
@@ -19,12 +20,8 @@ def from_array(a: np.ndarray, t: Type, requires_grad: bool = False) -> Any:
     if isinstance(t, TensorType) or t is None:
         return Tensor(np.array(a), requires_grad and a.dtype.kind == "f")
     if isinstance(t, NamedType):
-        if t.name == "int":
-            return int(a)
-        if t.name == "float":
-            return float(a)
-        if t.name == "bool":
-            return bool(a)
+        if t.name in ("int", "float", "bool"):
+            return _scalar(a, t.name)
         if t.name in ("str", "string"):
             return str(a)
     if isinstance(t, ListType):
@@ -37,6 +34,22 @@ def from_array(a: np.ndarray, t: Type, requires_grad: bool = False) -> Any:
     if a.ndim == 0:
         return a.item()
     return Tensor(np.array(a))
+
+
+# array kinds a scalar of each type may come from without losing information
+_SCALAR_KINDS = {"int": "iub", "float": "fiub", "bool": "b"}
+_ARTICLE = {"int": "an", "float": "a", "bool": "a"}
+
+
+def _scalar(a: np.ndarray, name: str) -> Any:
+    """An `int`, `float` or `bool` from a one-element array; a complex (or, for `int`, a
+    floating-point) array is an error rather than a silent cast."""
+    a = np.asarray(a)
+    if a.size != 1:
+        raise IRTypeError(f"expected {_ARTICLE[name]} {name}, got an array of shape {list(a.shape)}")
+    if a.dtype.kind not in _SCALAR_KINDS[name]:
+        raise IRTypeError(f"expected {_ARTICLE[name]} {name}, got a value of dtype {a.dtype}")
+    return {"int": int, "float": float, "bool": bool}[name](a.reshape(()).item())
 
 
 def flatten_value(v: Any, path: str = "<root>") -> list[tuple[str, Any]]:

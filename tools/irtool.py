@@ -14,19 +14,31 @@ from typing import Optional
 from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 
 from . import opt_command, run_command
-from .sources import UsageError, read_source
+from .deep_stack import NestedTooDeeply, call_with_deep_stack
+from .sources import UsageError, lint_parsed, read_source
 
 
 def cmd_parse(args) -> int:
+    """Parse every file, reporting each bad one (one error each) and going on to the next."""
     from irjit.compiler import parse_ir
+    status = 0
     for path in args.files:
-        text, name = read_source(path)
-        g = parse_ir(text, name)
-        if args.verify:
-            g.lint()
+        try:
+            text, name = read_source(path)
+            g = parse_ir(text, name)
+            if args.verify:
+                lint_parsed(g, name)
+        except IRParseError as e:
+            print(str(e), file=sys.stderr)
+            status = 1
+            continue
+        except UsageError as e:
+            print(f"irtool: error: {e}", file=sys.stderr)
+            status = 1
+            continue
         if not args.quiet:
             print(f"{name}: ok ({g.num_nodes()} nodes)")
-    return 0
+    return status
 
 
 def cmd_fmt(args) -> int:
@@ -66,12 +78,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        return call_with_deep_stack(lambda: args.func(args))
     except IRParseError as e:
         print(str(e), file=sys.stderr)
         return 1
-    except (IRTypeError, IRRuntimeError, UsageError) as e:
+    except (IRTypeError, IRRuntimeError, UsageError, NestedTooDeeply) as e:
         print(f"irtool: error: {e}", file=sys.stderr)
+        return 1
+    except MemoryError as e:
+        print(f"irtool: error: out of memory{f' ({e})' if str(e) else ''}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001
         if os.environ.get("IRJIT_TRACEBACK"):

@@ -7,7 +7,7 @@ import sys
 
 from irjit.ops.errors import IRTypeError
 
-from .sources import read_source
+from .sources import lint_parsed, read_source
 
 
 class OptUsageError(IRTypeError):
@@ -36,6 +36,7 @@ def cmd_opt(args) -> int:
         raise OptUsageError(str(e)) from None
     text, name = read_source(args.file)
     graph = parse_ir(text, name)
+    lint_parsed(graph, name)
     if args.input_types is not None:
         try:
             specialize_input_types(graph, parse_input_types(args.input_types))

@@ -25,3 +25,13 @@ def read_source(path: str) -> tuple[str, str]:
         raise UsageError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise UsageError(f"{path}: {e.strerror}") from None
+
+
+def lint_parsed(graph, name: str) -> None:
+    """Check a graph just read from `name` is well formed (`prim::If` blocks yield as many
+    values as the node has outputs, ...) before anything runs or rewrites it."""
+    from irjit.compiler.ir import IRVerificationError
+    try:
+        graph.lint()
+    except IRVerificationError as e:
+        raise UsageError(f"{name}: invalid graph: {e}") from None

@@ -435,6 +435,9 @@ class _Reverse:
             else:
                 inputs.append(python_value(v))
         inputs += [python_value(v) for v in node.inputs[len(inputs):]]
+        likes = [node.inputs[i] for i in facts.sizes_up_front(kind) if i < len(node.inputs)]
+        if len(likes) == 2 and all(isinstance(v.type, TensorType) for v in likes):
+            e.sizes_up_front(likes)
         try:
             res = entry.derivative(e, list(grads), inputs, list(outputs))
         except (TypeError, ValueError) as err:
@@ -483,20 +486,13 @@ def _add_reverse_inline(grad: Gradient, infer_shapes: bool = True) -> _Reverse:
 
 # ---- clean-ups between building the reverse program and lifting it (PyTorch's Optimize)
 
-def _in_block(node: Node, container: Block) -> bool:
-    b = node.owning_block
-    while b is not None:
-        if b is container:
-            return True
-        b = b.owning_node.owning_block if b.owning_node is not None else None
-    return False
-
-
 def _lift_constants(block: Block, target: Block) -> None:
-    """Copy the forward constants the backward uses to the top of the backward block."""
+    """Copy every constant the backward uses that is not defined at its top level (forward
+    constants, constants inside GradOf blocks) to the top of the backward block (PyTorch's
+    liftConstants)."""
     for n in list(block.nodes()) + [block.return_node]:
         for i, v in enumerate(list(n.inputs)):
-            if v.node.kind == "prim::Constant" and not _in_block(v.node, target):
+            if v.node.kind == "prim::Constant" and v.node.owning_block is not target:
                 c = target.graph.clone_node(v.node, {})
                 target.prepend_node(c)
                 n.replace_input(i, c.output)
@@ -531,15 +527,6 @@ def eliminate_common_subexpression(block: Block) -> None:
         for a, b in zip(n.outputs, prev.outputs):
             a.replace_all_uses_with(b)
         n.destroy()
-
-
-def eliminate_dead_code(block: Block, keep=lambda n: False) -> None:
-    """Remove nodes whose outputs are unused (recursively, last first)."""
-    for n in list(block.reversed_nodes()):
-        for b in n.blocks:
-            eliminate_dead_code(b, keep)
-        if not keep(n) and all(not o.uses for o in n.outputs):
-            n.destroy()
 
 
 def _reverse_captures(f: Graph) -> list[Value]:
@@ -657,8 +644,14 @@ def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
     _lift_constants(rev.block, rev.block)
     eliminate_common_subexpression(graph.block)
     _deduplicate_size_captures(graph, rev)
-    eliminate_dead_code(rev.block)
-    eliminate_dead_code(graph.block, keep=lambda n: not _pure(n))
+    # (imported here: the passes package imports every pass, and some of them import this module)
+    from irjit.compiler.passes.eliminate_dead_code import (eliminate_dead_code,
+                                                         eliminate_dead_code_in_block)
+    # vjps were emitted for every input of a node that needs one; drop the unneeded (PyTorch:
+    # EliminateDeadCode(reverse_block, ALLOW_DELETING_NODES_WITH_SIDE_EFFECTS))
+    eliminate_dead_code_in_block(rev.block, allow_deleting_side_effects=True,
+                                 alias_analysis=False)
+    eliminate_dead_code(graph)
     _lambda_lift(grad, rev)
     _pack_return_values(grad.df)
     update_requires_grad(graph.block, False)

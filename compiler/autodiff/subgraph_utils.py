@@ -90,3 +90,93 @@ def unmerge_subgraph(group: Node) -> list[Node]:
         out.replace_all_uses_with(new)
     group.destroy()
     return nodes
+
+
+def unmerge_node(n: Node, group: Node) -> None:
+    """Move `n` out of `group`'s subgraph to right after `group` (PyTorch's unmergeNode): its
+    inputs computed inside become group outputs (constants are cloned instead), and group
+    outputs that were `n`'s results are replaced by the moved node's."""
+    sub: Graph = group.attr("Subgraph")
+    local: dict[Value, Value] = {}
+    produced = set(n.outputs)
+    output_indices = [i for i, v in enumerate(sub.outputs) if v in produced]
+    for i, v in enumerate(sub.outputs):
+        if v in n.inputs and v not in local:
+            local[v] = group.outputs[i]
+    anchor = group
+    for v in n.inputs:
+        if v in local:
+            continue
+        if v.node.kind == "prim::Constant":
+            c = group.graph.clone_node(v.node, {})
+            c.insert_after(anchor)
+            anchor = c
+            local[v] = c.output
+        else:
+            sub.register_output(v)
+            out = group.add_output(v.type)
+            local[v] = out
+    moved = group.graph.clone_node(n, local)
+    moved.insert_after(anchor)
+    for old, new in zip(n.outputs, moved.outputs):
+        new.copy_metadata(old)
+        local[old] = new
+    for i in reversed(output_indices):
+        group.outputs[i].replace_all_uses_with(local[sub.outputs[i]])
+        group.erase_output(i)
+        sub.erase_output(i)
+    n.destroy()
+
+
+def _users_closure(start: Node, acc: set) -> None:
+    """`start` and every node of its graph that uses its results, transitively."""
+    if start.kind in ("prim::Param", "prim::Return") or start in acc:
+        return
+    acc.add(start)
+    for o in start.outputs:
+        for u in o.uses:
+            _users_closure(u.user, acc)
+
+
+def _unmerge_all(group: Node, starts: list[Node]) -> bool:
+    nodes: set[Node] = set()
+    for s in starts:
+        _users_closure(s, nodes)
+    sub: Graph = group.attr("Subgraph")
+    order = {m: i for i, m in enumerate(sub.nodes())}
+    for m in sorted((m for m in nodes if m in order), key=order.get, reverse=True):
+        unmerge_node(m, group)
+    return bool(nodes)
+
+
+def unmerge_outputs_aliasing_inputs(group: Node, alias_db) -> bool:
+    """Move out the nodes (and their users) whose results are group outputs that may alias a
+    group input: autodiff cannot differentiate through such views (PyTorch's
+    unmergeOutputsAlisingInputs)."""
+    sub: Graph = group.attr("Subgraph")
+    starts = [o.node for o in sub.outputs if alias_db.may_contain_alias([o], sub.inputs)]
+    return _unmerge_all(group, starts)
+
+
+def unmerge_aliased_outputs(group: Node, alias_db) -> bool:
+    """Of group outputs that may alias each other keep the earliest inside and move the nodes
+    of the others out (PyTorch's unmergeAliasedOutputs)."""
+    sub: Graph = group.attr("Subgraph")
+    if len(group.outputs) < 2:
+        return False
+    sets: list[list[Value]] = []
+    for o in sub.outputs:
+        for s in sets:
+            if alias_db.may_contain_alias([s[0]], [o]):
+                if o not in s:
+                    s.append(o)
+                break
+        else:
+            sets.append([o])
+    order = {m: i for i, m in enumerate(sub.nodes())}
+    starts = []
+    for s in sets:
+        if len(s) > 1:
+            s.sort(key=lambda v: order.get(v.node, -1))
+            starts += [v.node for v in s[1:]]
+    return _unmerge_all(group, starts)

@@ -249,12 +249,27 @@ class SymbolicEmitter:
 
     def _forward(self, kind: str, *ins: Value) -> Value:
         """Emit `kind(ins)` into the forward graph, after the node being differentiated."""
-        g = self.graph
         entry = resolve(kind, list(ins))
-        n = g.create(kind, list(ins), output_types=[return_type(r.type) for r in entry.schema.returns])
+        return self._forward_node(kind, list(ins), [return_type(r.type) for r in entry.schema.returns]).outputs[0]
+
+    def sizes_up_front(self, likes: list[Value]) -> None:
+        """Compute the sizes `sum_to` will need for `likes` now, in this order, packed in a
+        TupleConstruct and unpacked, as PyTorch's `AD_sizes_if_not_equal_multi` does, so
+        that the forward graph reads as PyTorch's."""
+        sizes = [self._size_if_not_equal(v) for v in likes]
+        if any(s is None for s in sizes) or len(set(likes)) != len(likes):
+            return
+        types = [s.type for s in sizes]
+        pack = self._forward_node("prim::TupleConstruct", sizes, [TupleType(tuple(types))])
+        unpack = self._forward_node("prim::TupleUnpack", [pack.output], types)
+        for v, s in zip(likes, unpack.outputs):
+            self._sums[v] = s
+
+    def _forward_node(self, kind: str, ins: list[Value], types: list) -> Node:
+        n = self.graph.create(kind, ins, output_types=types)
         n.insert_after(self._fwd_after)
         self._fwd_after = n
-        return n.outputs[0]
+        return n
 
     def _forward_size(self, v: Value) -> Value:
         s = self._sizes.get(v)

@@ -303,7 +303,7 @@ class Node:
             return False
         a, b = self, other
         if a.owning_block is b.owning_block:
-            return a._pos < b._pos
+            return a._precedes_sibling(b)
         depth_a, depth_b = a._depth(), b._depth()
         while depth_a > depth_b:
             a, depth_a = a.owning_block.owning_node, depth_a - 1
@@ -316,7 +316,14 @@ class Node:
         if a is b:
             ba, bb = self._block_under(a), other._block_under(a)
             return a.blocks.index(ba) < a.blocks.index(bb)
-        return a._pos < b._pos
+        return a._precedes_sibling(b)
+
+    def _precedes_sibling(self, other: "Node") -> bool:
+        """Order within one block: the block's `prim::Return` comes after every node."""
+        ret = self.owning_block.return_node
+        if self is ret or other is ret:
+            return other is ret
+        return self._pos < other._pos
 
     def is_after(self, other: "Node") -> bool:
         return other.is_before(self)
@@ -335,9 +342,8 @@ class Node:
         return n.owning_block
 
     def walk(self) -> Iterator["Node"]:
-        """This node's nested nodes, recursively, in program order (not the node itself)."""
-        for b in self.blocks:
-            yield from b.walk()
+        """This node's nested nodes, at any depth, in program order (not the node itself)."""
+        return _walk_blocks(self.blocks)
 
 
 class Block:
@@ -409,11 +415,8 @@ class Block:
             n = prv
 
     def walk(self) -> Iterator[Node]:
-        """Every node in this block and, recursively, in the blocks of its nodes."""
-        for n in self.nodes():
-            yield n
-            if n.blocks:
-                yield from n.walk()
+        """Every node in this block and, at any depth, in the blocks of its nodes."""
+        return _walk_blocks([self])
 
     @property
     def first_node(self) -> Node:
@@ -465,3 +468,19 @@ class Block:
             self.register_output(env(v))
 
 
+
+
+def _walk_blocks(blocks) -> Iterator[Node]:
+    """The nodes of `blocks` in program order, nested blocks included, with an explicit stack
+    (not recursion) so that graphs nested thousands of levels deep can be walked."""
+    stack = [iter(blocks)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, Block):
+            stack.append(item.nodes())
+        else:
+            yield item
+            if item.blocks:
+                stack.append(iter(item.blocks))

@@ -9,6 +9,36 @@ class IRVerificationError(AssertionError):
     """A graph broke an IR invariant (a bug in whatever built or rewrote it)."""
 
 
+def control_flow_problem(n: Node) -> str | None:
+    """What is wrong with the shape of a `prim::If` or `prim::Loop` (the values each block
+    takes and yields against the node's inputs and outputs), or None. An If with one block
+    is allowed: PyTorch's parser tests write one."""
+    outs = len(n.outputs)
+    if n.kind == "prim::If":
+        if len(n.inputs) != 1:
+            return f"takes one condition, has {len(n.inputs)} inputs"
+        for i, b in enumerate(n.blocks):
+            if b.inputs:
+                return f"block{i} takes {len(b.inputs)} values, an If block takes none"
+            if len(b.outputs) != outs:
+                return f"block{i} yields {len(b.outputs)} values, the node has {outs} outputs"
+    elif n.kind == "prim::Loop":
+        if len(n.blocks) != 1 or len(n.inputs) < 2:
+            return f"needs a trip count, a condition and one block, has {len(n.inputs)} inputs " \
+                   f"and {len(n.blocks)} blocks"
+        carried = len(n.inputs) - 2
+        b = n.blocks[0]
+        if outs != carried:
+            return f"carries {carried} values but has {outs} outputs"
+        if len(b.inputs) != carried + 1:
+            return f"block0 takes {len(b.inputs)} values, expected {carried + 1} (the " \
+                   "iteration number and the carried values)"
+        if len(b.outputs) != carried + 1:
+            return f"block0 yields {len(b.outputs)} values, expected {carried + 1} (the " \
+                   "condition and the carried values)"
+    return None
+
+
 def verify(graph) -> None:
     """Check SSA dominance, use lists, block structure, ownership and unique names."""
     seen_uniques: dict[int, object] = {}
@@ -34,10 +64,13 @@ def verify(graph) -> None:
             if len(matches) != 1:
                 fail(f"input {i} (%{v.name}) of {n.kind} has {len(matches)} matching uses")
 
-    def check_block(block: Block, defined: set, owner) -> None:
+    # nested blocks wait on a stack (no recursion: graphs may nest thousands of levels deep),
+    # each with a copy of the values visible where its node stands
+    pending: list[tuple[Block, set, object]] = [(graph.block, set(), None)]
+
+    def check_block(block: Block, scope: set, owner) -> None:
         if block.graph is not graph or block.owning_node is not owner:
             fail("block has the wrong owner")
-        scope = set(defined)
         for v in block.inputs:
             check_value_identity(v)
             if v.node is not block.param_node:
@@ -52,11 +85,15 @@ def verify(graph) -> None:
             if prev is not block.return_node and not prev._pos < n._pos:
                 fail(f"{n.kind} has an out-of-order position")
             check_uses(n)
+            problem = control_flow_problem(n)
+            if problem is not None:
+                line = getattr(n, "text_line", None)
+                fail(f"{n.kind}{f' on line {line}' if line else ''}: {problem}")
             for i, v in enumerate(n.inputs):
                 if v not in scope:
                     fail(f"{n.kind} uses %{v.name} (input {i}) where it is not defined")
             for b in n.blocks:
-                check_block(b, scope, n)
+                pending.append((b, set(scope), n))
             for j, v in enumerate(n.outputs):
                 check_value_identity(v)
                 if v.node is not n or v.offset != j:
@@ -76,4 +113,5 @@ def verify(graph) -> None:
             if v not in scope:
                 fail(f"block output %{v.name} is not defined in scope")
 
-    check_block(graph.block, set(), None)
+    while pending:
+        check_block(*pending.pop())

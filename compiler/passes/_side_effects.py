@@ -75,10 +75,31 @@ def mutated_inputs(node: Node) -> list[int]:
         found.update(i for i, a in enumerate(args[:n]) if (a.alias or "").endswith("!"))
     if known:
         return sorted(found)
+    outs = _out_overload_outputs(node)
+    if outs:
+        return outs
     name = kind.split("::", 1)[-1]
     if facts.has_tag(kind, "writes_first_input") or (kind.startswith("aten::") and name.endswith("_")
                                        and not name.startswith("__") and n > 0):
         return [0]
+    return []
+
+
+def _out_overload_outputs(node: Node) -> list[int]:
+    """The `out=` tensors of a call to an op's `.out` overload (`aten::add(%x, %y, %a, %out)`).
+
+    PyTorch writes every `.out` overload as its functional overload's arguments followed by
+    one `Tensor(a!)` per return; the registry holds the functional ones, so a call with exactly
+    that many extra tensor inputs is taken to write them."""
+    n = len(node.inputs)
+    for e in _entries(node.kind):
+        s = e.schema
+        extra = n - len(s.arguments)
+        if s.variadic or extra <= 0 or extra != len(s.returns):
+            continue
+        tail = list(range(len(s.arguments), n))
+        if all(isinstance(node.inputs[i].type, TensorType) for i in tail):
+            return tail
     return []
 
 
@@ -103,6 +124,7 @@ def _view_sources(node: Node) -> Optional[list[int]]:
         letters = {(r.alias or "").rstrip("!") for r in e.schema.returns if r.alias}
         out.update(i for i, a in enumerate(e.schema.arguments[:len(node.inputs)])
                    if a.alias and a.alias.rstrip("!") in letters)
+    out.update(_out_overload_outputs(node))
     return sorted(out)
 
 

@@ -200,7 +200,10 @@ def _to_constant(value: Any, type_: Type) -> Any:
     return _NOT_FOLDED
 
 
-def _constant_type(value: Any) -> Type:
+def _constant_type(value: Any, declared: Optional[Type] = None) -> Type:
+    """The type PyTorch gives a constant of `value` (`IValue::type`): containers keep their
+    element types, taken from the folded node's declared type where the value cannot tell
+    (an empty list)."""
     if value is None:
         return NONE
     if isinstance(value, bool):
@@ -214,7 +217,15 @@ def _constant_type(value: Any) -> Type:
     if isinstance(value, np.ndarray):
         return tensor_type_of(value)
     if isinstance(value, tuple):
-        return TupleType(tuple(_constant_type(x) for x in value))
+        elems = declared.elems if isinstance(declared, TupleType) and \
+            len(declared.elems) == len(value) else (None,) * len(value)
+        return TupleType(tuple(_constant_type(x, t) for x, t in zip(value, elems)))
+    if isinstance(value, list):
+        if isinstance(declared, ListType):
+            return declared
+        kinds = {_constant_type(x) for x in value}
+        if len(kinds) == 1:
+            return ListType(kinds.pop())
     return NamedType("Any")
 
 
@@ -225,7 +236,7 @@ def insert_constant(graph: Graph, value: Any, type_: Optional[Type] = None) -> O
     if value is _NOT_FOLDED:
         return None
     if isinstance(value, tuple):
-        n = graph.create("prim::Constant", output_types=[_constant_type(value)])
+        n = graph.create("prim::Constant", output_types=[_constant_type(value, type_)])
         n.set_attr("value", "ival", value)
         return graph.insert_node(n).output
     if isinstance(value, list):

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from irjit.compiler.autodiff.differentiate import _pure, is_differentiable
 from irjit.compiler.autodiff.subgraph_utils import (create_singleton_subgraph, merge_node_into_subgraph,
-                                              unmerge_subgraph)
+                                                    unmerge_aliased_outputs,
+                                                    unmerge_outputs_aliasing_inputs, unmerge_subgraph)
 from irjit.compiler.settings import AUTODIFF_NODE_THRESHOLD
 from irjit.compiler.ir.node import Block, Node
 from irjit.ops import facts
 
+from ._side_effects import AliasDb
 from .registry import all_passes, register_pass
 
 DG = "prim::DifferentiableGraph"
@@ -46,6 +48,24 @@ def move_before_topologically_valid(p: Node, c: Node) -> bool:
     return True
 
 
+def _built_here(group: Node) -> bool:
+    """Whether `group` is a plain grouping, not a forward graph read back from an executor's
+    printout (whose Subgraph also returns the captured values the node does not show)."""
+    return len(group.outputs) == len(group.attr("Subgraph").outputs)
+
+
+def _unfuse_aliased_outputs(block: Block) -> None:
+    """Autodiff cannot differentiate outputs that alias each other or the inputs: move the
+    nodes producing them back out, until nothing changes (PyTorch's unfuseAliasedOutputs)."""
+    changed = True
+    while changed:
+        changed = False
+        for n in list(block.reversed_nodes()):
+            if n.kind == DG and n.is_inserted() and _built_here(n):
+                changed |= unmerge_aliased_outputs(n, AliasDb(n.attr("Subgraph")))
+                changed |= unmerge_outputs_aliasing_inputs(n, AliasDb(n.attr("Subgraph")))
+
+
 class _Slicer:
     def __init__(self, block: Block, threshold: int, diff_nodes: list, cache: dict):
         self.block, self.threshold, self.diff_nodes, self.cache = block, threshold, diff_nodes, cache
@@ -59,7 +79,7 @@ class _Slicer:
             self.cache[n] = is_differentiable(n)
         return self.cache[n]
 
-    def run(self) -> None:
+    def build(self) -> None:
         block = self.block
         changed = True
         while changed:
@@ -68,6 +88,13 @@ class _Slicer:
             while n is not block.return_node:
                 n, did = self.scan(n)
                 changed |= did
+        for n in list(block.nodes()):
+            for b in n.blocks:
+                _Slicer(b, self.threshold, self.diff_nodes, self.cache).build()
+        _unfuse_aliased_outputs(block)
+
+    def cleanup(self) -> None:
+        block = self.block
         n = block.return_node.prev
         while n is not block.return_node:
             prev = n.prev
@@ -76,7 +103,7 @@ class _Slicer:
             n = prev
         for n in list(block.nodes()):
             for b in n.blocks:
-                _Slicer(b, self.threshold, self.diff_nodes, self.cache).run()
+                _Slicer(b, self.threshold, self.diff_nodes, self.cache).cleanup()
 
     def scan(self, consumer: Node):
         if self.consider(consumer):
@@ -110,7 +137,9 @@ class _Slicer:
 def create_autodiff_subgraphs(graph, node_threshold: int = AUTODIFF_NODE_THRESHOLD) -> list[Node]:
     """The DifferentiableGraph nodes created (PyTorch's return value)."""
     diff_nodes: list[Node] = []
-    _Slicer(graph.block, node_threshold, diff_nodes, {}).run()
+    slicer = _Slicer(graph.block, node_threshold, diff_nodes, {})
+    slicer.build()
+    slicer.cleanup()
     cse = all_passes().get("eliminate_common_subexpression")
     if cse is not None:
         for n in diff_nodes:

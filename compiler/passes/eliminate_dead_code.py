@@ -149,11 +149,14 @@ def eliminate_dead_code(graph: Graph, allow_deleting_side_effects: bool = False,
     return _DeadCodeEliminator(graph, allow_deleting_side_effects, db).run(graph.block)
 
 
-def eliminate_dead_code_in_block(block: Block) -> bool:
-    """DCE inside one block (a loop body being unrolled, a fusion group's subgraph), whose
-    outputs count as used, and so does every value from outside it (the code after the block
-    may read a list the block appends to); the nodes outside it are not touched."""
-    dce = _DeadCodeEliminator(block.graph, False, AliasDb(block.graph))
+def eliminate_dead_code_in_block(block: Block, allow_deleting_side_effects: bool = False,
+                                 alias_analysis: bool = True) -> bool:
+    """DCE inside one block (a loop body being unrolled, a fusion group's subgraph, autodiff's
+    reverse block), whose outputs count as used, and so does every value from outside it (the
+    code after the block may read a list the block appends to); the nodes outside it are not
+    touched."""
+    db = AliasDb(block.graph) if alias_analysis else None
+    dce = _DeadCodeEliminator(block.graph, allow_deleting_side_effects, db)
     inside = {o for n in block.walk() for o in n.outputs} | set(block.inputs)
     inside |= {v for n in block.walk() for b in n.blocks for v in b.inputs}
     dce.live.update(v for n in block.walk() for v in n.inputs if v not in inside)

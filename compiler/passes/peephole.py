@@ -13,6 +13,7 @@ from irjit.ops import facts
 from irjit.ops.dtypes import SCALAR_TYPE_BY_NAME, is_complex_name, is_floating_name
 from irjit.ops.types import BOOL, INT, NONE, ListType, OptionalType, TensorType
 
+from ._side_effects import AliasDb
 from .peephole_helpers import (const_int, const_value, eliminate_dead_code, has_writers,
                                matches, must_be_none, must_not_be_none, tensor_type)
 from .peephole_list_idioms import optimize_dict_idioms, optimize_list_idioms
@@ -131,11 +132,32 @@ class _Peephole:
 # ---- PeepholeOptimizeAliasSensitive
 
 
-def _alias_sensitive(block, shape: bool) -> bool:
+class _OutputReplacer:
+    """PyTorch's `tryToReplaceOutputWithInput`: never make two values that both escape the
+    graph (an input, an output or something contained in one) alias each other, and do not
+    touch values whose aliasing an earlier replacement already changed (they are *stale*:
+    the alias analysis, built once, no longer describes them)."""
+
+    def __init__(self, graph: Graph):
+        self.db = AliasDb(graph)
+        self.stale: list = []
+
+    def __call__(self, node: Node) -> bool:
+        inp, out = node.inputs[0], node.output
+        if has_writers(inp) or has_writers(out) or \
+                not self.db.safe_to_change_aliasing([inp], [out]) or \
+                self.db.may_contain_alias([inp, out], self.stale):
+            return False
+        out.replace_all_uses_with(inp)
+        self.stale += [inp, out]
+        return True
+
+
+def _alias_sensitive(block, shape: bool, replace: _OutputReplacer) -> bool:
     changed = False
     for node in block.nodes():
         for b in node.blocks:
-            changed |= _alias_sensitive(b, shape)
+            changed |= _alias_sensitive(b, shape, replace)
         if facts.has_tag(node.kind, "convolution"):
             dim_uses = [u for u in node.output.uses if u.user.kind == "aten::dim"]
             if dim_uses and not has_writers(node.output):
@@ -151,7 +173,7 @@ def _alias_sensitive(block, shape: bool) -> bool:
                     not (node.inputs[1].type == INT and node.inputs[2].type == INT):
                 continue
             if alpha == 1 and other == 0:
-                changed |= _replace_output_with_input(node)
+                changed |= replace(node)
         elif (shape and matches(node, "aten::mul", "Tensor", "Scalar")) or \
                 matches(node, "aten::div", "Tensor", "Scalar"):
             other = const_value(node.inputs[1], None)
@@ -160,26 +182,13 @@ def _alias_sensitive(block, shape: bool) -> bool:
             if not _is_float_tensor(node.inputs[0]) and node.inputs[1].type != INT:
                 continue
             if other == 1:
-                changed |= _replace_output_with_input(node)
+                changed |= replace(node)
     return changed
 
 
 def _is_float_tensor(v) -> bool:
     st = v.type.scalar_type if isinstance(v.type, TensorType) else None
     return is_floating_name(st or "Float") or is_complex_name(st or "Float")
-
-
-def _escapes(v) -> bool:
-    return v.node.kind == "prim::Param" and v.node.owning_block.owning_node is None or any(
-        u.user is v.graph.return_node for u in v.uses)
-
-
-def _replace_output_with_input(node: Node) -> bool:
-    inp, out = node.inputs[0], node.output
-    if has_writers(inp) or has_writers(out) or (_escapes(inp) and _escapes(out)):
-        return False
-    out.replace_all_uses_with(inp)
-    return True
 
 
 # ---- PeepholeOptimizeNonTensor
@@ -281,7 +290,7 @@ def peephole_optimize(graph: Graph, disable_shape_peepholes: bool = False) -> bo
     changed = p.changed
     changed |= optimize_list_idioms(graph)
     changed |= optimize_dict_idioms(graph)
-    changed |= _alias_sensitive(graph.block, not disable_shape_peepholes)
+    changed |= _alias_sensitive(graph.block, not disable_shape_peepholes, _OutputReplacer(graph))
     changed |= _non_tensor(graph.block)
     if changed:
         eliminate_dead_code(graph)

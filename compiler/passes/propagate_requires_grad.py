@@ -24,9 +24,50 @@ def _set(v: Value, value: bool) -> bool:
     return False
 
 
+# schema argument types TorchScript passes as ints
+_INT_ENUMS = ("ScalarType", "MemoryFormat", "Layout")
+
+
+def _fits(t, want: str) -> bool:
+    from .peephole_helpers import type_fits
+    want = want.split("(")[0] if want.startswith("Tensor(") else want
+    for enum in _INT_ENUMS:
+        want = want.replace(enum, "int")
+    return type_fits(t, want)
+
+
+def _constant_dtype_category(node: Node):
+    """The category ("int", "float", ...) of the constant `dtype` argument the node passes
+    to the schema its input types fit, or None."""
+    from irjit.ops.dtypes import SCALAR_TYPE_TABLE
+    from irjit.ops.registry import NO_DEFAULT, overloads
+    from .peephole_helpers import const_int
+    for entry in overloads(node.kind):
+        args = entry.schema.arguments
+        if entry.schema.variadic or len(node.inputs) > len(args) or \
+                any(a.default is NO_DEFAULT for a in args[len(node.inputs):]):
+            continue
+        if not all(_fits(v.type, a.type) for v, a in zip(node.inputs, args)):
+            continue
+        for v, a in zip(node.inputs, args):
+            if a.name == "dtype" and a.type.startswith("ScalarType"):
+                code = const_int(v)
+                return next((t.category for t in SCALAR_TYPE_TABLE if t.code == code), None)
+        return None
+    return None
+
+
+def _casts_to_non_differentiable_dtype(node: Node) -> bool:
+    """An op given a constant integral or bool `dtype` (`aten::to(%x, 4, ...)`) makes a
+    tensor of that dtype, which cannot require grad: PyTorch knows the output's scalar type
+    (from shape analysis or a profile) and so marks it; here the schema's argument says it."""
+    return node.kind.startswith("aten::") and _constant_dtype_category(node) in ("int", "bool")
+
+
 def _simple(node: Node) -> None:
     kind = node.kind
-    if facts.has_tag(kind, "comparison") or kind == "aten::detach":
+    if facts.has_tag(kind, "comparison") or kind == "aten::detach" or \
+            _casts_to_non_differentiable_dtype(node):
         _set(node.outputs[0], False)
         return
     if kind == "aten::type_as":

@@ -30,10 +30,15 @@ def executor_inputs(graph, inputs: Sequence[Any]) -> list:
 
 
 def argument_spec(inputs: Sequence[Any], grad_enabled: bool) -> tuple:
+    """The cache key of these inputs. A module attribute still held as the params file's
+    array has the spec of the Tensor its first `prim::GetAttr` turns it into (one that does
+    not require grad), so the second identical call hits the plan the first one compiled."""
     specs = []
     for x in inputs:
         if isinstance(x, Tensor):
             specs.append((True, str(x.dtype), x.dim(), grad_enabled and bool(x.requires_grad)))
+        elif isinstance(x, np.ndarray):
+            specs.append((True, str(x.dtype), x.ndim, False))
         elif x is None:
             specs.append((False, None, None, False))
         else:

@@ -5,7 +5,8 @@ Comparable with PyTorch: f_real_outputs, df_input_vjps, df_output_vjps and the c
 captured outputs come from its symbolic_script formulas (which capture `self_size`/`other_size`
 via TupleConstruct/TupleUnpack and several ctx copies), ours from the registry formulas; we
 check that every captured output is a size (int[]?) or a forward tensor, and their count on the
-fixtures whose ops are registered. Cases whose ops are not yet in the registry are skipped.
+fixtures whose ops are registered. A case whose ops are not in the
+registry fails (a registry regression must not turn into skips).
 """
 
 import json
@@ -27,9 +28,15 @@ CASES = ["008_shape_fn_rsub_neg_lowered", "017_hand_mul_add"]
 def _load(case):
     g = irjit.parse_ir(open(os.path.join(HERE, case, "input.ir")).read())
     missing = sorted({n.kind for n in g.walk() if n.kind.startswith("aten::") and not is_registered(n.kind)})
-    if missing:
-        pytest.skip(f"ops not registered yet: {', '.join(missing)}")
+    assert not missing, f"ops not registered: {', '.join(missing)}"
     return g, json.load(open(os.path.join(HERE, case, "gradient.json")))
+
+
+def test_a_missing_op_fails_the_case(monkeypatch):
+    monkeypatch.setattr(__import__(__name__, fromlist=["_"]), "is_registered", lambda kind: kind != "aten::mul")
+    with pytest.raises(BaseException) as info:
+        _load("017_hand_mul_add")
+    assert info.type is AssertionError and "aten::mul" in str(info.value)
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -2,52 +2,32 @@ import numpy as np
 import pytest
 
 from irjit.compiler.passes import get_pass
+from irjit.ops.registry import is_registered
 
-from . import fixture_pairs, pair_ids, parse, run_pair
+from . import fixture_pairs, pair_ids, parse, read_fixture, run_pair
 
 CP = get_pass("constant_propagation").run
 CPI = get_pass("constant_propagation_immutable_types").run
-
-
-def _registered(kind, *args) -> bool:
-    from irjit.ops.registry import find_op
-    try:
-        find_op(kind, list(args))
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-# The pairs fold TorchScript's scalar builtins, which the ops engineers are still adding to the
-# runtime registry; each pair runs once the ops it needs are registered.
-NEEDS = {
-    "hand_dead_code": [("aten::mul", 2, 2)],
-    "hand_peephole_untyped": [("aten::__isnot__", None, None)],
-    "hand_const_arith": [("aten::mul", 3, 4), ("aten::add", 12, 3), ("aten::mul", 0.5, 15)],
-    "inlined_attention": [("aten::__is__", -1, None)],
-}
-
-
-def _skip_unless_ops(pair):
-    missing = [k for k, *args in NEEDS.get(pair["example"], []) if not _registered(k, *args)]
-    if missing:
-        pytest.skip(f"runtime registry lacks {', '.join(missing)} for these argument types")
-
-
 PAIRS = fixture_pairs("constant_propagation")
 IMMUTABLE = fixture_pairs("constant_propagation_immutable_types")
 
 
+@pytest.mark.parametrize("pair", PAIRS + IMMUTABLE, ids=pair_ids(PAIRS + IMMUTABLE))
+def test_pair_ops_are_registered(pair):
+    """A registry regression fails here by name (the pairs below would fail less legibly)."""
+    g = parse(read_fixture(pair["before"]))
+    missing = sorted({n.kind for n in g.walk() if n.kind.startswith("aten::") and not is_registered(n.kind)})
+    assert not missing, f"ops not registered: {', '.join(missing)}"
+
+
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_ids(PAIRS))
 def test_pytorch_pairs(pair):
-    _skip_unless_ops(pair)
     got, want, changed = run_pair(pair, "constant_propagation")
     assert got == want and changed
 
 
 @pytest.mark.parametrize("pair", IMMUTABLE, ids=pair_ids(IMMUTABLE))
 def test_pytorch_pairs_immutable_types(pair):
-    _skip_unless_ops(pair)
     got, want, changed = run_pair(pair, "constant_propagation_immutable_types")
     assert got == want and changed
 

@@ -76,7 +76,8 @@ def test_add_zero_only_where_pytorch_does():
     text = str(g)
     assert "aten::add(%x, %0, %1)" not in text  # float tensor + 0 folds
     assert "aten::add(%n, %z, %1)" in text  # int tensor + 0.0 promotes: kept
-    assert "aten::mul" not in text
+    # x * 1 stays: %x's aliasing already changed in this run (it is *stale*), as in PyTorch 2.13
+    assert "aten::mul(%x, %1)" in text
 
 
 def test_if_short_circuit_and_grad_sum_to_size_none():

@@ -53,7 +53,7 @@ def test_parse_malformed_reports_location(capsys):
     assert lines[2] == " " * 15 + "^"
 
 
-def test_parse_stops_at_first_bad_file(capsys):
+def test_parse_good_then_bad_file(capsys):
     """With a good and a bad file, the good one is reported ok and the exit code is 1."""
     assert main(["parse", str(GOOD), str(BAD)]) == 1
     out, err = capsys.readouterr()

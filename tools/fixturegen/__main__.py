@@ -12,6 +12,9 @@ What it writes (the formats of ``shared/fixtures``, see its README.md):
   ``_jit_differentiate`` cases;
 * ``<out>/run/<case>/`` + ``run/manifest.json``: runnable cases (graph.ir, inputs.npz,
   params.npz, constants.npz, expected.npz);
+* ``<out>/passes_frozen/``: before/after pairs of PyTorch's passes on frozen and inference
+  graphs (``pass_pairs_frozen.py``, committed as ``tests/fixtures/passes_frozen``), with the
+  frozen graphs' tensor constants as npz;
 * ``<out>/summary.json``: counts and the cases torch itself failed on (skipped).
 
 Source paths in ``# file:line:col`` comments are normalised (torch ->
@@ -38,7 +41,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SECTIONS = ("roundtrip", "run")
+SECTIONS = ("roundtrip", "run", "pass_pairs_frozen")
 
 README = """# Generated IR fixtures
 
@@ -68,7 +71,8 @@ Formats are those of `shared/fixtures` (see its README.md); source paths are nor
   autograd cannot differentiate the case; `notes` flags graphs that mutate inputs or buffers.
 - `summary.json`: counts and the cases torch itself failed on (skipped).
 """
-SECTION_DIRS = {"roundtrip": ("roundtrip", "autodiff"), "run": ("run",)}
+SECTION_DIRS = {"roundtrip": ("roundtrip", "autodiff"), "run": ("run",),
+                "pass_pairs_frozen": ("passes_frozen",)}
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -78,9 +82,11 @@ def _worker(section: str, out: Path):
     setup_torch()
     if section == "roundtrip":
         from . import roundtrip as mod
+    elif section == "pass_pairs_frozen":
+        from . import pass_pairs_frozen as mod
     else:
         from . import runcases as mod
-    stats = mod.generate(out)
+    stats = mod.generate(out / "passes_frozen" if section == "pass_pairs_frozen" else out)
     import numpy
     import torch
 

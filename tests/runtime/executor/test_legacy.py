@@ -119,3 +119,14 @@ def test_two_threads_share_one_executor_and_compile_once():
         t.join()
     assert not errors and results == {0: True, 1: True}
     assert ex.misses == 1 and len(ex.plans) == 1
+
+
+def test_second_identical_call_with_module_params_hits_the_plan_cache():
+    """Params arrive as arrays and become Tensors on their first GetAttr: the spec must not
+    change between the first and second call (it did: two misses)."""
+    path = "tests/fixtures/run/conv_relu_script"
+    fn = irjit.load(f"{path}/graph.ir", params=f"{path}/params.npz", executor="legacy")
+    x = np.load(f"{path}/inputs.npz")["arg0"]
+    fn.run(x, requires_grad=False)
+    fn.run(x, requires_grad=False)
+    assert (fn.executor.hits, fn.executor.misses) == (1, 1)

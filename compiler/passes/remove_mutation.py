@@ -1,0 +1,88 @@
+"""Remove tensor mutation, mirroring PyTorch's RemoveMutation (remove_mutation.cpp): an in-place
+op `%y = aten::add_(%x, ...)` on a fresh tensor `%x` that nothing else aliases becomes
+`%y2 = aten::add(%x, ...)`, and the uses of `%x` after it read `%y2`."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from irjit.compiler.ir import Graph, Value
+from irjit.ops import facts, registry
+from irjit.ops.types import TensorType
+
+from .peephole_helpers import writes_first_input
+from .registry import register_pass
+
+
+def _may_alias_its_inputs(node) -> bool:
+    return (facts.has_tag(node.kind, "may_alias_input") or facts.has_tag(node.kind, "view")
+            or writes_first_input(node) or facts.has_tag(node.kind, "opaque")
+            or facts.has_tag(node.kind, "call"))
+
+
+def has_side_effect_or_alias(v: Value) -> bool:
+    """PyTorch's hasSideEffectOrAlias: `v` is not a fresh tensor of its own (a graph or block
+    input, a constant, an output of control flow, of a side-effecting or aliasing node)."""
+    n = v.node
+    if n.blocks or n.attr_kind("Subgraph") == "g" or facts.has_side_effects(n.kind):
+        return True
+    if n.kind in ("prim::Param", "prim::Constant"):
+        return True
+    return n.kind != "prim::ListConstruct" and _may_alias_its_inputs(n)
+
+
+def _aliased_later(v: Value, node) -> bool:
+    """Whether another use of `v` may create an alias of it (a view, a container, a block
+    output, a call), which a functional rewrite would silently disconnect."""
+    for use in v.uses:
+        u = use.user
+        if u is node or (use.offset == 0 and writes_first_input(u) and u.is_after(node)):
+            continue  # later writes are redirected to the functional result
+        if u.kind == "prim::Return" and u.owning_block is not u.graph.block:
+            return True
+        if _may_alias_its_inputs(u) or facts.has_tag(u.kind, "control_flow"):
+            return True
+    return False
+
+
+def _functional_kind(node) -> Optional[str]:
+    kind = node.kind
+    if not (kind.startswith("aten::") and kind.endswith("_") and not kind.endswith("__")):
+        return None
+    if len(node.outputs) != 1 or not node.inputs or not isinstance(node.inputs[0].type, TensorType):
+        return None
+    functional = kind[:-1]
+    return functional if registry.is_registered(functional) else None
+
+
+def _remove(graph: Graph, block, keep: Callable) -> bool:
+    changed = False
+    for node in list(block.nodes()):
+        for b in node.blocks:
+            changed |= _remove(graph, b, keep)
+        functional = _functional_kind(node)
+        if functional is None or not keep(node):
+            continue
+        x = node.inputs[0]
+        if has_side_effect_or_alias(x) or x.node.owning_block is not block or _aliased_later(x, node):
+            continue
+        new = graph.create(functional, node.inputs)
+        new.source, new.scope = node.source, node.scope
+        new.insert_before(node)
+        new.output.type = node.output.type
+        x.replace_all_uses_after_node_with(node, new.output)
+        node.output.replace_all_uses_with(new.output)
+        node.destroy()
+        changed = True
+    return changed
+
+
+def remove_tensor_mutation(graph: Graph, keep: Callable = lambda node: True) -> bool:
+    """RemoveTensorMutation over the whole graph, rewriting only the in-place nodes `keep` accepts."""
+    return _remove(graph, graph.block, keep)
+
+
+@register_pass("remove_mutation")
+def run(graph: Graph) -> bool:
+    """PyTorch's RemoveMutation: in-place ops on fresh, unaliased tensors become functional."""
+    return remove_tensor_mutation(graph)

@@ -1,0 +1,58 @@
+"""`irtool run` with module attributes an `.npz` cannot hold (a JSON sidecar: strings, lists
+of tensors, dicts) and `None` for Optional inputs left out of the inputs file."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irjit.tools.irtool import main
+
+CASE = Path(__file__).resolve().parents[1] / "fixtures" / "runtime" / "attributes"
+
+
+def _run(tmp_path, inputs, *extra):
+    np.savez(tmp_path / "in.npz", **inputs)
+    return main(["run", str(CASE / "graph.ir"), "--params", str(CASE / "params.npz"),
+                 "--inputs", str(tmp_path / "in.npz"), "--out", str(tmp_path / "out.npz"), *extra])
+
+
+@pytest.mark.parametrize("executor", ["interp", "legacy", "profiling"])
+def test_string_list_of_tensors_and_dict_attributes_from_the_sidecar(tmp_path, capsys, executor):
+    x = np.ones((2, 3), np.float32)
+    rc = _run(tmp_path, {"arg0": x}, "--attributes", str(CASE / "attributes.json"),
+              "--executor", executor, "--runs", "2")
+    assert rc == 0
+    with np.load(tmp_path / "out.npz") as f:
+        # x * cat([ones(2, 1), 2 * ones(2, 2)], 1) + table["shift"]; scale is None: no scaling
+        np.testing.assert_array_equal(f["out0"], [[11, 12, 12], [11, 12, 12]])
+        assert str(f["out1"]) == "bilinear"
+
+
+def test_optional_input_left_out_is_none_and_given_is_used(tmp_path, capsys):
+    x = np.ones((2, 3), np.float32)
+    assert _run(tmp_path, {"arg0": x, "arg1": np.array(0.5)},
+                "--attributes", str(CASE / "attributes.json")) == 0
+    with np.load(tmp_path / "out.npz") as f:
+        np.testing.assert_array_equal(f["out0"], [[5.5, 6, 6], [5.5, 6, 6]])
+
+
+def test_missing_required_input_is_still_an_error(tmp_path, capsys):
+    assert _run(tmp_path, {"arg1": np.array(0.5)}, "--attributes",
+                str(CASE / "attributes.json")) == 1
+    assert "missing arg0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"weights": [{"$tensor": "nope"}]}', "no array 'nope' in the params file"),
+    ('{"mode": ', "attrs.json:1:10: not valid JSON"),
+    ('["mode"]', "expected a JSON object"),
+    ('{"a..b": 1}', "is not a dotted attribute path"),
+])
+def test_bad_sidecar_is_a_one_line_error_and_nothing_is_written(tmp_path, capsys, text, message):
+    (tmp_path / "attrs.json").write_text(text)
+    assert _run(tmp_path, {"arg0": np.ones((2, 3), np.float32)},
+                "--attributes", str(tmp_path / "attrs.json")) == 1
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.npz").exists()
