@@ -108,7 +108,8 @@ class Function:
 
     def __init__(self, graph: Graph, params: Optional[dict] = None, constants: Optional[dict] = None,
                  functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None,
-                 executor: str = "interp", attributes: Optional[dict[str, Any]] = None):
+                 executor: str = "interp", attributes: Optional[dict[str, Any]] = None,
+                 backend: Optional[str] = None):
         self.graph = graph
         self.filename = filename or "<graph>"
         self.has_self = bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType)
@@ -125,7 +126,20 @@ class Function:
         self.executor = None
         if executor != "interp":
             from .executor import make_executor
-            self.executor = make_executor(graph, executor, functions=functions)
+            from dataclasses import replace
+            from irjit.compiler.settings import get_settings
+            from .executor.plan import runner_factory
+            settings = None
+            if backend is not None:
+                runner_factory(backend)  # an unknown name is an error naming the valid ones
+                settings = replace(get_settings(), backend=backend)
+            self.executor = make_executor(graph, executor, functions=functions, settings=settings)
+        elif backend not in (None, "interp"):
+            from .executor.plan import RunnerContext, runner_factory
+            factory = runner_factory(backend)  # an unknown name is an error naming the valid ones
+            self.interpreter = factory(RunnerContext(
+                graph, functions or {}, self.filename,
+                lambda interp, node, args: interp.sub_interpreter(node.attr("Subgraph")).run(args)))
         self._calls = threading.local()  # per thread: (values, params, outs) of the last call
         self._params_lock = threading.Lock()
 
@@ -225,14 +239,16 @@ class Function:
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
          functions: Optional[dict] = None, executor: str = "interp",
-         attributes: Optional[dict[str, Any]] = None) -> Function:
+         attributes: Optional[dict[str, Any]] = None, backend: Optional[str] = None) -> Function:
     """A Function from a graph, `.ir` path or IR text; `params` / `constants` are `.npz`
     paths or dicts of arrays (dotted attribute paths / value names); `attributes` maps dotted
     paths to other module attribute values (strings, None, lists of Tensors, dicts);
-    `executor` is "interp", "legacy" or "profiling"."""
+    `executor` is "interp", "legacy" or "profiling"; `backend` ("native" or "interp", default:
+    the settings') is what runs the graph (with "interp" executor, "native" runs native units)."""
     fns = {k: (parse_ir(v, k) if isinstance(v, str) else v) for k, v in (functions or {}).items()}
     if isinstance(source, Graph):
-        return Function(source, params, constants, fns, executor=executor, attributes=attributes)
+        return Function(source, params, constants, fns, executor=executor, attributes=attributes,
+                        backend=backend)
     text, filename = source, "<string>"
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                            and os.path.exists(source)):
@@ -241,7 +257,7 @@ def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
             text = f.read()
     graph = parse_ir(text, filename)
     return Function(graph, params, constants, fns, filename, executor=executor,
-                    attributes=attributes)
+                    attributes=attributes, backend=backend)
 
 
 def grad(fn: Function, inputs: Sequence[Any], grad_outputs=None) -> dict[str, np.ndarray]:

@@ -291,3 +291,23 @@ def test_a_graph_whose_types_are_complete_runs_natively_on_its_first_call():
     with no_grad():
         untyped.run(_inputs())
     assert untyped.stats.units == 0 and untyped.stats.nodes_native > 0
+
+
+@pytest.mark.parametrize("executor", ["interp", "profiling", "legacy"])
+def test_load_takes_the_backend(executor):
+    import irjit
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(5, 7), (5, 7), (7,)]]
+    want = irjit.load(GRAPH)(*args)
+    for backend, native_expected in (("native", True), ("interp", False)):
+        fn = irjit.load(GRAPH, executor=executor, backend=backend)
+        for _ in range(4):
+            got = fn(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        if executor == "interp":
+            assert hasattr(fn.interpreter, "stats") == native_expected
+        else:
+            assert bool(fn.executor.runner_stats()) == native_expected
+    with pytest.raises(ValueError, match="valid backends"):
+        irjit.load(GRAPH, executor=executor, backend="gpu")
