@@ -1,5 +1,6 @@
-"""The in-memory cache of native units, keyed by the group graph's structure and its
-specialization (the printed subgraph carries both: ops, constants and complete input types)."""
+"""The in-memory cache of native units, keyed by the group graph's structural hash (ops,
+constants, types and use structure, not value names) and its specialization (the complete
+input types)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 from typing import Optional
 
 from irjit.compiler.ir import Graph
+from irjit.compiler.structural_hash import structural_hash
 from irjit.ops.lowering_common import NotLowerable
 
 from .unit import NativeUnit, bounds_checks_enabled
@@ -17,7 +19,7 @@ _UNITS: dict[tuple, Optional[NativeUnit]] = {}
 
 
 def unit_key(graph: Graph) -> tuple:
-    return (str(graph), bounds_checks_enabled())
+    return (structural_hash(graph), tuple(str(v.type) for v in graph.inputs), bounds_checks_enabled())
 
 
 def get_unit(graph: Graph) -> tuple[Optional[NativeUnit], bool]:

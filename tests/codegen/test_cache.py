@@ -1,0 +1,19 @@
+"""Native units are cached in memory by (structural hash, specialization): group graphs that
+differ only in value names share a unit; another input layout gets its own."""
+
+from irjit.compiler import parse_ir
+from irjit.compiler.codegen.cache import get_unit, unit_key
+
+GROUP = """graph(%{a} : Float(3, 4, strides=[4, 1], device=cpu), %{b} : Float(3, 4, strides=[4, 1], device=cpu)):
+  %{c} : Float(3, 4, strides=[4, 1], device=cpu) = aten::mul(%{a}, %{b})
+  return (%{c})"""
+
+
+def test_value_names_do_not_split_the_cache_but_layouts_do():
+    first = parse_ir(GROUP.format(a="x", b="y", c="z"))
+    renamed = parse_ir(GROUP.format(a="p", b="q", c="r"))
+    other = parse_ir(GROUP.format(a="x", b="y", c="z").replace("(3, 4, strides=[4, 1]", "(4, 3, strides=[3, 1]"))
+    assert unit_key(first) == unit_key(renamed) != unit_key(other)
+    unit, _ = get_unit(first)
+    again, hit = get_unit(renamed)
+    assert unit is not None and again is unit and hit
