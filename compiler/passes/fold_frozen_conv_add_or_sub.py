@@ -10,6 +10,7 @@ from irjit.compiler.ir import Graph
 
 from ._frozen_conv import insert_tensor, is_foldable_conv, is_none, operand_as, pointwise_operand_fits, tensor_of
 from .peephole_helpers import const_value, eliminate_dead_code
+from ._rewrite import rewrite_nodes
 from .registry import register_pass
 
 
@@ -39,19 +40,10 @@ def _fold(graph: Graph, op) -> bool:
     return True
 
 
-def _walk(graph: Graph, block) -> bool:
-    changed = False
-    for node in list(block.nodes()):
-        for b in node.blocks:
-            changed |= _walk(graph, b)
-        if _is_add_or_sub(node):
-            changed |= _fold(graph, node)
-    return changed
-
 
 @register_pass("fold_frozen_conv_add_or_sub")
 def run(graph: Graph) -> bool:
     """PyTorch's FoldFrozenConvAddOrSub: fold constant adds/subs after a convolution into its bias."""
-    changed = _walk(graph, graph.block)
+    changed = rewrite_nodes(graph.block, _is_add_or_sub, lambda n: _fold(graph, n))
     eliminate_dead_code(graph)
     return changed

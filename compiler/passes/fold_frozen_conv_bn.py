@@ -10,6 +10,7 @@ from irjit.compiler.ir import Graph
 
 from ._frozen_conv import constant_parameters, insert_tensor, is_foldable_conv, is_none, tensor_of
 from .peephole_helpers import const_value, eliminate_dead_code
+from ._rewrite import rewrite_nodes
 from .registry import register_pass
 
 
@@ -54,19 +55,11 @@ def _fold(graph: Graph, bn) -> bool:
     return fold_batch_norm(graph, conv, bn)
 
 
-def _walk(graph: Graph, block) -> bool:
-    changed = False
-    for node in list(block.nodes()):
-        for b in node.blocks:
-            changed |= _walk(graph, b)
-        if node.kind == "aten::batch_norm":
-            changed |= _fold(graph, node)
-    return changed
-
 
 @register_pass("fold_frozen_conv_bn")
 def run(graph: Graph) -> bool:
     """PyTorch's FoldFrozenConvBatchnorm: fold constant inference batch norms into convolutions."""
-    changed = _walk(graph, graph.block)
+    changed = rewrite_nodes(graph.block, lambda n: n.kind == "aten::batch_norm",
+                            lambda n: _fold(graph, n))
     eliminate_dead_code(graph)
     return changed

@@ -8,22 +8,19 @@ from irjit.compiler.ir import Graph
 
 from .fold_frozen_conv_bn import fold_batch_norm
 from .peephole_helpers import eliminate_dead_code
+from ._rewrite import rewrite_nodes
 from .registry import register_pass
 
 
-def _walk(graph: Graph, block) -> bool:
-    changed = False
-    for node in list(block.nodes()):
-        for b in node.blocks:
-            changed |= _walk(graph, b)
-        if node.kind == "aten::batch_norm" and node.inputs[0].node.kind == "aten::linear":
-            changed |= fold_batch_norm(graph, node.inputs[0].node, node)
-    return changed
+
+def _is_batch_norm_of_linear(node) -> bool:
+    return node.kind == "aten::batch_norm" and node.inputs[0].node.kind == "aten::linear"
 
 
 @register_pass("fold_frozen_linear_bn")
 def run(graph: Graph) -> bool:
     """PyTorch's FoldFrozenLinearBatchnorm: fold constant inference batch norms into linears."""
-    changed = _walk(graph, graph.block)
+    changed = rewrite_nodes(graph.block, _is_batch_norm_of_linear,
+                            lambda n: fold_batch_norm(graph, n.inputs[0].node, n))
     eliminate_dead_code(graph)
     return changed

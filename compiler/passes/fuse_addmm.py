@@ -7,6 +7,7 @@ from irjit.compiler.ir import Graph
 from irjit.ops.types import TensorType
 
 from .peephole_helpers import const_value, is_const, type_fits
+from ._rewrite import rewrite_nodes
 from .registry import register_pass
 
 
@@ -41,17 +42,8 @@ def _fuse(graph: Graph, node) -> bool:
     return False
 
 
-def _walk(graph: Graph, block) -> bool:
-    changed = False
-    for node in list(block.nodes()):
-        for b in node.blocks:
-            changed |= _walk(graph, b)
-        if _is_tensor_add_alpha_one(node):
-            changed |= _fuse(graph, node)
-    return changed
-
 
 @register_pass("fuse_addmm")
 def run(graph: Graph) -> bool:
     """PyTorch's FuseAddMM: `mm(a, b) + c` (alpha 1, c of known rank) becomes `addmm(c, a, b)`."""
-    return _walk(graph, graph.block)
+    return rewrite_nodes(graph.block, _is_tensor_add_alpha_one, lambda n: _fuse(graph, n))
