@@ -22,7 +22,9 @@ HERE = Path(__file__).resolve().parent
 MODELS_PATH = HERE / "models.py"
 
 NORM_SITE = "/usr/local/lib/python3.11/site-packages/"
-NORM_MODELS = "/home/user/models.py"
+# the folder printed graphs name as their source (fixtures must not depend on this machine)
+NORM_HOME = "/home/user"
+NORM_MODELS = f"{NORM_HOME}/models.py"
 
 
 def load_models():

@@ -5,7 +5,7 @@ frozen graph's `<Tensor>` constants (keyed by value name) so folding can be chec
 Regenerate (dev venv with torch 2.13.0), then replace `tests/fixtures/passes_frozen` with the
 output's `passes_frozen/`::
 
-    .venv-torch/bin/python -m irjit.tools.fixturegen --only pass_pairs_frozen --out /tmp/fixtures
+    .venv-torch/bin/python -m irjit.tools.fixturegen --only pass_pairs_frozen --out tests/fixtures
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .common import check_no_leaks, normalize, reset_jit_state, save_npz, seed, write_json, write_text
+from .common import (NORM_HOME, check_no_leaks, normalize, reset_jit_state, save_npz, seed, write_json,
+                     write_text)
 
 # --- hand-written graphs (parse_ir), in the style of PyTorch's own pass tests -------------
 
@@ -311,9 +312,9 @@ FROZEN = {
 
 
 def _text(graph) -> str:
-    """The graph as torch prints it, paths normalised (this file reads `/home/user/<name>`)."""
+    """The graph as torch prints it, paths normalised (this file reads `NORM_HOME/<name>`)."""
     here = Path(__file__).resolve()
-    text = normalize(str(graph)).replace(str(here), f"/home/user/{here.name}")
+    text = normalize(str(graph)).replace(str(here), f"{NORM_HOME}/{here.name}")
     check_no_leaks(text, "graph text")
     return text
 

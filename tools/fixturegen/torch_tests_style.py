@@ -3,7 +3,7 @@ tests/fixtures/torch_tests_style: what PyTorch 2.13 prints after `torch._C.parse
 
 A dev-only tool (needs torch)::
 
-    /work/venv-torch/bin/python -m irjit.tools.fixturegen.torch_tests_style tests/fixtures/torch_tests_style
+    .venv-torch/bin/python -m irjit.tools.fixturegen.torch_tests_style tests/fixtures/torch_tests_style
 """
 
 from __future__ import annotations
