@@ -46,9 +46,9 @@ def _div(e, x, y):
     return e.div(x, y)
 
 
-@lowering("aten::neg")
-def _neg(e, x):
-    return e.neg(x)
+# unary ops whose rule is the emitter method of the same name
+for _name in ("neg", "abs", "sign", "floor", "ceil", "trunc", "round", "logical_not", "isnan"):
+    lowering(f"aten::{_name}")(lambda e, x, _method=_name: getattr(e, _method)(x))
 
 
 @lowering("aten::maximum")
@@ -107,36 +107,6 @@ def _rsqrt(e, x):
     return e.div(1.0, e.sqrt(e.to_float(x)))
 
 
-@lowering("aten::abs")
-def _abs(e, x):
-    return e.abs(x)
-
-
-@lowering("aten::sign")
-def _sign(e, x):
-    return e.sign(x)
-
-
-@lowering("aten::floor")
-def _floor(e, x):
-    return e.floor(x)
-
-
-@lowering("aten::ceil")
-def _ceil(e, x):
-    return e.ceil(x)
-
-
-@lowering("aten::trunc")
-def _trunc(e, x):
-    return e.trunc(x)
-
-
-@lowering("aten::round")
-def _round(e, x):
-    return e.round(x)
-
-
 @lowering("aten::frac")
 def _frac(e, x):
     return e.sub(x, e.trunc(x))
@@ -182,16 +152,6 @@ def _logical_or(e, x, y):
 @lowering("aten::logical_xor")
 def _logical_xor(e, x, y):
     return e.logical_xor(x, y)
-
-
-@lowering("aten::logical_not")
-def _logical_not(e, x):
-    return e.logical_not(x)
-
-
-@lowering("aten::isnan")
-def _isnan(e, x):
-    return e.isnan(x)
 
 
 @lowering("aten::where.self", "aten::where.ScalarOther", "aten::where.ScalarSelf",
