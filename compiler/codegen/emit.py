@@ -10,8 +10,8 @@ import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops
-from .kernel import (Access, Buffer, Const, Expr, Kernel, Load, Op, Reduce, dynamic_indices,
-                     expr_children)
+from .kernel import (Access, AxisIndex, Buffer, Const, Expr, Kernel, Load, Op, Reduce,
+                     dynamic_indices, expr_children)
 
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -63,6 +63,7 @@ class KernelEmitter:
     def emit(self) -> ir.Function:
         k = self.kernel
         self.dynamic = {index: self.checked_index(index) for index in dynamic_indices(k)}
+        self.cuts = cat_cuts(k)
         outer_stores = [s for s in k.stores if not s.inner]
         inner_stores = [s for s in k.stores if s.inner]
 
@@ -88,6 +89,11 @@ class KernelEmitter:
             return
         axis, rest = axes[0], axes[1:]
         size = (self.kernel.outer + self.kernel.inner)[axis]
+        cuts = [0] + sorted(self.cuts.get(axis, set()) & set(range(1, size))) + [size]
+        for lo, hi in zip(cuts, cuts[1:]):  # one loop per cat piece: its reads stay affine
+            self.loop(axis, lo, hi, rest, body)
+
+    def loop(self, axis: int, lo: int, hi: int, rest: list[int], body: Callable) -> None:
         b = self.builder
         pre = b.block
         header = self.fn.append_basic_block(f"loop{axis}")
@@ -96,8 +102,8 @@ class KernelEmitter:
         b.branch(header)
         b.position_at_end(header)
         i = b.phi(I64, name=f"i{axis}")
-        i.add_incoming(ir.Constant(I64, 0), pre)
-        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, size)), inside, after)
+        i.add_incoming(ir.Constant(I64, lo), pre)
+        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, hi)), inside, after)
         b.position_at_end(inside)
         self.indices[axis] = i
         self.loops(rest, body)
@@ -119,6 +125,9 @@ class KernelEmitter:
                 index = b.add(index, b.mul(iv, ir.Constant(I64, stride), flags=["nsw"]), flags=["nsw"])
         for term, stride in access.dynamic:
             index = b.add(index, b.mul(self.dynamic[term], ir.Constant(I64, stride)))
+        for term in access.clamped:
+            index = b.add(index, b.mul(clamped_index(b, self.indices[term.axis], term),
+                                       ir.Constant(I64, term.stride), flags=["nsw"]), flags=["nsw"])
         if self.checks:
             self.check_bounds(index, buf.extent)
         etype = scalar_ops.memory_type(buf.dtype)
@@ -170,6 +179,9 @@ class KernelEmitter:
                                    [a.dtype for a in e.args], e.dtype)
         elif isinstance(e, Reduce):
             v = self.reduce(e)
+        elif isinstance(e, AxisIndex):
+            v = self.indices[e.axis]
+            assert v is not None, "an axis index outside its loop"
         else:
             raise AssertionError(f"unknown expression {e!r}")
         self.scope.values[e] = v
@@ -249,3 +261,33 @@ def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -
                 pointer(m.buffer, m.offset, m.dynamic), m.sizes, m.strides, pointer(product.out))
     b.ret(ir.Constant(I32, 0))
     return fn
+
+
+def clamped_index(b: ir.IRBuilder, i: ir.Value, term) -> ir.Value:
+    """`clamp(i - term.start, 0, term.size - 1)` (kernel.ClampedAxis)."""
+    assert i is not None, "an access uses an axis outside its loop"
+    k = b.sub(i, ir.Constant(I64, term.start))
+    k = b.select(b.icmp_signed("<", k, ir.Constant(I64, 0)), ir.Constant(I64, 0), k)
+    last = ir.Constant(I64, term.size - 1)
+    return b.select(b.icmp_signed(">", k, last), last, k)
+
+
+def cat_cuts(kernel: Kernel) -> dict[int, set[int]]:
+    """Per axis, where cat pieces start and end (kernel.ClampedAxis terms): the loop over the
+    axis is split there, so within each loop a piece's clamp folds away and its reads vectorize."""
+    cuts: dict[int, set[int]] = {}
+    seen: set = set()
+
+    def visit(e) -> None:
+        if e in seen:
+            return
+        seen.add(e)
+        if isinstance(e, Load):
+            for term in e.access.clamped:
+                cuts.setdefault(term.axis, set()).update((term.start, term.start + term.size))
+        for c in expr_children(e):
+            visit(c)
+
+    for st in kernel.stores:
+        visit(st.value)
+    return {axis: found for axis, found in cuts.items() if len(found) <= 16}

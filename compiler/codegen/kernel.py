@@ -51,6 +51,7 @@ class Access:
     strides: tuple[int, ...]
     offset: int = 0
     dynamic: tuple = ()  # (Index, stride) pairs
+    clamped: tuple = ()  # ClampedAxis terms (a piece of a cat)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class Reduce:
     dtype: np.dtype
 
 
-Expr = Union[Load, Const, Op, Reduce]
+Expr = Union[Load, Const, Op, Reduce, "AxisIndex"]
 
 
 @dataclass(frozen=True)
@@ -172,3 +173,23 @@ def dynamic_indices(kernel: Kernel) -> list[Index]:
             found.setdefault(index, None)
         visit(st.value)
     return list(found)
+
+
+@dataclass(frozen=True)
+class AxisIndex:
+    """The current index along kernel axis `axis`, as an int64 value (cat selects its piece
+    by it)."""
+
+    axis: int
+    dtype: np.dtype = np.dtype(np.int64)
+
+
+@dataclass(frozen=True)
+class ClampedAxis:
+    """An access term `clamp(i_axis - start, 0, size - 1) * stride`: a cat piece of `size`
+    elements from `start` on along the axis, read in bounds wherever the loop is."""
+
+    axis: int
+    start: int
+    size: int
+    stride: int

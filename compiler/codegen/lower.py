@@ -15,7 +15,7 @@ from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
-from irjit.ops.types import SCALAR_TYPES, NamedType, TensorType
+from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, TensorType
 
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
 from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
@@ -51,6 +51,8 @@ def _dummy(v: Value) -> Any:
     if isinstance(v.type, TensorType):
         layout = tensor_layout(v.type)
         return np.empty(0, layout[0] if layout else np.float32)
+    if is_tensor_list(v):
+        return [_dummy(x) for x in v.node.inputs]
     if v.node.kind == "prim::Constant":
         value = constant_value(v.node)
         return list(value) if isinstance(value, tuple) else value
@@ -66,6 +68,13 @@ def entry_of(node: Node) -> Optional[OpEntry]:
         return find_op(node.kind, [_dummy(v) for v in node.inputs])
     except (IRTypeError, KeyError):
         return None
+
+
+def is_tensor_list(v: Value) -> bool:
+    """A list built in the graph from tensors of complete types (the argument of cat/stack):
+    inside a kernel it is the list of its elements' values."""
+    return v.node.kind == "prim::ListConstruct" and isinstance(v.type, ListType) and \
+        isinstance(v.type.elem, TensorType) and all(tensor_layout(x.type) is not None for x in v.node.inputs)
 
 
 # run-time numbers reach a kernel as 0-dim buffers of these dtypes
@@ -86,6 +95,8 @@ def lowerable_args(node: Node, entry: Optional[OpEntry] = None) -> bool:
         if isinstance(v.type, TensorType):
             if tensor_layout(v.type) is None:
                 return False
+        elif is_tensor_list(v):
+            continue
         elif v.node.kind != "prim::Constant":
             if number_dtype(v.type) is None or i >= len(params) or \
                     params[i].type not in _NUMERIC_ARGS:
@@ -118,6 +129,8 @@ class GroupLowering:
             self.buffers.append(Buffer(len(self.buffers), *layout, is_output=False))
         for v in graph.outputs:
             layout = tensor_layout(v.type)
+            if layout is None and allow_view_outputs and is_tensor_list(v):
+                layout = (np.dtype(np.bool_), (), ())  # a pending list: its cat may join next
             if layout is None:
                 raise NotLowerable(f"output %{v.name} has no complete tensor type")
             dtype, sizes, _ = layout
@@ -169,7 +182,7 @@ class GroupLowering:
                     val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype:
                 results[-1] = val.buffer  # a product's result is the output itself
                 continue
-            if isinstance(val, View) and self.allow_view_outputs:
+            if isinstance(val, (View, list)) and self.allow_view_outputs:
                 continue
             if not isinstance(val, Val):
                 raise NotLowerable(f"output %{v.name} is not a computed tensor")
@@ -218,6 +231,9 @@ class GroupLowering:
         if facts.has_tag(node.kind, "identity"):
             env[node.output] = env[node.inputs[0]]
             return
+        if is_tensor_list(node.output):
+            env[node.output] = [env[v] for v in node.inputs]
+            return
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
@@ -264,6 +280,8 @@ def is_candidate(node: Node) -> bool:
     no blocks, an op with a lowering rule (or a pass-through prim)."""
     if node.blocks or len(node.outputs) != 1:
         return False
+    if is_tensor_list(node.output):
+        return True
     if facts.has_tag(node.kind, "identity"):
         return len(node.inputs) == 1 and lowerable_args(node)
     entry = entry_of(node)

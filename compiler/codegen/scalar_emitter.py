@@ -16,7 +16,7 @@ import numpy as np
 from irjit.ops.dtypes import DEFAULT_FLOAT, result_type
 from irjit.ops.lowering_common import NotLowerable
 
-from .kernel import Access, Const, Expr, Load, Op, Reduce
+from .kernel import Access, AxisIndex, ClampedAxis, Const, Expr, Load, Op, Reduce
 from .scalar_ops import BOOL, SUPPORTED_DTYPES, is_float, math_functions
 
 # operand priority in promotion, as torch.result_type ranks them
@@ -328,6 +328,63 @@ class ExprEmitter:
             dtype = DEFAULT_FLOAT
         return self._op(f"math.{name}", dtype, *[self.cast(v, dtype) for v in vals],
                         priority=min(v.priority for v in vals))
+
+    # ---- joins
+    def cat(self, xs: list, dim: int) -> Val:
+        """`torch.cat(xs, dim)` as index arithmetic: each piece is read with its index along
+        `dim` clamped into its own range (always in bounds) and a select on the output index
+        picks the piece, so no piece is copied. Pieces that vary along `dim` must be views."""
+        rank = len(self.node_sizes)
+        if self.node_axes is None or rank == 0:
+            raise NotLowerable("cat outside the iteration space")
+        dim %= rank
+        pieces = [x for x in xs if not (len(x.sizes) == 1 and x.sizes[0] == 0)]
+        if not pieces or any(len(x.sizes) != rank for x in pieces):
+            raise NotLowerable("cat of empty or mismatched pieces")
+        pieces = [x for x in pieces if x.sizes[dim] != 0]
+        axis = self.node_axes[dim]
+        if len(pieces) == 1:
+            return self._val(pieces[0])
+        if axis is None:
+            raise NotLowerable("cat along a broadcast axis")
+        vals, ends, start = [], [], 0
+        for x in pieces:
+            n = x.sizes[dim]
+            if not isinstance(x, View):
+                raise NotLowerable("cat of a computed value")
+            vals.append(self._cat_piece(x, dim, start))
+            start += n
+            ends.append(start)
+        if start != self.node_sizes[dim]:
+            raise NotLowerable("cat pieces do not fill the output")
+        index = Val(AxisIndex(axis), np.dtype(np.int64), DIMENSIONED, (), ())
+        result = vals[-1]
+        for v, end in zip(reversed(vals[:-1]), reversed(ends[:-1])):
+            result = self.where(self.lt(index, Val(Const(end, np.dtype(np.int64)),
+                                                   np.dtype(np.int64), DIMENSIONED)), v, result)
+        return Val(result.expr, result.dtype, DIMENSIONED, tuple(self.node_sizes), tuple(self.node_axes))
+
+    def _cat_piece(self, x: View, dim: int, start: int) -> Val:
+        """View `x` read as the piece of the node's output from `start` on along `dim`."""
+        axes = list(self.node_axes)
+        strides = [0] * len(self.space.full)
+        for k, (n, st, ax) in enumerate(zip(x.sizes, x.strides, axes)):
+            if k == dim:
+                continue
+            if n != self.node_sizes[k]:
+                raise NotLowerable("cat pieces differ outside the cat dimension")
+            if ax is not None and n != 1:
+                strides[ax] = st
+        clamped = ()
+        if x.sizes[dim] > 1:
+            clamped = (ClampedAxis(axes[dim], start, x.sizes[dim], x.strides[dim]),)
+        access = Access(x.buffer, tuple(strides), x.offset, x.dynamic, clamped)
+        return Val(Load(access, x.dtype), x.dtype, DIMENSIONED, tuple(self.node_sizes), tuple(axes))
+
+    def stack(self, xs: list, dim: int) -> Val:
+        """`torch.stack(xs, dim)`: a cat of the pieces unsqueezed at `dim`."""
+        dim %= len(self.node_sizes)
+        return self.cat([self.unsqueeze(x, dim) for x in xs], dim)
 
     # ---- reductions
     def reduce(self, combine: str, x: Operand, dims, keepdim: bool) -> Val:
