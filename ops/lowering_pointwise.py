@@ -9,7 +9,6 @@ import numpy as np
 
 from . import activations, activations_backward, arith, conversion, pointwise  # noqa: F401
 from . import pointwise_binary, pointwise_compare, pointwise_select  # noqa: F401
-from .dtypes import dtype_from_code
 from .lowering_common import NotLowerable
 from .registry import lowering
 
@@ -184,20 +183,6 @@ def _clamp_min(e, x, lo):
 @lowering("aten::clamp_max")
 def _clamp_max(e, x, hi):
     return e.minimum(x, hi)
-
-
-# ---- casts
-
-@lowering("aten::to.dtype", "aten::to.prim_dtype")
-def _to_dtype(e, x, dtype=None, *rest):
-    if dtype is None:
-        return e.add(x, 0) if e.is_float(x) else e.cast(x, x.dtype)
-    return e.cast(x, dtype_from_code(dtype))
-
-
-@lowering("aten::type_as")
-def _type_as(e, x, other):
-    return e.cast(x, other.dtype)
 
 
 # ---- activations

@@ -174,6 +174,7 @@ class GroupLowering:
         n_in, n_outer = len(self.graph.inputs), len(space.kept)
         n_out = len(self.graph.outputs)
         results = []
+        stored: set = set()
         for j, v in enumerate(self.graph.outputs):
             buf = self.buffers[n_in + j]
             val = env[v]
@@ -188,6 +189,9 @@ class GroupLowering:
                 raise NotLowerable(f"output %{v.name} is not a computed tensor")
             if val.sizes != buf.sizes:
                 raise NotLowerable(f"output %{v.name} has sizes {val.sizes}, not {buf.sizes}")
+            if (val.expr, val.sizes, val.axes) in stored:  # `contiguous(y)` and `y` are one tensor
+                raise NotLowerable(f"output %{v.name} aliases another output")
+            stored.add((val.expr, val.sizes, val.axes))
             val = e.cast(val, buf.dtype)
             strides = [0] * len(space.full)
             for n, st, ax in zip(buf.sizes, buf.strides, val.axes):
@@ -239,7 +243,7 @@ class GroupLowering:
             raise NotLowerable(f"{node.kind} has no lowering")
         out = node.output
         dtype, sizes, _ = tensor_layout(out.type)
-        e.node_sizes = sizes
+        e.node_sizes, e.node_dtype = sizes, dtype
         e.node_axes = self.node_axes(e, node, env, sizes)
         result = entry.lowering(e, *with_defaults(entry, [env[v] for v in node.inputs]))
         if isinstance(result, View):

@@ -124,6 +124,7 @@ class ExprEmitter:
         self.space = space
         self.node_axes: Optional[tuple] = ()  # axes of the node being lowered's output
         self.node_sizes: tuple = ()
+        self.node_dtype: np.dtype = DEFAULT_FLOAT
         self.products: list = []  # Product kernels that run before the loop nest
         self.allocate = None  # (dtype, sizes) -> index of a new scratch buffer
 
@@ -328,6 +329,42 @@ class ExprEmitter:
             dtype = DEFAULT_FLOAT
         return self._op(f"math.{name}", dtype, *[self.cast(v, dtype) for v in vals],
                         priority=min(v.priority for v in vals))
+
+    # ---- creation and identities
+    def fill(self, value) -> Val:
+        """The current node's output filled with the number `value` (in its dtype)."""
+        if self.node_axes is None:
+            raise NotLowerable("a fill outside the iteration space")
+        dtype = self.node_dtype
+        const = Const(np.array(value).astype(dtype).item(), dtype)
+        return Val(const, dtype, DIMENSIONED if self.node_sizes else ZERO_DIM,
+                   tuple(self.node_sizes), tuple(self.node_axes))
+
+    def arange(self, start, step) -> Val:
+        """`start + i * step` along the current node's (1-D) output, computed in float64 or
+        int64 and then cast, as the interpreter does."""
+        if self.node_axes is None or len(self.node_sizes) != 1:
+            raise NotLowerable("arange outside the iteration space")
+        axis = self.node_axes[0]
+        if axis is None:
+            return self.fill(start)
+        i = Val(AxisIndex(axis), np.dtype(np.int64), DIMENSIONED, tuple(self.node_sizes), (axis,))
+        if isinstance(start, float) or isinstance(step, float) or is_float(self.node_dtype):
+            i = self.cast(i, np.dtype(np.float64))
+            start, step = float(start), float(step)
+        return self.add(self.mul(i, step), start)
+
+    def alias(self, x) -> Union[Val, View]:
+        """`x` itself, for ops that return their input (dropout in eval mode, `to` without a
+        change): a view stays a view of the same buffer."""
+        return x
+
+    def contiguous(self, x) -> Union[Val, View]:
+        """`x.contiguous()`: a contiguous view is `x` itself, another view is copied."""
+        if isinstance(x, View) and any(n != 1 and st != c for n, st, c in
+                                       zip(x.sizes, x.strides, _contiguous(x.sizes))):
+            return self._val(x)
+        return x
 
     # ---- joins
     def cat(self, xs: list, dim: int) -> Val:
