@@ -45,8 +45,40 @@ def _div(e, x, y):
     return e.div(x, y)
 
 
+@lowering("aten::div.Tensor_mode", "aten::div.Scalar_mode")
+def _div_mode(e, x, y, rounding_mode=None):
+    if rounding_mode is None:
+        return e.div(x, y)
+    if rounding_mode == "trunc":
+        return e.trunc_divide(x, y)
+    if rounding_mode == "floor":
+        return e.floor_divide(x, y)
+    raise NotLowerable(f"rounding mode {rounding_mode!r}")
+
+
+@lowering("aten::floor_divide", "aten::floor_divide.Scalar")
+def _floor_divide(e, x, y):
+    return e.floor_divide(x, y)
+
+
+@lowering("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor")
+def _remainder(e, x, y):
+    return e.remainder(x, y)
+
+
+@lowering("aten::fmod.Tensor", "aten::fmod.Scalar")
+def _fmod(e, x, y):
+    return e.fmod(x, y)
+
+
+for _name in ("and", "or", "xor"):
+    lowering(f"aten::__{_name}__.Tensor", f"aten::__{_name}__.Scalar")(
+        (lambda n: lambda e, x, y: e.bitwise(n, x, y))(_name))
+
+
 # unary ops whose rule is the emitter method of the same name
-for _name in ("neg", "abs", "sign", "floor", "ceil", "trunc", "round", "logical_not", "isnan"):
+for _name in ("neg", "abs", "sign", "floor", "ceil", "trunc", "round", "logical_not", "isnan",
+              "isinf", "isfinite", "bitwise_not"):
     lowering(f"aten::{_name}")(lambda e, x, _method=_name: getattr(e, _method)(x))
 
 
@@ -121,7 +153,22 @@ def _pow_scalar(e, x, exponent):
         return e.sqrt(x)
     if isinstance(exponent, float) or e.is_float(x):
         return e.call("pow", e.to_float(x), exponent)
-    raise NotLowerable("integer powers stay interpreted")
+    if x.dtype == np.bool_ or not isinstance(exponent, int) or exponent < 0:
+        raise NotLowerable("powers of bool, negative or run-time integer powers stay interpreted")
+    return _integer_power(e, x, exponent)
+
+
+def _integer_power(e, x, n: int):
+    """x ** n for an integer tensor and a constant n >= 0, by repeated squaring (wrapping on
+    overflow as PyTorch's integer kernels do)."""
+    result, square = None, e.value(x)
+    while True:
+        if n & 1:
+            result = square if result is None else e.mul(result, square)
+        n >>= 1
+        if not n:
+            return result if result is not None else e.add(e.mul(x, 0), 1)
+        square = e.mul(square, square)
 
 
 @lowering("aten::pow.Tensor_Tensor")
@@ -173,6 +220,27 @@ def _clamp(e, x, lo=None, hi=None):
     if hi is not None:
         x = e.minimum(x, hi)
     return x
+
+
+@lowering("aten::clamp.Tensor", "aten::clip.Tensor")
+def _clamp_tensor(e, x, lo=None, hi=None):
+    if lo is None and hi is None:
+        raise NotLowerable("clamp without bounds")
+    if lo is not None:
+        x = e.maximum(x, lo)
+    if hi is not None:
+        x = e.minimum(x, hi)
+    return x
+
+
+@lowering("aten::nan_to_num")
+def _nan_to_num(e, x, nan=None, posinf=None, neginf=None):
+    if not e.is_float(x):
+        return e.value(x)
+    info = np.finfo(x.dtype)
+    x = e.where(e.isnan(x), e.cast(0.0 if nan is None else nan, x.dtype), x)
+    x = e.where(e.eq(x, math.inf), e.cast(float(info.max) if posinf is None else posinf, x.dtype), x)
+    return e.where(e.eq(x, -math.inf), e.cast(float(info.min) if neginf is None else neginf, x.dtype), x)
 
 
 @lowering("aten::clamp_min")
@@ -256,6 +324,52 @@ def _hardswish(e, x):
     return e.mul(x, e.div(e.minimum(e.maximum(e.add(x, 3), 0), 6), 6))
 
 
+def _float_only(e, x):
+    """Activations PyTorch defines for floating tensors only (others raise in the interpreter)."""
+    if not e.is_float(x):
+        raise NotLowerable("activation of a non-float tensor")
+    return x
+
+
+@lowering("aten::mish")
+def _mish(e, x):
+    return e.mul(x, e.call("tanh", _softplus(e, _float_only(e, x))))
+
+
+@lowering("aten::log_sigmoid")
+def _log_sigmoid(e, x):
+    x = _float_only(e, x)
+    return e.sub(e.minimum(x, 0), e.call("log1p", e.call("exp", e.neg(e.abs(x)))))
+
+
+@lowering("aten::prelu")
+def _prelu(e, x, weight):
+    x = _float_only(e, x)
+    if e.numel(weight) == 1:
+        weight = e.reshape(weight, [])
+    elif len(x.sizes) >= 2 and len(weight.sizes) == 1:  # one weight per channel (dim 1)
+        weight = e.reshape(weight, [weight.sizes[0]] + [1] * (len(x.sizes) - 2))
+    return _prelu_kernel(e, x, weight)
+
+
+@lowering("aten::_prelu_kernel")
+def _prelu_kernel(e, x, weight):
+    return e.where(e.gt(x, 0), x, e.mul(weight, x))
+
+
+@lowering("aten::glu")
+def _glu(e, x, dim=-1):
+    x = _float_only(e, x)
+    if not x.sizes:
+        raise NotLowerable("glu of a scalar")
+    d = dim % len(x.sizes)
+    if x.sizes[d] % 2:
+        raise NotLowerable("glu of an odd dimension")
+    half = x.sizes[d] // 2
+    a, b = e.slice(x, d, 0, half, 1), e.slice(x, d, half, 2 * half, 1)
+    return e.mul(a, e.call("sigmoid", b))
+
+
 # ---- backward ops
 
 @lowering("aten::threshold_backward")
@@ -305,3 +419,46 @@ def _hardtanh_backward(e, grad, x, lo, hi):
 def _silu_backward(e, grad, x):
     s = e.call("sigmoid", x)
     return e.mul(e.mul(grad, s), e.add(1, e.mul(x, e.sub(1, s))))
+
+
+@lowering("aten::elu_backward")
+def _elu_backward(e, grad, alpha, scale, input_scale, is_result, v):
+    if is_result:
+        neg = e.mul(e.mul(grad, input_scale), e.add(v, alpha * scale))
+    else:
+        neg = e.mul(e.mul(grad, input_scale * alpha * scale),
+                    e.call("exp", e.mul(e.minimum(v, 0), input_scale)))
+    return e.where(e.le(v, 0), neg, e.mul(grad, scale))
+
+
+@lowering("aten::softplus_backward")
+def _softplus_backward(e, grad, x, beta, threshold):
+    z = e.call("exp", e.mul(x, beta))
+    return e.where(e.gt(e.mul(x, beta), threshold), grad, e.div(e.mul(grad, z), e.add(z, 1)))
+
+
+@lowering("aten::hardsigmoid_backward")
+def _hardsigmoid_backward(e, grad, x):
+    inside = e.logical_and(e.gt(x, -3), e.lt(x, 3))
+    return e.where(inside, e.div(grad, 6), 0)
+
+
+@lowering("aten::hardswish_backward")
+def _hardswish_backward(e, grad, x):
+    mid = e.mul(grad, e.add(e.div(x, 3), 0.5))
+    return e.where(e.le(x, -3), 0, e.where(e.lt(x, 3), mid, grad))
+
+
+@lowering("aten::mish_backward")
+def _mish_backward(e, grad, x):
+    s = e.call("sigmoid", x)
+    t = e.call("tanh", e.call("log1p", e.call("exp", x)))
+    return e.mul(grad, e.add(t, e.mul(e.mul(x, s), e.sub(1, e.mul(t, t)))))
+
+
+@lowering("aten::log_sigmoid_backward")
+def _log_sigmoid_backward(e, grad, x, buffer):
+    negative = e.lt(x, 0)
+    max_deriv = e.where(negative, 1.0, 0.0)
+    sign = e.where(negative, 1.0, -1.0)
+    return e.mul(e.sub(max_deriv, e.mul(sign, e.div(buffer, e.add(buffer, 1)))), grad)

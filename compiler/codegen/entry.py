@@ -12,6 +12,7 @@ import numpy as np
 from llvmlite import ir
 
 from .emit import I32, I64, PTR, STATUS_OUT_OF_BOUNDS
+from .scalar_ops import STATUS_DIVISION_BY_ZERO
 from .kernel import Buffer
 
 # PyArrayObject_fields: PyObject_HEAD (refcount, type), data, nd, dimensions, strides, base,
@@ -21,7 +22,8 @@ OFFSET_DESCR, OFFSET_FLAGS = 56, 64
 NPY_ARRAY_WRITEABLE = 0x0400
 
 GUARD_KINDS = {1: "not an ndarray", 2: "dtype", 3: "rank", 4: "size", 5: "stride",
-               6: "alignment", 7: "not writeable", STATUS_OUT_OF_BOUNDS: "out of bounds"}
+               6: "alignment", 7: "not writeable", STATUS_DIVISION_BY_ZERO: "integer division by zero",
+               STATUS_OUT_OF_BOUNDS: "out of bounds"}
 
 
 def describe_status(status: int) -> str:
@@ -114,8 +116,12 @@ def emit_entry(module: ir.Module, name: str, buffers: list[Buffer],
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     guards = _Guards(b, fn)
     data = [guards.array(obj, buf, i) for i, (obj, buf) in enumerate(zip(fn.args, buffers))]
-    for k in kernels:
+    for i, k in enumerate(kernels):  # a kernel's own status (out of bounds, division by zero)
         status = b.call(k, data)
-        guards.require(b.icmp_unsigned("==", status, ir.Constant(I32, 0)), STATUS_OUT_OF_BOUNDS)
+        failed, ran = fn.append_basic_block(f"kernel{i}_failed"), fn.append_basic_block(f"kernel{i}_ok")
+        b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), failed, ran)
+        with b.goto_block(failed):
+            b.ret(status)
+        b.position_at_end(ran)
     b.ret(ir.Constant(I32, 0))
     return guards.addresses

@@ -189,6 +189,8 @@ class GroupLowering:
                 raise NotLowerable(f"output %{v.name} is not a computed tensor")
             if val.sizes != buf.sizes:
                 raise NotLowerable(f"output %{v.name} has sizes {val.sizes}, not {buf.sizes}")
+            if any(ax is None and n != 1 for n, ax in zip(val.sizes, val.axes)):
+                raise NotLowerable(f"output %{v.name} does not run along the kernel's axes")
             if (val.expr, val.sizes, val.axes) in stored:  # `contiguous(y)` and `y` are one tensor
                 raise NotLowerable(f"output %{v.name} aliases another output")
             stored.add((val.expr, val.sizes, val.axes))
@@ -256,8 +258,9 @@ class GroupLowering:
             if len(result.sizes) > len(sizes) or any(
                     n != 1 for n in result.sizes[:len(result.sizes) - len(sizes)]):
                 raise NotLowerable(f"{node.kind}: result sizes {result.sizes}, expected {sizes}")
-            result = e.expand(result, sizes) if result.sizes else Val(
-                result.expr, dtype, result.priority, sizes, (None,) * len(sizes))
+            result = e.expand(result, sizes) if result.sizes else Val(  # a number fills the output
+                result.expr, dtype, result.priority, sizes,
+                e.node_axes if e.node_axes is not None else (None,) * len(sizes))
             if result.sizes != sizes:
                 raise NotLowerable(f"{node.kind}: result sizes {result.sizes}, expected {sizes}")
         env[out] = Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)

@@ -233,6 +233,51 @@ class ExprEmitter:
         return self._op("div", common, self.cast(x, common), self.cast(y, common),
                         priority=min(x.priority, y.priority))
 
+    def _integer_division(self, name: str, x, y) -> Val:
+        """Floor/trunc division and modulo with PyTorch's promotion; integer division by zero
+        makes the kernel return a status (a bailout), so the interpreter raises the error."""
+        x, y = self._val(x), self._val(y)
+        if self.promote(x, y) == BOOL:
+            raise NotLowerable(f"{name} of bool")
+        return self._binary(name, x, y)
+
+    def floor_divide(self, x, y):
+        return self._integer_division("floor_divide", x, y)
+
+    def trunc_divide(self, x, y):
+        return self._integer_division("trunc_divide", x, y)
+
+    def remainder(self, x, y):
+        return self._integer_division("remainder", x, y)
+
+    def fmod(self, x, y):
+        return self._integer_division("fmod", x, y)
+
+    def bitwise(self, name: str, x, y) -> Val:
+        """`and`, `or` or `xor` of integer or bool operands (PyTorch refuses floats)."""
+        x, y = self._val(x), self._val(y)
+        if is_float(self.promote(x, y)):
+            raise NotLowerable(f"bitwise {name} of floats")
+        return self._binary(name, x, y)
+
+    def bitwise_not(self, x) -> Val:
+        x = self._val(x)
+        if is_float(x.dtype):
+            raise NotLowerable("bitwise not of floats")
+        return self._op("not", x.dtype, x, priority=x.priority)
+
+    def isinf(self, x) -> Val:
+        x = self._val(x)
+        if not is_float(x.dtype):
+            return self.cast(False, BOOL)
+        return self.eq(self.abs(x), Val(Const(float("inf"), x.dtype), x.dtype, NUMBER))
+
+    def isfinite(self, x) -> Val:
+        x = self._val(x)
+        if not is_float(x.dtype):
+            return self.cast(True, BOOL)
+        return self.lt(self.abs(x), Val(Const(float("inf"), x.dtype), x.dtype, NUMBER))
+
     def maximum(self, x, y):
         return self._binary("max", x, y)
 
@@ -550,10 +595,16 @@ class ExprEmitter:
             if old != n and old != 1:
                 raise NotLowerable("expand of a non-singleton dimension")
             new_sizes.append(n)
-            strides.append(x.strides[k - lead] if k >= lead and old == n else 0)
+            if isinstance(x, View):
+                strides.append(x.strides[k - lead] if k >= lead and old == n else 0)
         if isinstance(x, Val):
             if tuple(new_sizes[lead:]) != tuple(x.sizes):
                 raise NotLowerable("expanding a computed value")
+            if any(n != 1 for n in new_sizes[:lead]):  # new dims run along the node's axes
+                if self.node_axes is None or tuple(self.node_sizes) != tuple(new_sizes):
+                    raise NotLowerable("expanding a computed value outside the iteration space")
+                return Val(x.expr, x.dtype, x.priority, tuple(new_sizes),
+                           tuple(self.node_axes[:lead]) + x.axes)
             return Val(x.expr, x.dtype, x.priority, tuple(new_sizes), (None,) * lead + x.axes)
         return self._view(x, new_sizes, strides)
 

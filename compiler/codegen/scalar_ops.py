@@ -140,6 +140,89 @@ def _sign(b, args, dt):
     return b.sub(b.zext(b.icmp_signed(">", x, zero), x.type), b.zext(b.icmp_signed("<", x, zero), x.type))
 
 
+STATUS_DIVISION_BY_ZERO = 14  # see entry.GUARD_KINDS: the interpreter raises PyTorch's error
+
+
+def _checked_divisor(b: ir.IRBuilder, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """Integer division by zero leaves the kernel with STATUS_DIVISION_BY_ZERO; returns
+    (divisor safe for sdiv/srem, whether it is -1): -1 is divided as 1 and fixed up, so the
+    overflowing `INT_MIN / -1` never traps."""
+    fn = b.function
+    fail = fn.append_basic_block("division_by_zero")
+    with b.goto_block(fail):
+        b.ret(ir.Constant(ir.IntType(32), STATUS_DIVISION_BY_ZERO))
+    ok = fn.append_basic_block("divisor_ok")
+    b.cbranch(b.icmp_signed("==", y, ir.Constant(y.type, 0)), fail, ok)
+    b.position_at_end(ok)
+    minus_one = b.icmp_signed("==", y, ir.Constant(y.type, -1))
+    return b.select(minus_one, ir.Constant(y.type, 1), y), minus_one
+
+
+def _fix_sign(b, r, y, fop: bool) -> ir.Value:
+    """Whether remainder `r` of a division by `y` is nonzero with the sign opposite to `y`'s
+    (a floor division then rounds one further down)."""
+    if fop:
+        zero = ir.Constant(r.type, 0.0)
+        return b.and_(b.fcmp_unordered("!=", r, zero),
+                      b.xor(b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", y, zero)))
+    zero = ir.Constant(r.type, 0)
+    return b.and_(b.icmp_signed("!=", r, zero),
+                  b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
+
+
+def _trunc_divide(b, args, dt):
+    """Division rounded toward zero (`div(..., rounding_mode="trunc")`)."""
+    x, y = args
+    if is_float(dt):
+        return _intrinsic(b, "llvm.trunc", [b.fdiv(x, y)])
+    safe, minus_one = _checked_divisor(b, y)
+    return b.select(minus_one, b.neg(x), b.sdiv(x, safe))
+
+
+def _fmod(b, args, dt):
+    """C's fmod: the remainder takes the dividend's sign."""
+    x, y = args
+    if is_float(dt):
+        return b.frem(x, y)
+    safe, _ = _checked_divisor(b, y)
+    return b.srem(x, safe)
+
+
+def _remainder(b, args, dt):
+    """Python's modulo (numpy's `remainder`): the result takes the divisor's sign."""
+    x, y = args
+    if is_float(dt):
+        r = b.frem(x, y)
+        r = b.select(_fix_sign(b, r, y, True), b.fadd(r, y), r)
+        zero = b.fcmp_ordered("==", r, ir.Constant(r.type, 0.0))
+        return b.select(zero, _intrinsic(b, "llvm.copysign", [ir.Constant(r.type, 0.0), y]), r)
+    safe, _ = _checked_divisor(b, y)
+    r = b.srem(x, safe)
+    return b.select(_fix_sign(b, r, y, False), b.add(r, y), r)
+
+
+def _floor_divide(b, args, dt):
+    """Division rounded down, as numpy's floor_divide (float: its divmod algorithm, and x / 0
+    for a zero divisor)."""
+    x, y = args
+    if not is_float(dt):
+        safe, minus_one = _checked_divisor(b, y)
+        q = b.sdiv(x, safe)
+        q = b.sub(q, b.zext(_fix_sign(b, b.srem(x, safe), y, False), q.type))
+        return b.select(minus_one, b.neg(x), q)
+    ty = x.type
+    mod = b.frem(x, y)
+    div = b.fdiv(b.fsub(x, mod), y)
+    div = b.select(_fix_sign(b, mod, y, True), b.fsub(div, ir.Constant(ty, 1.0)), div)
+    floor = _intrinsic(b, "llvm.floor", [div])
+    floor = b.select(b.fcmp_ordered(">", b.fsub(div, floor), ir.Constant(ty, 0.5)),
+                     b.fadd(floor, ir.Constant(ty, 1.0)), floor)
+    quotient = b.fdiv(x, y)
+    zero = _intrinsic(b, "llvm.copysign", [ir.Constant(ty, 0.0), quotient])
+    floor = b.select(b.fcmp_ordered("==", div, ir.Constant(ty, 0.0)), zero, floor)
+    return b.select(b.fcmp_ordered("==", y, ir.Constant(ty, 0.0)), quotient, floor)
+
+
 # name -> emit(builder, args, dtype) -> value; `dtype` is the operands' (common) dtype for
 # comparisons and the result dtype otherwise.
 SCALAR_OPS: dict[str, Callable] = {
@@ -158,6 +241,8 @@ SCALAR_OPS: dict[str, Callable] = {
     "and": lambda b, args, dt: b.and_(*args), "or": lambda b, args, dt: b.or_(*args),
     "xor": lambda b, args, dt: b.xor(*args),
     "not": lambda b, args, dt: b.not_(args[0]),
+    "trunc_divide": _trunc_divide, "floor_divide": _floor_divide, "fmod": _fmod,
+    "remainder": _remainder,
     "isnan": lambda b, args, dt: b.fcmp_unordered("uno", args[0], args[0]),
     **{name: _compare(name) for name in _CMP},
 }
