@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.passes.remove_mutation import remove_tensor_mutation
 from irjit.ops.types import TensorType
 
 from .lower import contiguous_strides, tensor_layout
@@ -71,9 +72,11 @@ def _decompose_linear_backward(n: Node) -> bool:
 
 
 def decompose_for_native(graph: Graph) -> bool:
-    """Rewrite the decomposable nodes of every block; True when anything changed."""
+    """Rewrite the decomposable nodes of every block, and in-place ops on fresh tensors that
+    nothing aliases into their functional ops (which fuse); True when anything changed."""
     changed = False
     for n in list(graph.walk()):
         if n.kind == "aten::linear_backward":
             changed |= _decompose_linear_backward(n)
+    changed |= remove_tensor_mutation(graph)
     return changed

@@ -115,13 +115,42 @@ def _runs(block: Block) -> list[list[Node]]:
     return runs
 
 
+def _is_split(node: Node) -> bool:
+    """split / split_with_sizes (and their unsafe forms): pieces of given sizes along a dim."""
+    return node.kind.startswith(("aten::split", "aten::unsafe_split"))
+
+
+def _split_bounds(sizes, args) -> Optional[tuple[int, list[tuple[int, int]]]]:
+    """(dim, [(start, end)...]) of `split(x, split_size_or_sizes, dim=0)` on `sizes`."""
+    dim = (args[1] if len(args) > 1 else 0) % len(sizes)
+    n = sizes[dim]
+    if isinstance(args[0], (list, tuple)):
+        widths = list(args[0])
+        if sum(widths) != n or any(w < 0 for w in widths):
+            return None  # the interpreter raises the error
+    else:
+        step = args[0]
+        if not isinstance(step, int) or step <= 0:
+            return None
+        widths = [min(step, n - a) for a in range(0, n, step)] or [0]
+    bounds, start = [], 0
+    for w in widths:
+        bounds.append((start, start + w))
+        start += w
+    return dim, bounds
+
+
 def _pieces(node: Node) -> Optional[tuple[int, list[tuple[int, int]]]]:
-    """(dim, [(start, end)...]) of a chunk/unbind whose input has complete sizes."""
+    """(dim, [(start, end)...]) of a chunk/unbind/split whose input has complete sizes."""
     x = node.inputs[0]
     layout = tensor_layout(x.type)
     if layout is None or not layout[1]:
         return None
     sizes = layout[1]
+    if _is_split(node):
+        if not all(v.node.kind == "prim::Constant" for v in node.inputs[1:]):
+            return None
+        return _split_bounds(sizes, [constant_value(v.node) for v in node.inputs[1:]])
     if node.kind == "prim::ConstantChunk":
         chunks, dim = node.attr("chunks"), node.attr("dim")
     elif node.kind in ("aten::chunk", "aten::unbind") and all(
@@ -143,11 +172,12 @@ def _pieces(node: Node) -> Optional[tuple[int, list[tuple[int, int]]]]:
 
 
 def split_chunks(block: Block) -> bool:
-    """`prim::ConstantChunk`, and `aten::chunk`/`aten::unbind` unpacked by `prim::ListUnpack`,
-    become one `aten::slice` (`aten::select` for unbind) per piece: views that fuse."""
+    """`prim::ConstantChunk`, and `aten::chunk`/`aten::unbind`/`aten::split` unpacked by
+    `prim::ListUnpack`, become one `aten::slice` (`aten::select` for unbind) per piece: views
+    that fuse."""
     changed = False
     for n in list(block.nodes()):
-        lists = n.kind in ("aten::chunk", "aten::unbind")
+        lists = n.kind in ("aten::chunk", "aten::unbind") or _is_split(n)
         if n.kind != "prim::ConstantChunk" and not lists:
             continue
         found = _pieces(n)
