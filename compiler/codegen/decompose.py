@@ -6,6 +6,7 @@ from __future__ import annotations
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.remove_mutation import remove_tensor_mutation
+from irjit.ops import facts
 from irjit.ops.types import TensorType
 
 from .lower import contiguous_strides, tensor_layout
@@ -78,5 +79,12 @@ def decompose_for_native(graph: Graph) -> bool:
     for n in list(graph.walk()):
         if n.kind == "aten::linear_backward":
             changed |= _decompose_linear_backward(n)
-    changed |= remove_tensor_mutation(graph)
+    changed |= remove_tensor_mutation(graph, _writes_a_pointwise_result)
     return changed
+
+
+def _writes_a_pointwise_result(node: Node) -> bool:
+    """Whether the in-place `node` writes the result of a pointwise op, a fresh tensor (not
+    dropout, which returns its very input in eval mode)."""
+    producer = node.inputs[0].node.kind
+    return facts.has_tag(producer, "pointwise") and not facts.has_tag(producer, "dropout")

@@ -137,6 +137,8 @@ class GroupLowering:
             self.buffers.append(Buffer(len(self.buffers), dtype, sizes, contiguous_strides(sizes), True))
         shapes = [tensor_layout(o.type)[1] for n in graph.nodes() if not _is_view(n)
                   for o in n.outputs if tensor_layout(o.type) is not None]
+        if not shapes:  # only ops that may return views: the outputs they compute set the space
+            shapes = [tensor_layout(o.type)[1] for o in graph.outputs if tensor_layout(o.type) is not None]
         try:
             full = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
         except ValueError:  # reductions make smaller shapes; their input shape decides
