@@ -176,7 +176,7 @@ class GroupLowering:
         n_in, n_outer = len(self.graph.inputs), len(space.kept)
         n_out = len(self.graph.outputs)
         results = []
-        stored: set = set()
+        stored: dict = {}  # (id of a value, dtype) -> the buffer that holds it
         for j, v in enumerate(self.graph.outputs):
             buf = self.buffers[n_in + j]
             val = env[v]
@@ -193,9 +193,11 @@ class GroupLowering:
                 raise NotLowerable(f"output %{v.name} has sizes {val.sizes}, not {buf.sizes}")
             if any(ax is None and n != 1 for n, ax in zip(val.sizes, val.axes)):
                 raise NotLowerable(f"output %{v.name} does not run along the kernel's axes")
-            if (val.expr, val.sizes, val.axes) in stored:  # `contiguous(y)` and `y` are one tensor
-                raise NotLowerable(f"output %{v.name} aliases another output")
-            stored.add((val.expr, val.sizes, val.axes))
+            key = (id(val), buf.dtype)
+            if key in stored:  # `y` and `dropout(y)` in eval mode are one tensor: one array
+                results[-1] = stored[key]
+                continue
+            stored[key] = buf.position
             val = e.cast(val, buf.dtype)
             strides = [0] * len(space.full)
             for n, st, ax in zip(buf.sizes, buf.strides, val.axes):
@@ -254,6 +256,10 @@ class GroupLowering:
             if result.dtype != dtype or result.sizes != sizes:
                 raise NotLowerable(f"{node.kind}: view of unexpected type")
             env[out] = result
+            return
+        if any(result is env[v] for v in node.inputs) and isinstance(result, Val) and \
+                result.dtype == dtype and result.sizes == sizes:
+            env[out] = result  # the op returns its input: one tensor, stored once
             return
         result = e.cast(result, dtype)
         if result.sizes != sizes:
