@@ -1,7 +1,10 @@
 """Specialization-time decompositions for native code: multi-output ops of a fully typed
-graph become single-output nodes that have lowering rules, so they join native groups."""
+graph become single-output nodes that have lowering rules, and in-place ops on fresh tensors
+their functional ops, so they join native groups."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.constants import constant_value
@@ -9,7 +12,7 @@ from irjit.compiler.passes.remove_mutation import remove_tensor_mutation
 from irjit.ops import facts
 from irjit.ops.types import TensorType
 
-from .lower import contiguous_strides, tensor_layout
+from .lower import contiguous_strides, entry_for, tensor_layout
 
 
 def _typed(node: Node, like: TensorType, sizes) -> Node:
@@ -84,7 +87,35 @@ def decompose_for_native(graph: Graph) -> bool:
 
 
 def _writes_a_pointwise_result(node: Node) -> bool:
-    """Whether the in-place `node` writes the result of a pointwise op, a fresh tensor (not
-    dropout, which returns its very input in eval mode)."""
+    """Whether the in-place `node` may become its functional op here: it writes the result of
+    a pointwise op, a fresh tensor (not dropout, which returns its very input in eval mode);
+    the functional op has a lowering rule and computes in the written tensor's dtype."""
     producer = node.inputs[0].node.kind
-    return facts.has_tag(producer, "pointwise") and not facts.has_tag(producer, "dropout")
+    if not facts.has_tag(producer, "pointwise") or facts.has_tag(producer, "dropout"):
+        return False
+    entry = entry_for(node.kind[:-1], node.inputs)
+    return entry is not None and entry.lowering is not None and _keeps_dtype(node)
+
+
+def _keeps_dtype(node: Node) -> bool:
+    """No operand of the in-place op promotes the written tensor's dtype (the in-place op
+    keeps it; the functional op would not)."""
+    layout = tensor_layout(node.inputs[0].type)
+    if layout is None:
+        return False
+    kind = layout[0].kind  # "f", "i" or "b"
+    order = {"b": 0, "i": 1, "f": 2}
+    for v in node.inputs[1:]:
+        if isinstance(v.type, TensorType):
+            other = tensor_layout(v.type)
+            if other is None or other[0] != layout[0]:
+                return False
+        elif v.node.kind == "prim::Constant":
+            value = constant_value(v.node)
+            if isinstance(value, (bool, int, float)) and \
+                    order[np.array(value).dtype.kind] > order.get(kind, 2):
+                return False
+        elif getattr(v.type, "name", None) in ("int", "float") and \
+                order["f" if v.type.name == "float" else "i"] > order.get(kind, 2):
+            return False
+    return True

@@ -64,8 +64,13 @@ def _dummy(v: Value) -> Any:
 
 def entry_of(node: Node) -> Optional[OpEntry]:
     """The registered overload a typed node calls, or None."""
+    return entry_for(node.kind, node.inputs)
+
+
+def entry_for(kind: str, inputs: list[Value]) -> Optional[OpEntry]:
+    """The registered overload of `kind` that typed `inputs` would call, or None."""
     try:
-        return find_op(node.kind, [_dummy(v) for v in node.inputs])
+        return find_op(kind, [_dummy(v) for v in inputs])
     except (IRTypeError, KeyError):
         return None
 

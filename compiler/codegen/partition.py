@@ -171,10 +171,33 @@ def _pieces(node: Node) -> Optional[tuple[int, list[tuple[int, int]]]]:
     return dim, [(a, min(a + step, n)) for a in range(0, n, step)]
 
 
+def _unpacked(node: Node, count: int) -> Optional[tuple[list[Node], list[list]]]:
+    """How the list of `count` pieces that `node` returns is read, when only by one
+    `prim::ListUnpack` or by `aten::__getitem__` at constant indices: (the reading nodes, per
+    piece the values that are it)."""
+    uses = node.output.uses
+    if len(uses) == 1 and uses[0].user.kind == "prim::ListUnpack":
+        unpack = uses[0].user
+        if len(unpack.outputs) != count:
+            return None
+        return [unpack], [[o] for o in unpack.outputs]
+    readers, pieces = [], [[] for _ in range(count)]
+    for u in uses:
+        get = u.user
+        if get.kind != "aten::__getitem__" or u.offset != 0 or get.inputs[1].node.kind != "prim::Constant":
+            return None
+        index = constant_value(get.inputs[1].node)
+        if not isinstance(index, int) or not -count <= index < count:
+            return None  # the interpreter raises the error
+        readers.append(get)
+        pieces[index % count].append(get.output)
+    return (readers, pieces) if readers else None
+
+
 def split_chunks(block: Block) -> bool:
-    """`prim::ConstantChunk`, and `aten::chunk`/`aten::unbind`/`aten::split` unpacked by
-    `prim::ListUnpack`, become one `aten::slice` (`aten::select` for unbind) per piece: views
-    that fuse."""
+    """`prim::ConstantChunk`, and `aten::chunk`/`aten::unbind`/`aten::split` read by
+    `prim::ListUnpack` or constant `__getitem__`s, become one `aten::slice` (`aten::select`
+    for unbind) per piece: views that fuse."""
     changed = False
     for n in list(block.nodes()):
         lists = n.kind in ("aten::chunk", "aten::unbind") or _is_split(n)
@@ -185,28 +208,30 @@ def split_chunks(block: Block) -> bool:
             continue
         dim, bounds = found
         if lists:
-            uses = n.output.uses
-            if len(uses) != 1 or uses[0].user.kind != "prim::ListUnpack":
+            read = _unpacked(n, len(bounds))
+            if read is None:
                 continue
-            unpack = uses[0].user
-            outputs = unpack.outputs
+            readers, targets = read
         else:
-            unpack, outputs = None, n.outputs
-        if len(outputs) != len(bounds):
-            continue
+            if len(n.outputs) != len(bounds):
+                continue
+            readers, targets = [], [[o] for o in n.outputs]
         g = n.graph
         g.set_insert_point(n)
         d = g.insert_constant(dim)
-        for (start, end), out in zip(bounds, outputs):
+        for (start, end), outs in zip(bounds, targets):
+            if not outs:
+                continue
             if n.kind == "aten::unbind":
                 piece = g.insert_node(g.create("aten::select", [n.inputs[0], d, g.insert_constant(start)]))
             else:
                 piece = g.insert_node(g.create("aten::slice", [n.inputs[0], d, g.insert_constant(start),
                                                                g.insert_constant(end), g.insert_constant(1)]))
-            piece.output.type = out.type
-            out.replace_all_uses_with(piece.output)
-        if unpack is not None:
-            unpack.destroy()
+            piece.output.type = outs[0].type
+            for out in outs:
+                out.replace_all_uses_with(piece.output)
+        for reader in readers:
+            reader.destroy()
         n.destroy()
         changed = True
     return changed

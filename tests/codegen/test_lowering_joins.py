@@ -143,3 +143,24 @@ def test_split_with_sizes_that_do_not_add_up_raises_the_interpreters_error():
   return (%s)"""
     with pytest.raises(Exception, match="split_with_sizes expects split_sizes to sum exactly"):
         run_native(text, [np.ones((2, 6), np.float32)])
+
+
+@pytest.mark.parametrize("op", ["aten::chunk(%x, %two, %one)", "aten::unbind(%x, %one)",
+                                "aten::split(%x, %two, %one)"])
+def test_pieces_read_by_getitem_become_fused_views(op):
+    text = f"""graph(%x : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %m1 : int = prim::Constant[value=-1]()
+  %l : Tensor[] = {op}
+  %a : Tensor = aten::__getitem__(%l, %zero)
+  %b : Tensor = aten::__getitem__(%l, %m1)
+  %c : Tensor = aten::__getitem__(%l, %zero)
+  %s : Tensor = aten::mul(%a, %b)
+  %t : Tensor = aten::add(%s, %c, %one)
+  return (%t)"""
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    runner = assert_native_matches(text, [x])
+    assert runner.stats.units == 1
+

@@ -17,7 +17,7 @@ from irjit.ops.tensor import Tensor
 from irjit.runtime.autograd import no_grad
 from irjit.runtime.native import NativeRunner
 
-from .lowering_check import assert_native_matches, run_native
+from .lowering_check import assert_native_matches, interpreted, run_native
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "bounds-checked"])
@@ -232,4 +232,27 @@ def test_inplace_ops_on_a_graph_input_stay_interpreted():
     x = np.arange(4, dtype=np.float32)
     got, runner = run_native(text, [x.copy()])
     np.testing.assert_array_equal(got[0].data, 2 * x)
+    assert runner.stats.nodes_interpreted == 1
+
+
+@pytest.mark.parametrize("op", ["aten::add_(%y, %half, %one)", "aten::copy_(%y, %x, %false)",
+                                "aten::mul_(%y, %f)"])
+def test_inplace_ops_that_would_change_dtype_or_have_no_lowering_stay_interpreted(op):
+    text = f"""graph(%x : Tensor, %f : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %half : float = prim::Constant[value=0.5]()
+  %false : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::mul(%x, %one)
+  %a : Tensor = {op}
+  return (%y)"""
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    f = np.full((2, 3), 1.5, np.float32)
+    try:
+        expected = [t.data for t in interpreted(text, [x, f])]
+    except IRRuntimeError as e:  # PyTorch refuses to write a float result into an int tensor
+        with pytest.raises(IRRuntimeError, match=str(e).split(": ", 2)[-1][:30]):
+            run_native(text, [x, f])
+        return
+    got, runner = run_native(text, [x, f])
+    np.testing.assert_array_equal(got[0].data, expected[0])
     assert runner.stats.nodes_interpreted == 1
