@@ -59,6 +59,7 @@ class KernelEmitter:
         self.fail_block: Optional[ir.Block] = None
         self.indices: list[Optional[ir.Value]] = [None] * kernel.rank
         self.scope = _Scope(None)
+        self.cuts: dict[int, set[int]] = {}  # per axis, where cat pieces start (see cat_cuts)
 
     def emit(self) -> ir.Function:
         k = self.kernel
@@ -89,7 +90,7 @@ class KernelEmitter:
             return
         axis, rest = axes[0], axes[1:]
         size = (self.kernel.outer + self.kernel.inner)[axis]
-        cuts = [0] + sorted(self.cuts.get(axis, set()) & set(range(1, size))) + [size]
+        cuts = [0] + sorted(c for c in self.cuts.get(axis, ()) if 0 < c < size) + [size]
         for lo, hi in zip(cuts, cuts[1:]):  # one loop per cat piece: its reads stay affine
             self.loop(axis, lo, hi, rest, body)
 
