@@ -18,7 +18,7 @@ def _constant(value):
 
 @lowering("aten::zeros", "aten::empty.memory_format", "aten::zeros_like", "aten::empty_like",
           "aten::new_zeros", "aten::new_empty")
-def _zeros(e, *args, **kwargs):
+def _zeros(e, *args):
     return e.fill(0)
 
 
@@ -72,6 +72,8 @@ def _contiguous(e, x, memory_format=0):
 @lowering("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
           "aten::feature_alpha_dropout")
 def _dropout(e, x, p, train):
+    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise NotLowerable("a dropout probability the interpreter checks at run time")
     if train is not False and p != 0:
         raise NotLowerable("dropout in training mode draws random numbers")
     return e.alias(x)
@@ -81,7 +83,9 @@ def _to(e, x, copy):
     """A cast to the node's dtype; the same dtype aliases `x` unless a copy is asked for."""
     if e.node_dtype != x.dtype:
         return e.cast(x, e.node_dtype)
-    return e.value(x) if copy is not False else e.alias(x)
+    if not isinstance(copy, bool):
+        raise NotLowerable("whether `to` copies is known only at run time")
+    return e.value(x) if copy else e.alias(x)
 
 
 @lowering("aten::to.dtype", "aten::to.prim_dtype", "aten::to.other", "aten::type_as")

@@ -424,6 +424,8 @@ class ExprEmitter:
         if not pieces or any(len(x.sizes) != rank for x in pieces):
             raise NotLowerable("cat of empty or mismatched pieces")
         pieces = [x for x in pieces if x.sizes[dim] != 0]
+        if not pieces:
+            raise NotLowerable("cat of empty pieces")
         axis = self.node_axes[dim]
         if len(pieces) == 1:
             return self._val(pieces[0])
