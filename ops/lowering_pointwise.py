@@ -255,6 +255,13 @@ def _clamp_max(e, x, hi):
 
 # ---- activations
 
+def _float_only(e, x):
+    """Activations PyTorch defines for floating tensors only (others raise in the interpreter)."""
+    if not e.is_float(x):
+        raise NotLowerable("activation of a non-float tensor")
+    return x
+
+
 @lowering("aten::relu")
 def _relu(e, x):
     if x.dtype == np.bool_:
@@ -305,30 +312,27 @@ def _selu(e, x):
 
 @lowering("aten::silu")
 def _silu(e, x):
+    x = _float_only(e, x)
     return e.mul(x, e.call("sigmoid", x))
 
 
 @lowering("aten::softplus")
 def _softplus(e, x, beta=1, threshold=20):
+    x = _float_only(e, x)
     bx = e.mul(x, beta)
     return e.where(e.gt(bx, threshold), x, e.div(e.call("log1p", e.call("exp", bx)), beta))
 
 
 @lowering("aten::hardsigmoid")
 def _hardsigmoid(e, x):
+    x = _float_only(e, x)
     return e.div(e.minimum(e.maximum(e.add(x, 3), 0), 6), 6)
 
 
 @lowering("aten::hardswish")
 def _hardswish(e, x):
+    x = _float_only(e, x)
     return e.mul(x, e.div(e.minimum(e.maximum(e.add(x, 3), 0), 6), 6))
-
-
-def _float_only(e, x):
-    """Activations PyTorch defines for floating tensors only (others raise in the interpreter)."""
-    if not e.is_float(x):
-        raise NotLowerable("activation of a non-float tensor")
-    return x
 
 
 @lowering("aten::mish")

@@ -12,11 +12,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from irjit.compiler import parse_ir
+from irjit.compiler.codegen.lower import lower_group
+from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.errors import IRRuntimeError
 from irjit.ops.tensor import Tensor
 from irjit.runtime.autograd import no_grad
 from irjit.runtime.native import NativeRunner
 
+from . import typed_graph
 from .lowering_check import assert_native_matches, interpreted, run_native
 
 
@@ -256,3 +259,15 @@ def test_inplace_ops_that_would_change_dtype_or_have_no_lowering_stay_interprete
     got, runner = run_native(text, [x, f])
     np.testing.assert_array_equal(got[0].data, expected[0])
     assert runner.stats.nodes_interpreted == 1
+
+
+@pytest.mark.parametrize("op", ["aten::silu", "aten::softplus", "aten::hardsigmoid", "aten::hardswish",
+                                "aten::mish", "aten::log_sigmoid", "aten::prelu"])
+def test_float_only_activations_of_integers_are_not_lowered(op):
+    """The interpreter raises PyTorch's "not implemented" error for them: no unit computes a
+    value instead."""
+    text = _binary(op) if op == "aten::prelu" else _unary(op)
+    graph = typed_graph(text, "Long(4), Long(1)" if op == "aten::prelu" else "Long(4)")
+    graph.outputs[0].type = graph.inputs[0].type
+    with pytest.raises(NotLowerable):
+        lower_group(graph, "float_only")
