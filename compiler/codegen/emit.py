@@ -10,7 +10,7 @@ import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops
-from .kernel import (Access, AxisIndex, Buffer, Const, Expr, Kernel, Load, Op, Reduce,
+from .kernel import (Access, Buffer, Const, Expr, Kernel, Load, Op, Position, Reduce,
                      dynamic_indices, expr_children)
 
 I64 = ir.IntType(64)
@@ -180,9 +180,9 @@ class KernelEmitter:
                                    [a.dtype for a in e.args], e.dtype)
         elif isinstance(e, Reduce):
             v = self.reduce(e)
-        elif isinstance(e, AxisIndex):
+        elif isinstance(e, Position):
             v = self.indices[e.axis]
-            assert v is not None, "an axis index outside its loop"
+            assert v is not None, "a position used outside its loop"
         else:
             raise AssertionError(f"unknown expression {e!r}")
         self.scope.values[e] = v

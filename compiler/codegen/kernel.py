@@ -84,7 +84,7 @@ class Reduce:
     dtype: np.dtype
 
 
-Expr = Union[Load, Const, Op, Reduce, "AxisIndex"]
+Expr = Union[Load, Const, Op, Reduce, "Position"]
 
 
 @dataclass(frozen=True)
@@ -176,9 +176,8 @@ def dynamic_indices(kernel: Kernel) -> list[Index]:
 
 
 @dataclass(frozen=True)
-class AxisIndex:
-    """The current index along kernel axis `axis`, as an int64 value (cat selects its piece
-    by it)."""
+class Position:
+    """The int64 loop index of kernel axis `axis`."""
 
     axis: int
     dtype: np.dtype = np.dtype(np.int64)

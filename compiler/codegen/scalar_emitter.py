@@ -16,7 +16,7 @@ import numpy as np
 from irjit.ops.dtypes import DEFAULT_FLOAT, result_type
 from irjit.ops.lowering_common import NotLowerable
 
-from .kernel import Access, AxisIndex, ClampedAxis, Const, Expr, Load, Op, Reduce
+from .kernel import Access, ClampedAxis, Const, Expr, Load, Op, Position, Reduce
 from .scalar_ops import BOOL, SUPPORTED_DTYPES, is_float, math_functions
 
 # operand priority in promotion, as torch.result_type ranks them
@@ -393,7 +393,7 @@ class ExprEmitter:
         axis = self.node_axes[0]
         if axis is None:
             return self.fill(start)
-        i = Val(AxisIndex(axis), np.dtype(np.int64), DIMENSIONED, tuple(self.node_sizes), (axis,))
+        i = Val(Position(axis), np.dtype(np.int64), DIMENSIONED, tuple(self.node_sizes), (axis,))
         if isinstance(start, float) or isinstance(step, float) or is_float(self.node_dtype):
             i = self.cast(i, np.dtype(np.float64))
             start, step = float(start), float(step)
@@ -441,7 +441,7 @@ class ExprEmitter:
             ends.append(start)
         if start != self.node_sizes[dim]:
             raise NotLowerable("cat pieces do not fill the output")
-        index = Val(AxisIndex(axis), np.dtype(np.int64), DIMENSIONED, (), ())
+        index = Val(Position(axis), np.dtype(np.int64), DIMENSIONED, (), ())
         result = vals[-1]
         for v, end in zip(reversed(vals[:-1]), reversed(ends[:-1])):
             result = self.where(self.lt(index, Val(Const(end, np.dtype(np.int64)),
