@@ -164,3 +164,23 @@ def test_pieces_read_by_getitem_become_fused_views(op):
     runner = assert_native_matches(text, [x])
     assert runner.stats.units == 1
 
+
+
+@pytest.mark.parametrize("dim, reduced", [(0, 0), (0, 1), (1, 1), (1, 0)])
+def test_cat_fuses_with_a_reduction(checks, dim, reduced):
+    """The cat axis may be an inner (reduced) axis of the loop nest: its cuts split those loops."""
+    text = f"""graph(%x : Tensor, %y : Tensor):
+  %d : int = prim::Constant[value={dim}]()
+  %rd : int[] = prim::Constant[value=[{reduced}]]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %l : Tensor[] = prim::ListConstruct(%x, %y)
+  %c : Tensor = aten::cat(%l, %d)
+  %e : Tensor = aten::exp(%c)
+  %s : Tensor = aten::sum(%e, %rd, %false, %none)
+  return (%s)"""
+    rng = np.random.default_rng(dim * 2 + reduced)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y = rng.standard_normal((3, 4) if dim == 0 else (3, 2)).astype(np.float32)
+    runner = assert_native_matches(text, [x, y])
+    assert runner.stats.units == 1
