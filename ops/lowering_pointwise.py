@@ -211,19 +211,8 @@ def _masked_fill(e, x, mask, value):
     return e.where(mask, e.cast(value, x.dtype) if not hasattr(value, "dtype") else value, x)
 
 
-@lowering("aten::clamp", "aten::clip")
+@lowering("aten::clamp", "aten::clip", "aten::clamp.Tensor", "aten::clip.Tensor")
 def _clamp(e, x, lo=None, hi=None):
-    if lo is None and hi is None:
-        raise NotLowerable("clamp without bounds")
-    if lo is not None:
-        x = e.maximum(x, lo)
-    if hi is not None:
-        x = e.minimum(x, hi)
-    return x
-
-
-@lowering("aten::clamp.Tensor", "aten::clip.Tensor")
-def _clamp_tensor(e, x, lo=None, hi=None):
     if lo is None and hi is None:
         raise NotLowerable("clamp without bounds")
     if lo is not None:
