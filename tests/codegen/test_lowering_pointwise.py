@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from irjit.compiler import parse_ir
+from irjit.compiler.codegen.entry import describe_status
 from irjit.compiler.codegen.lower import lower_group
+from irjit.compiler.codegen.unit import NativeUnit
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.errors import IRRuntimeError
 from irjit.ops.tensor import Tensor
@@ -271,3 +273,14 @@ def test_float_only_activations_of_integers_are_not_lowered(op):
     graph.outputs[0].type = graph.inputs[0].type
     with pytest.raises(NotLowerable):
         lower_group(graph, "float_only")
+
+
+def test_a_zero_divisor_is_the_units_status():
+    graph = typed_graph(_binary("aten::remainder"), "Long(2, 3), Long(2, 3)")
+    graph.outputs[0].type = graph.inputs[0].type
+    unit = NativeUnit(graph, "remainder_status")
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    status, (out,) = unit.call([x, x + 1])
+    assert status == 0 and out.tolist() == (x % (x + 1)).tolist()
+    status, _ = unit.call([x, x])
+    assert describe_status(status) == "argument 0: integer division by zero"
