@@ -1,0 +1,274 @@
+"""Scalar programs: a group graph of number-typed nodes (ops on int/float/bool with a rule in
+ops/lowering_numbers.py, `prim::If`/`prim::Loop` over numbers, lists of bools reduced by
+`aten::all`/`any`, the autograd-zero checks of tensor arguments) lowered to one LLVM function
+`i32 f(number or presence arguments..., outputs*)`: numbers in, numbers out, status returned
+(0: ran; non-zero: refused, the interpreter re-runs the program and raises what it raises)."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Optional
+
+from llvmlite import ir
+
+from irjit.compiler.ir import Block, Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
+from irjit.ops import facts
+from irjit.ops.lowering_common import NotLowerable
+from irjit.ops.lowering_numbers import PRIM_NUMBER_RULES
+from irjit.ops.registry import with_defaults
+from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
+
+from .library import CodeLibrary, new_module
+from .lower import entry_of
+from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, Num, NumberEmitter, Presence
+
+I8, I32 = ir.IntType(8), ir.IntType(32)
+STATUS_REFUSED = 1  # the program met what the interpreter raises on (or an int overflow)
+STATUS_ARGUMENT = 2  # an argument is not of its input's type (or outside int64)
+_PARAM_TYPES = {"int": I64, "float": F64, "bool": I8, "tensor": I8}
+_CTYPES = {"int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_bool,
+           "tensor": ctypes.c_bool}
+_PYTHON_TYPES = {"int": int, "float": float, "bool": bool}
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def number_kind(t: Any) -> Optional[str]:
+    """"int", "float" or "bool" for those types, else None."""
+    return t.name if isinstance(t, NamedType) and t.name in LLVM_TYPES else None
+
+
+def _input_kind(t: Any) -> Optional[str]:
+    kind = number_kind(t)
+    if kind is not None:
+        return kind
+    if isinstance(t, TensorType) or isinstance(t, OptionalType) and isinstance(t.elem, TensorType):
+        return "tensor"
+    return None
+
+
+def is_scalar_program(graph: Graph) -> bool:
+    """Whether a group graph is a scalar program (tensor groups output only tensors)."""
+    return bool(graph.outputs) and all(number_kind(v.type) for v in graph.outputs)
+
+
+def _compatible(kind: str, declared: Optional[str]) -> bool:
+    """Whether a value of `kind` may stand where the IR declares `declared` (the interpreter
+    keeps bools where ints are declared, as in `int = prim::AutogradAnyNonZero(...)`)."""
+    return kind == declared or (declared == "int" and kind == "bool")
+
+
+class ProgramLowering:
+    """Emits a group graph as a scalar program; raises NotLowerable for anything else."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.input_kinds = [_input_kind(v.type) for v in graph.inputs]
+        for v, kind in zip(graph.inputs, self.input_kinds):
+            if kind is None:
+                raise NotLowerable(f"input %{v.name} of type {v.type} is not a number or tensor")
+        self.output_kinds: list[str] = []
+
+    def emit(self, module: ir.Module, name: str) -> ir.Function:
+        out_types = []
+        fn = ir.Function(module, ir.FunctionType(I32, [_PARAM_TYPES[k] for k in self.input_kinds]
+                                                 + [ir.PointerType()]), name=name)
+        entry = fn.append_basic_block("entry")
+        refuse = fn.append_basic_block("refuse")
+        ir.IRBuilder(refuse).ret(ir.Constant(I32, STATUS_REFUSED))
+        b = ir.IRBuilder(entry)
+        e = NumberEmitter(b, refuse)
+        env: dict[Value, Any] = {}
+        for v, kind, arg in zip(self.graph.inputs, self.input_kinds, fn.args):
+            bit = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0)) if kind in ("bool", "tensor") else arg
+            env[v] = Presence(bit) if kind == "tensor" else Num(bit, kind)
+        self.lower_block(e, self.graph.block, env)
+        results = [env[v] for v in self.graph.outputs]
+        for v, r in zip(self.graph.outputs, results):
+            if not isinstance(r, Num) or not _compatible(r.kind, number_kind(v.type)):
+                raise NotLowerable(f"output %{v.name} is not a {v.type}")
+            self.output_kinds.append(r.kind)
+            out_types.append(I8 if r.kind == "bool" else LLVM_TYPES[r.kind])
+        struct = ir.LiteralStructType(out_types)
+        for k, r in enumerate(results):
+            slot = b.gep(fn.args[-1], [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=struct)
+            b.store(b.zext(r.value, I8) if r.kind == "bool" else r.value, slot)
+        b.ret(ir.Constant(I32, 0))
+        return fn
+
+    def lower_block(self, e: NumberEmitter, block: Block, env: dict) -> None:
+        for node in block.nodes():
+            self.lower_node(e, node, env)
+
+    def lower_node(self, e: NumberEmitter, node: Node, env: dict) -> None:
+        if node.kind == "prim::Constant":
+            value = constant_value(node)
+            env[node.output] = e.const(value) if isinstance(value, (bool, int, float)) else value
+            return
+        if node.kind == "prim::If":
+            return self.lower_if(e, node, env)
+        if node.kind == "prim::Loop":
+            return self.lower_loop(e, node, env)
+        if node.blocks or len(node.outputs) != 1:
+            raise NotLowerable(f"{node.kind} is not a number op")
+        args = [env[v] for v in node.inputs]
+        if facts.has_tag(node.kind, "identity"):
+            result = args[0]
+        elif node.kind in PRIM_NUMBER_RULES:
+            result = PRIM_NUMBER_RULES[node.kind](e, *args)
+        else:
+            entry = entry_of(node)
+            if entry is None or entry.lowering is None:
+                raise NotLowerable(f"{node.kind} has no lowering")
+            result = entry.lowering(e, *with_defaults(entry, args))
+        out = node.output
+        if isinstance(result, list):
+            if not isinstance(out.type, ListType):
+                raise NotLowerable(f"{node.kind}: a list where {out.type} is declared")
+        elif not isinstance(result, Num) or not _compatible(result.kind, number_kind(out.type)):
+            raise NotLowerable(f"{node.kind}: result is not a {out.type}")
+        env[out] = result
+
+    def _merged_kinds(self, values: list, declared: list[Value]) -> list[str]:
+        """Per output of a branch or loop, one kind for all incoming values: theirs when they
+        agree, else the declared one."""
+        kinds = []
+        for k, v in enumerate(declared):
+            kind = number_kind(v.type)
+            incoming = {x[k].kind for x in values if isinstance(x[k], Num)}
+            if kind is None or any(not isinstance(x[k], Num) for x in values):
+                raise NotLowerable(f"control flow carries %{v.name} of type {v.type}")
+            kinds.append(incoming.pop() if len(incoming) == 1 else kind)
+        return kinds
+
+    def _as_kind(self, e: NumberEmitter, x: Num, kind: str) -> ir.Value:
+        if x.kind == kind:
+            return x.value
+        if kind == "float":
+            return e.to_float(x).value
+        if kind == "int":
+            return e.as_int(x).value
+        raise NotLowerable(f"a {x.kind} where a bool is carried")
+
+    def lower_if(self, e: NumberEmitter, node: Node, env: dict) -> None:
+        b = e.b
+        cond = e.to_bool(env[node.inputs[0]]).value
+        arms = [b.append_basic_block("then"), b.append_basic_block("else")]
+        merge = b.append_basic_block("endif")
+        b.cbranch(cond, *arms)
+        ends, results = [], []
+        for block, bb in zip(node.blocks, arms):
+            b.position_at_end(bb)
+            self.lower_block(e, block, env)
+            results.append([env[v] for v in block.outputs])
+            ends.append(b.block)
+        kinds = self._merged_kinds(results, node.outputs)
+        incoming = []
+        for end, values in zip(ends, results):
+            b.position_at_end(end)
+            incoming.append(([self._as_kind(e, x, k) for x, k in zip(values, kinds)], b.block))
+            b.branch(merge)
+        b.position_at_end(merge)
+        for k, (out, kind) in enumerate(zip(node.outputs, kinds)):
+            phi = b.phi(LLVM_TYPES[kind])
+            for values, block in incoming:
+                phi.add_incoming(values[k], block)
+            env[out] = Num(phi, kind)
+
+    def lower_loop(self, e: NumberEmitter, node: Node, env: dict) -> None:
+        """`prim::Loop(max_trip, cond, carried...)`: the body runs while cond holds and the
+        iteration count is below max_trip; carried values are phis of the loop head."""
+        b = e.b
+        body = node.blocks[0]
+        trip = e.as_int(env[node.inputs[0]]).value
+        cond = e.to_bool(env[node.inputs[1]]).value
+        initial = [env[v] for v in node.inputs[2:]]
+        if any(not isinstance(x, Num) for x in initial):
+            raise NotLowerable("a loop carries a value that is not a number")
+        kinds = [number_kind(v.type) for v in node.outputs]
+        if any(k is None or not _compatible(x.kind, k) for k, x in zip(kinds, initial)):
+            raise NotLowerable("a loop carries a value that is not a number")
+        start = [self._as_kind(e, x, k) for x, k in zip(initial, kinds)]
+        before = b.block
+        head = b.append_basic_block("loop_head")
+        body_bb = b.append_basic_block("loop_body")
+        exit_bb = b.append_basic_block("loop_exit")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, name="trip")
+        going = b.phi(I1, name="cond")
+        carried = [b.phi(LLVM_TYPES[k]) for k in kinds]
+        i.add_incoming(ir.Constant(I64, 0), before)
+        going.add_incoming(cond, before)
+        for phi, value in zip(carried, start):
+            phi.add_incoming(value, before)
+        b.cbranch(b.and_(going, b.icmp_signed("<", i, trip)), body_bb, exit_bb)
+        b.position_at_end(body_bb)
+        env[body.inputs[0]] = Num(i, "int")
+        for param, phi, kind in zip(body.inputs[1:], carried, kinds):
+            env[param] = Num(phi, kind)
+        self.lower_block(e, body, env)
+        again = e.to_bool(env[body.outputs[0]]).value
+        nexts = [env[v] for v in body.outputs[1:]]
+        if any(not isinstance(x, Num) or not _compatible(x.kind, k) for x, k in zip(nexts, kinds)):
+            raise NotLowerable("a loop body carries a value that is not a number")
+        nexts = [self._as_kind(e, x, k) for x, k in zip(nexts, kinds)]
+        latch = b.block
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), latch)  # i < trip <= INT64_MAX: no overflow
+        going.add_incoming(again, latch)
+        for phi, value in zip(carried, nexts):
+            phi.add_incoming(value, latch)
+        b.branch(head)
+        b.position_at_end(exit_bb)
+        for out, phi, kind in zip(node.outputs, carried, kinds):
+            env[out] = Num(phi, kind)
+
+
+def lowers_as_program(graph: Graph) -> bool:
+    """Whether `graph` lowers to a scalar program (emitted into a scratch module, not compiled)."""
+    try:
+        ProgramLowering(graph).emit(ir.Module(name="trial"), "trial")
+    except NotLowerable:
+        return False
+    return True
+
+
+class ScalarProgramUnit:
+    """A compiled scalar program: `call(args)` returns (status, numbers); status 0 means it ran.
+    Tensor arguments are passed as whether they are defined (not None)."""
+
+    def __init__(self, graph: Graph, name: str = "program"):
+        self.name = name
+        lowering = ProgramLowering(graph)
+        module = new_module(name)
+        lowering.emit(module, name)
+        self.library = CodeLibrary(module)
+        self.library.finalize()
+        self.input_kinds = lowering.input_kinds
+        self.output_kinds = lowering.output_kinds
+        fields = [(f"out{k}", _CTYPES[kind]) for k, kind in enumerate(self.output_kinds)]
+        self._outputs = type(f"{name}_outputs", (ctypes.Structure,), {"_fields_": fields})
+        self._names = [f for f, _ in fields]
+        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[_CTYPES[k] for k in self.input_kinds],
+                                 ctypes.c_void_p)
+        self._fn = proto(self.library.address(name))
+
+    @property
+    def compile_ms(self) -> float:
+        return self.library.compile_ms
+
+    def call(self, args: list) -> tuple[int, list]:
+        """Run on `args` (Python numbers; arrays or None for tensor inputs)."""
+        passed = []
+        for a, kind in zip(args, self.input_kinds):
+            if kind == "tensor":
+                passed.append(a is not None)
+            elif type(a) is not _PYTHON_TYPES[kind] or kind == "int" and not INT64_MIN <= a <= INT64_MAX:
+                return STATUS_ARGUMENT, []
+            else:
+                passed.append(a)
+        out = self._outputs()
+        status = self._fn(*passed, ctypes.byref(out))
+        if status:
+            return status, []
+        return 0, [getattr(out, f) for f in self._names]
