@@ -5,8 +5,7 @@ ints are int64 and an overflow, a division or modulo by zero or an int() of nan/
 refused call (the interpreter re-runs the program and raises), `//` and `%` floor like
 Python, `/` is true division, mixed int/float comparisons are exact.
 
-The emitter offers add, sub, mul, div, floordiv, remainder, fmod, pow (float result),
-pow_int, neg, abs, maximum, minimum, copysign, round_to_zero_floordiv; lt, le, gt, ge, eq,
+The emitter offers add, sub, mul, div, floordiv, remainder, fmod, pow (float result), neg, abs, maximum, minimum, copysign, round_to_zero_floordiv; lt, le, gt, ge, eq,
 ne; not_, and_, or_, xor; to_float, to_int (truncation), to_bool, floor, ceil (to int),
 round (half to even); isnan, isinf, isfinite; call(name, x) for the math library; all(list),
 any(list); defined(x) for a tensor argument that may be None."""
@@ -45,11 +44,6 @@ def _div(e, a, b):
 @lowering(*_names("aten::pow", _MIXED), "aten::pow.Scalar_Scalar")
 def _pow(e, a, b):
     return e.pow(a, b)
-
-
-@lowering("aten::pow.int_to_int")
-def _pow_int(e, a, b):
-    return e.pow_int(a, b)
 
 
 @lowering("aten::__round_to_zero_floordiv.int")

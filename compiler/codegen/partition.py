@@ -201,16 +201,19 @@ def _number_or_list(t) -> bool:
 
 
 def is_program_candidate(node: Node) -> bool:
-    """Whether `node` may join a scalar program: it yields numbers (or a list of numbers that
-    only its block's nodes read) and lowers as a program by itself (with the readers of its
-    list), so a program never holds a node it cannot lower."""
+    """Whether `node` may join a scalar program: it yields numbers (or a list of numbers read
+    only in its block) and lowers as a program by itself, with the nodes that build or read
+    its lists, so a program never holds a node it cannot lower."""
     if node.kind == "prim::Constant" or not node.outputs or \
             not all(_number_or_list(o.type) for o in node.outputs):
         return False
     readers = [u.user for o in node.outputs if isinstance(o.type, ListType) for u in o.uses]
-    if any(r.owning_block is not node.owning_block for r in readers):
+    builders = [v.node for v in node.inputs
+                if isinstance(v.type, ListType) and v.node.kind != "prim::Constant"]
+    if any(m.owning_block is not node.owning_block for m in readers + builders):
         return False
-    return lowers_as_program(build_subgraph([node] + list(dict.fromkeys(readers)))[0])
+    trial = [m for m in builders if m is not node] + [node] + list(dict.fromkeys(readers))
+    return lowers_as_program(build_subgraph(trial)[0])
 
 
 def _fixes_order(node: Node) -> bool:

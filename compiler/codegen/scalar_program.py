@@ -16,11 +16,11 @@ from irjit.compiler.ir.constants import constant_value
 from irjit.ops import facts
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.lowering_numbers import PRIM_NUMBER_RULES
-from irjit.ops.registry import with_defaults
+from irjit.ops.errors import IRTypeError
+from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
 
 from .library import CodeLibrary, new_module
-from .lower import entry_of
 from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, Num, NumberEmitter, Presence
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
@@ -45,6 +45,27 @@ def _input_kind(t: Any) -> Optional[str]:
     if isinstance(t, TensorType) or isinstance(t, OptionalType) and isinstance(t.elem, TensorType):
         return "tensor"
     return None
+
+
+_SAMPLES = {"int": 0, "float": 0.0, "bool": False}
+
+
+def _sample(v: Value) -> Any:
+    """A run-time stand-in of `v` for overload resolution."""
+    if v.node.kind == "prim::Constant":
+        value = constant_value(v.node)
+        return list(value) if isinstance(value, tuple) else value
+    if isinstance(v.type, ListType) and number_kind(v.type.elem):
+        return [_SAMPLES[number_kind(v.type.elem)]]
+    return _SAMPLES.get(number_kind(v.type), object())
+
+
+def program_entry(node: Node) -> Optional[OpEntry]:
+    """The overload a number node calls, or None."""
+    try:
+        return find_op(node.kind, [_sample(v) for v in node.inputs])
+    except (IRTypeError, KeyError):
+        return None
 
 
 def is_scalar_program(graph: Graph) -> bool:
@@ -117,7 +138,7 @@ class ProgramLowering:
         elif node.kind in PRIM_NUMBER_RULES:
             result = PRIM_NUMBER_RULES[node.kind](e, *args)
         else:
-            entry = entry_of(node)
+            entry = program_entry(node)
             if entry is None or entry.lowering is None:
                 raise NotLowerable(f"{node.kind} has no lowering")
             result = entry.lowering(e, *with_defaults(entry, args))

@@ -215,12 +215,10 @@ class NumberEmitter:
             return Num(self._int_divmod(x, y, floor=True)[0], "int")
         b = self.b
         x, y = self.to_float(x).value, self.to_float(y).value
+        self.refuse_if(self._inf(x))  # the interpreter's floor(inf / y) raises
         floordiv, _ = self._float_divmod(x, y)
-        # the interpreter: x // 0.0 is x / 0.0, and inf // y is floor(inf / y)
-        special = b.or_(b.fcmp_ordered("==", y, ir.Constant(F64, 0.0)), self._inf(x))
-        quotient = b.fdiv(x, y)
-        on_special = b.select(self._inf(x), self._intrinsic("llvm.floor", quotient), quotient)
-        return Num(b.select(special, on_special, floordiv), "float")
+        by_zero = b.fcmp_ordered("==", y, ir.Constant(F64, 0.0))  # x // 0.0 is x / 0.0
+        return Num(b.select(by_zero, b.fdiv(x, y), floordiv), "float")
 
     def remainder(self, x, y) -> Num:
         if not self._is_float(x, y):
@@ -248,45 +246,6 @@ class NumberEmitter:
         zero = ir.Constant(F64, 0.0)
         self.refuse_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
         return self.call("pow", Num(x, "float"), Num(y, "float"))
-
-    def pow_int(self, x, y) -> Num:
-        """int ** int by squaring; a negative exponent and overflow are refused."""
-        b = self.b
-        x, y = self.as_int(x), self.as_int(y)
-        self.refuse_if(b.icmp_signed("<", y.value, ir.Constant(I64, 0)))
-        entry = b.block
-        head = b.append_basic_block("pow_head")
-        step = b.append_basic_block("pow_step")
-        done = b.append_basic_block("pow_done")
-        b.branch(head)
-        b.position_at_end(head)
-        acc = b.phi(I64)
-        base = b.phi(I64)
-        exp = b.phi(I64)
-        acc.add_incoming(ir.Constant(I64, 1), entry)
-        base.add_incoming(x.value, entry)
-        exp.add_incoming(y.value, entry)
-        b.cbranch(b.icmp_signed("==", exp, ir.Constant(I64, 0)), done, step)
-        b.position_at_end(step)
-        odd = b.trunc(exp, I1)
-        times = self._checked_int("smul", Num(acc, "int"), Num(base, "int")).value
-        new_acc = b.select(odd, times, acc)
-        new_exp = b.ashr(exp, ir.Constant(I64, 1))
-        more = b.icmp_signed("!=", new_exp, ir.Constant(I64, 0))
-        squared = b.select(more, self._checked_square(base, more), base)
-        tail = b.block
-        acc.add_incoming(new_acc, tail)
-        base.add_incoming(squared, tail)
-        exp.add_incoming(new_exp, tail)
-        b.branch(head)
-        b.position_at_end(done)
-        return Num(acc, "int")
-
-    def _checked_square(self, base: ir.Value, needed: ir.Value) -> ir.Value:
-        """base * base, refused on overflow only when the square is needed."""
-        pair = self.b.call(self._with_overflow("smul"), [base, base])
-        self.refuse_if(self.b.and_(needed, self.b.extract_value(pair, 1)))
-        return self.b.extract_value(pair, 0)
 
     # ---- comparisons (ints against floats exactly, as Python compares them)
     _PREDICATES = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -336,16 +295,16 @@ class NumberEmitter:
         return self._compare("ne", x, y)
 
     def _pick(self, x, y, better: str) -> Num:
-        """The interpreter's prim::max/min: nan if either is nan, else `y if y (>|<) x else x`,
-        a float when either is."""
+        """The interpreter's prim::max/min (Python's max/min: `y if y (>|<) x else x`), a
+        float when either is (the schema's type); a nan operand is refused (Python's answer
+        then depends on the operand order)."""
         x, y = self.num(x), self.num(y)
         take_y = self._compare(better, y, x).value
         if not self._is_float(x, y):
             return Num(self.b.select(take_y, self.as_int(y).value, self.as_int(x).value), "int")
         fx, fy = self.to_float(x).value, self.to_float(y).value
-        picked = self.b.select(take_y, fy, fx)
-        nan = self.b.or_(self._nan(fx), self._nan(fy))
-        return Num(self.b.select(nan, ir.Constant(F64, float("nan")), picked), "float")
+        self.refuse_if(self.b.or_(self._nan(fx), self._nan(fy)))
+        return Num(self.b.select(take_y, fy, fx), "float")
 
     def maximum(self, x, y) -> Num:
         return self._pick(x, y, "gt")
