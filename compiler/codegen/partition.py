@@ -212,8 +212,9 @@ def is_program_candidate(node: Node) -> bool:
                 if isinstance(v.type, ListType) and v.node.kind != "prim::Constant"]
     if any(m.owning_block is not node.owning_block for m in readers + builders):
         return False
-    trial = [m for m in builders if m is not node] + [node] + list(dict.fromkeys(readers))
-    return lowers_as_program(build_subgraph(trial)[0])
+    if builders:  # a list's builder is checked with every reader of the list
+        return all(is_program_candidate(m) for m in builders)
+    return lowers_as_program(build_subgraph([node] + list(dict.fromkeys(readers)))[0])
 
 
 def _fixes_order(node: Node) -> bool:

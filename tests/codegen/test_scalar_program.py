@@ -424,6 +424,19 @@ def test_programs_are_not_moved_across_side_effects():
     assert kinds == [GROUP, "prim::Print", GROUP]
 
 
+def test_a_list_read_outside_programs_keeps_its_builder_and_readers_interpreted():
+    graph = parse_ir("""graph(%p : bool, %q : bool):
+  %l : bool[] = prim::ListConstruct(%p, %q)
+  %all : bool = aten::all(%l)
+  %n : int = aten::len(%l)
+  %m : int = aten::mul(%n, %n)
+  return (%all, %m)
+""")
+    native_partition(graph)
+    kinds = [n.kind for n in graph.nodes() if n.kind != "prim::Constant"]
+    assert kinds == ["prim::ListConstruct", "aten::all", "aten::len", GROUP]
+
+
 def test_nodes_a_program_cannot_lower_stay_outside_it():
     graph = parse_ir("""graph(%a : int, %l : int[]):
   %c : int = aten::add(%a, %a)
