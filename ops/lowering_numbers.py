@@ -8,11 +8,13 @@ Python, `/` is true division, mixed int/float comparisons are exact.
 The emitter offers add, sub, mul, div, floordiv, remainder, fmod, pow (float result), neg, abs, maximum, minimum, copysign, round_to_zero_floordiv; lt, le, gt, ge, eq,
 ne; not_, and_, or_, xor; to_float, to_int (truncation), to_bool, floor, ceil (to int),
 round (half to even); isnan, isinf, isfinite; call(name, x) for the math library; all(list),
-any(list); defined(x) for a tensor argument that may be None."""
+any(list); defined(x) for a tensor argument that may be None; item(x, zero_dim=False) for
+the one element of a tensor argument (a number of its dtype's kind)."""
 
 from __future__ import annotations
 
 from . import scalar, scalar_math  # noqa: F401  (registers the overloads named below)
+from .lowering_common import NotLowerable
 from .registry import lowering
 
 _MIXED = ("int", "float", "int_float", "float_int")
@@ -72,6 +74,34 @@ def _not(e, a):
 
 
 # ---- conversions and rounding
+
+@lowering("aten::Float.Tensor")
+def _float_of_tensor(e, t):
+    return e.to_float(e.item(t))
+
+
+@lowering("aten::Int.Tensor")
+def _int_of_tensor(e, t):
+    return e.to_int(e.item(t))
+
+
+@lowering("aten::Bool.Tensor")
+def _bool_of_tensor(e, t):
+    return e.to_bool(e.item(t))
+
+
+@lowering("aten::FloatImplicit")
+def _float_implicit(e, t):
+    return e.to_float(e.item(t, zero_dim=True))
+
+
+@lowering("aten::IntImplicit")
+def _int_implicit(e, t):
+    x = e.item(t, zero_dim=True)
+    if x.kind == "float":
+        raise NotLowerable("IntImplicit of a float tensor raises")
+    return e.to_int(x)
+
 
 @lowering("aten::Float.int", "aten::Float.bool", "aten::Float.Scalar")
 def _to_float(e, a):

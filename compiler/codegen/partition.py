@@ -10,6 +10,7 @@ from typing import Optional
 
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.passes._side_effects import is_mutating
 from irjit.compiler.passes.registry import register_pass
 from irjit.ops import facts
 from irjit.ops.lowering_common import NotLowerable
@@ -219,8 +220,8 @@ def is_program_candidate(node: Node) -> bool:
 
 def _fixes_order(node: Node) -> bool:
     """Nodes that programs are not moved across: side effects and calls (a moved program
-    that refuses would raise before them)."""
-    return any(facts.has_side_effects(m.kind) or facts.has_tag(m.kind, "opaque")
+    that refuses would raise before them), and writes (a tensor a program reads may change)."""
+    return any(facts.has_side_effects(m.kind) or facts.has_tag(m.kind, "opaque") or is_mutating(m)
                for m in [node, *node.walk()])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Optional
 
+import numpy as np
 from llvmlite import ir
 
 from irjit.compiler.ir import Block, Graph, Node, Value
@@ -21,14 +22,17 @@ from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
 
 from .library import CodeLibrary, new_module
-from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, Num, NumberEmitter, Presence
+from .entry import ArrayGuards, check_array_layout
+from .kernel import Buffer
+from .lower import tensor_layout
+from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, Num, NumberEmitter, TensorArg
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
 STATUS_REFUSED = 1  # the program met what the interpreter raises on (or an int overflow)
 STATUS_ARGUMENT = 2  # an argument is not of its input's type (or outside int64)
-_PARAM_TYPES = {"int": I64, "float": F64, "bool": I8, "tensor": I8}
+_PARAM_TYPES = {"int": I64, "float": F64, "bool": I8, "tensor": ir.PointerType()}
 _CTYPES = {"int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_bool,
-           "tensor": ctypes.c_bool}
+           "tensor": ctypes.py_object}
 _PYTHON_TYPES = {"int": int, "float": float, "bool": bool}
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -57,6 +61,8 @@ def _sample(v: Value) -> Any:
         return list(value) if isinstance(value, tuple) else value
     if isinstance(v.type, ListType) and number_kind(v.type.elem):
         return [_SAMPLES[number_kind(v.type.elem)]]
+    if _input_kind(v.type) == "tensor":
+        return np.empty(0, np.float32)
     return _SAMPLES.get(number_kind(v.type), object())
 
 
@@ -89,6 +95,7 @@ class ProgramLowering:
             if kind is None:
                 raise NotLowerable(f"input %{v.name} of type {v.type} is not a number or tensor")
         self.output_kinds: list[str] = []
+        self.addresses: dict[str, int] = {}  # globals to fill in after loading (name -> address)
 
     def emit(self, module: ir.Module, name: str) -> ir.Function:
         out_types = []
@@ -98,12 +105,17 @@ class ProgramLowering:
         refuse = fn.append_basic_block("refuse")
         ir.IRBuilder(refuse).ret(ir.Constant(I32, STATUS_REFUSED))
         b = ir.IRBuilder(entry)
-        e = NumberEmitter(b, refuse)
+        guards = ArrayGuards(b, fn)
+        e = NumberEmitter(b, refuse, guards)
         env: dict[Value, Any] = {}
-        for v, kind, arg in zip(self.graph.inputs, self.input_kinds, fn.args):
-            bit = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0)) if kind in ("bool", "tensor") else arg
-            env[v] = Presence(bit) if kind == "tensor" else Num(bit, kind)
+        for k, (v, kind, arg) in enumerate(zip(self.graph.inputs, self.input_kinds, fn.args)):
+            if kind == "tensor":
+                layout = tensor_layout(v.type)
+                env[v] = TensorArg(arg, Buffer(k, *layout, is_output=False) if layout else None)
+            else:
+                env[v] = Num(b.icmp_unsigned("!=", arg, ir.Constant(I8, 0)) if kind == "bool" else arg, kind)
         self.lower_block(e, self.graph.block, env)
+        self.addresses = guards.addresses
         results = [env[v] for v in self.graph.outputs]
         for v, r in zip(self.graph.outputs, results):
             if not isinstance(r, Num) or not _compatible(r.kind, number_kind(v.type)):
@@ -256,15 +268,19 @@ def lowers_as_program(graph: Graph) -> bool:
 
 class ScalarProgramUnit:
     """A compiled scalar program: `call(args)` returns (status, numbers); status 0 means it ran.
-    Tensor arguments are passed as whether they are defined (not None)."""
+    Tensor arguments (arrays or None) are passed as objects: the program compares them with
+    None and reads one-element arrays through the entry's array guards."""
 
     def __init__(self, graph: Graph, name: str = "program"):
+        assert check_array_layout(), "numpy's array layout is not the one native entries read"
         self.name = name
         lowering = ProgramLowering(graph)
         module = new_module(name)
         lowering.emit(module, name)
         self.library = CodeLibrary(module)
         self.library.finalize()
+        for global_name, address in lowering.addresses.items():
+            ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.input_kinds = lowering.input_kinds
         self.output_kinds = lowering.output_kinds
         fields = [(f"out{k}", _CTYPES[kind]) for k, kind in enumerate(self.output_kinds)]
@@ -283,7 +299,7 @@ class ScalarProgramUnit:
         passed = []
         for a, kind in zip(args, self.input_kinds):
             if kind == "tensor":
-                passed.append(a is not None)
+                passed.append(a)
             elif type(a) is not _PYTHON_TYPES[kind] or kind == "int" and not INT64_MIN <= a <= INT64_MAX:
                 return STATUS_ARGUMENT, []
             else:

@@ -7,13 +7,16 @@ call returns a non-zero status and the interpreter re-runs the program."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
+import numpy as np
 from llvmlite import ir
 
 from irjit.ops.lowering_common import NotLowerable
 
-from .scalar_ops import math_functions
+from .entry import ArrayGuards
+from .kernel import Buffer
+from .scalar_ops import from_memory, math_functions, memory_type
 
 I1, I64, F64 = ir.IntType(1), ir.IntType(64), ir.DoubleType()
 LLVM_TYPES = {"int": I64, "float": F64, "bool": I1}
@@ -30,18 +33,21 @@ class Num:
 
 
 @dataclass(frozen=True)
-class Presence:
-    """A tensor argument, of which a program knows only whether it is defined (not None)."""
+class TensorArg:
+    """A tensor argument (a `PyObject*`, None when undefined) and, where its type is complete,
+    the buffer its value is read through (one element, checked by the entry's array guards)."""
 
-    value: ir.Value  # i1
+    obj: ir.Value
+    buffer: Optional[Buffer]
 
 
 class NumberEmitter:
     """Builds number code at `b`; `refuse_if(cond)` leaves through the function's refusal block."""
 
-    def __init__(self, builder: ir.IRBuilder, refuse: ir.Block):
+    def __init__(self, builder: ir.IRBuilder, refuse: ir.Block, guards: ArrayGuards):
         self.b = builder
         self._refuse = refuse
+        self._guards = guards
         self._math = math_functions()
 
     # ---- operands
@@ -349,11 +355,29 @@ class NumberEmitter:
         return xs
 
     def defined(self, x) -> Num:
+        """Whether a tensor argument is not None (compared with None's address)."""
         if x is None:
             return self.const(False)
-        if not isinstance(x, Presence):
+        if not isinstance(x, TensorArg):
             raise NotLowerable("an autograd check of a value that is not a tensor")
-        return Num(x.value, "bool")
+        none = self._guards.process_address("None", id(None))
+        return Num(self.b.icmp_unsigned("!=", self.b.ptrtoint(x.obj, I64), none), "bool")
+
+    def item(self, x, zero_dim: bool = False) -> Num:
+        """The one element of a tensor argument (its layout checked at run time) as a
+        number of its dtype's kind; `zero_dim` for the implicit conversions' rank check."""
+        if not isinstance(x, TensorArg) or x.buffer is None:
+            raise NotLowerable("the value of a tensor without a complete type")
+        buf = x.buffer
+        if int(np.prod(buf.sizes)) != 1 or zero_dim and buf.sizes:
+            raise NotLowerable("a number from a tensor of more than one element")
+        data = self._guards.array(x.obj, buf, buf.position)
+        value = from_memory(self.b, self.b.load(data, typ=memory_type(buf.dtype)), buf.dtype)
+        if buf.dtype.kind == "f":
+            return Num(self.b.fpext(value, F64) if value.type != F64 else value, "float")
+        if buf.dtype.kind == "b":
+            return Num(value, "bool")
+        return Num(self.b.sext(value, I64) if value.type != I64 else value, "int")
 
     # ---- float predicates and math functions
     def _nan(self, f: ir.Value) -> ir.Value:

@@ -383,6 +383,31 @@ def test_the_guard_becomes_one_program_in_front_of_the_specialized_branch():
         "prim::AutogradAllNonZero", "prim::ListConstruct", "aten::all"]
 
 
+# ---- numbers read from one-element tensors
+
+def test_numbers_of_one_element_tensors_are_read_through_the_array_guards():
+    unit = _unit("graph(%t : Float(requires_grad=0, device=cpu), %u : Long(1, strides=[1], device=cpu),\n"
+                 "      %v : Bool(1, 1, strides=[1, 1], device=cpu)):\n"
+                 "  %f : float = aten::Float(%t)\n  %i : int = aten::Int(%t)\n"
+                 "  %j : int = aten::Int(%u)\n  %g : float = aten::Float(%u)\n"
+                 "  %b : bool = aten::Bool(%v)\n  %c : bool = aten::Bool(%t)\n"
+                 "  %s : float = aten::FloatImplicit(%t)\n"
+                 "  return (%f, %i, %j, %g, %b, %c, %s)\n")
+    t, u, v = np.array(-2.5, np.float32), np.array([7]), np.array([[True]])
+    assert unit.call([t, u, v]) == (0, [-2.5, -2, 7, 7.0, True, True, -2.5])
+    assert unit.call([np.array(np.nan, np.float32), u, v])[0] == STATUS_REFUSED  # int(nan)
+    for bad in ([t.astype(np.float64), u, v], [t, np.array([7, 8]), v], [None, u, v],
+                [t, u, np.array([[1]])], [t, 7, v]):
+        assert unit.call(bad)[0] != 0  # a guard refuses: dtype, size, None, not an array
+
+
+def test_a_tensor_of_several_elements_or_an_int_of_a_float_tensor_is_not_lowered():
+    for body in ("%f : float = aten::Float(%t)", "%f : int = aten::IntImplicit(%s)"):
+        graph = parse_ir("graph(%t : Float(2, strides=[1], device=cpu), %s : Float(device=cpu)):\n"
+                         f"  {body}\n  return (%f)\n")
+        assert get_unit(graph)[0] is None
+
+
 # ---- partitioning
 
 def test_number_nodes_around_a_tensor_op_in_a_loop_body_become_one_program():
@@ -411,6 +436,33 @@ def test_number_nodes_around_a_tensor_op_in_a_loop_body_become_one_program():
         "aten::mul", "aten::Float", "aten::mul", "aten::add", "aten::lt"]
 
 
+def test_a_while_condition_on_a_tensor_sum_reads_the_sum_in_the_program():
+    graph = parse_ir("""graph(%x : Float(3, strides=[1], device=cpu), %limit : float):
+  %none : NoneType = prim::Constant()
+  %big : int = prim::Constant[value=20]()
+  %s : Float(device=cpu) = aten::sum(%x, %none)
+  %f : float = aten::Float(%s)
+  %lt : bool = aten::lt(%f, %limit)
+  %go : bool = prim::If(%lt)
+    block0():
+      %i : bool = aten::lt(%limit, %big)
+      -> (%i)
+    block1():
+      -> (%lt)
+  return (%go)
+""")
+    native_partition(graph)
+    groups = [n for n in graph.nodes() if n.kind == GROUP]
+    assert len(groups) == 2 and not is_scalar_program(groups[0].attr("Subgraph"))
+    program = groups[1].attr("Subgraph")
+    assert [n.kind for n in program.nodes() if n.kind != "prim::Constant"] == [
+        "aten::Float", "aten::lt", "prim::If"]
+    fn = irjit.compile(str(graph))
+    for limit in (1.0, 100.0, 7.0):
+        x = np.array([1.0, 2.0, 3.0], np.float32)
+        assert fn.run(x, limit) == irjit.load(str(graph)).run(x, limit)
+
+
 def test_programs_are_not_moved_across_side_effects():
     graph = parse_ir("""graph(%a : int, %b : int):
   %s : str = prim::Constant[value="x"]()
@@ -435,6 +487,19 @@ def test_a_list_read_outside_programs_keeps_its_builder_and_readers_interpreted(
     native_partition(graph)
     kinds = [n.kind for n in graph.nodes() if n.kind != "prim::Constant"]
     assert kinds == ["prim::ListConstruct", "aten::all", "aten::len", GROUP]
+
+
+def test_programs_are_not_moved_across_writes_to_a_tensor_they_read():
+    graph = parse_ir("""graph(%t : Float(requires_grad=0, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %a : float = aten::Float(%t)
+  %u : Float(requires_grad=0, device=cpu) = aten::add_(%t, %one, %one)
+  %b : float = aten::Float(%t)
+  return (%a, %b)
+""")
+    native_partition(graph)
+    kinds = [n.kind for n in graph.nodes() if n.kind != "prim::Constant"]
+    assert kinds == [GROUP, "aten::add_", GROUP]
 
 
 def test_nodes_a_program_cannot_lower_stay_outside_it():
