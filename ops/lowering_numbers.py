@@ -14,8 +14,29 @@ the one element of a tensor argument (a number of its dtype's kind)."""
 from __future__ import annotations
 
 from . import scalar, scalar_math  # noqa: F401  (registers the overloads named below)
+from typing import Callable, Optional
+
 from .lowering_common import NotLowerable
-from .registry import lowering
+from .registry import OpEntry, get
+
+# full overload name -> rule; kept apart from the tensor rules (`OpEntry.lowering`), which are
+# written against the kernel emitter
+NUMBER_RULES: dict[str, Callable] = {}
+
+
+def lowering(*full_names: str):
+    """Decorator: the scalar-program rule of the named (registered) overloads."""
+    def wrap(fn):
+        for name in full_names:
+            get(name)  # a KeyError for an unregistered overload
+            NUMBER_RULES[name] = fn
+        return fn
+    return wrap
+
+
+def number_rule(entry: OpEntry) -> Optional[Callable]:
+    """The scalar-program rule of an overload, or None."""
+    return NUMBER_RULES.get(entry.schema.full_name)
 
 _MIXED = ("int", "float", "int_float", "float_int")
 

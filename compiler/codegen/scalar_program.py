@@ -16,7 +16,7 @@ from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.ops import facts
 from irjit.ops.lowering_common import NotLowerable
-from irjit.ops.lowering_numbers import PRIM_NUMBER_RULES
+from irjit.ops.lowering_numbers import PRIM_NUMBER_RULES, number_rule
 from irjit.ops.errors import IRTypeError
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
@@ -151,9 +151,10 @@ class ProgramLowering:
             result = PRIM_NUMBER_RULES[node.kind](e, *args)
         else:
             entry = program_entry(node)
-            if entry is None or entry.lowering is None:
-                raise NotLowerable(f"{node.kind} has no lowering")
-            result = entry.lowering(e, *with_defaults(entry, args))
+            rule = number_rule(entry) if entry is not None else None
+            if rule is None:
+                raise NotLowerable(f"{node.kind} has no scalar-program rule")
+            result = rule(e, *with_defaults(entry, args))
         out = node.output
         if isinstance(result, list):
             if not isinstance(out.type, ListType):
