@@ -463,6 +463,24 @@ def test_a_while_condition_on_a_tensor_sum_reads_the_sum_in_the_program():
         assert fn.run(x, limit) == irjit.load(str(graph)).run(x, limit)
 
 
+def test_a_program_reads_a_tensor_that_requires_grad_natively(monkeypatch):
+    """Number outputs need no autograd tape, so grad mode does not send a program to the
+    interpreter (tensor units with such inputs still go there)."""
+    from irjit.runtime.native import NativeRunner
+    from tests.runtime.native_coverage import measured
+    source = """graph(%t : Float(requires_grad=1, device=cpu), %limit : float):
+  %f : float = aten::Float(%t)
+  %lt : bool = aten::lt(%f, %limit)
+  return (%lt)
+"""
+    runner = NativeRunner(parse_ir(source))
+    t = irjit.Tensor(np.array(0.5, np.float32), requires_grad=True)
+    assert runner.run([t, 1.0]) == [True]  # profiles and specializes
+    with measured(monkeypatch) as cov:
+        assert runner.run([t, 0.25]) == [False]
+    assert dict(cov.native) == {"aten::Float": 1, "aten::lt": 1} and not cov.interpreted
+
+
 def test_programs_are_not_moved_across_side_effects():
     graph = parse_ir("""graph(%a : int, %b : int):
   %s : str = prim::Constant[value="x"]()
