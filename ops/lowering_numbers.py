@@ -45,11 +45,13 @@ def _names(op: str, overloads) -> list[str]:
     return [f"{op}.{o}" if o else op for o in overloads]
 
 
+# the Scalar overloads ("") are what bool operands resolve to; the node's declared type must
+# still be the kind the emitter computes (checked where the rule is applied)
 for _name, _method in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"),
                        ("remainder", "remainder"), ("fmod", "fmod"), ("copysign", "copysign"),
                        ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("eq", "eq"),
                        ("ne", "ne")):
-    lowering(*_names(f"aten::{_name}", _MIXED))(
+    lowering(*_names(f"aten::{_name}", _MIXED + ("",)))(
         lambda e, a, b, _method=_method: getattr(e, _method)(a, b))
 lowering("aten::eq.bool")(lambda e, a, b: e.eq(a, b))
 lowering("aten::ne.bool")(lambda e, a, b: e.ne(a, b))
