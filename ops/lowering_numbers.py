@@ -8,8 +8,9 @@ Python, `/` is true division, mixed int/float comparisons are exact.
 The emitter offers add, sub, mul, div, floordiv, remainder, fmod, pow (float result), neg, abs, maximum, minimum, copysign, round_to_zero_floordiv; lt, le, gt, ge, eq,
 ne; not_, and_, or_, xor; to_float, to_int (truncation), to_bool, floor, ceil (to int),
 round (half to even); isnan, isinf, isfinite; call(name, x) for the math library; all(list),
-any(list); defined(x) for a tensor argument that may be None; item(x, zero_dim=False) for
-the one element of a tensor argument (a number of its dtype's kind)."""
+any(list); for tensor arguments: defined(x) (not None), is_none(x) (numbers never are),
+item(x, zero_dim=False) (the one element, a number of the dtype's kind), dim(x), numel(x),
+size(x, dim), each checking the argument's layout at run time."""
 
 from __future__ import annotations
 
@@ -158,6 +159,44 @@ def _round(e, a):
 
 for _name in ("isnan", "isinf", "isfinite"):
     lowering(f"aten::{_name}.float")(lambda e, a, _name=_name: getattr(e, _name)(a))
+
+# ---- tensor metadata (checked against the tensor's complete type at run time) and None tests
+
+@lowering("aten::dim")
+def _dim(e, t):
+    return e.dim(t)
+
+
+@lowering("aten::numel")
+def _numel(e, t):
+    return e.numel(t)
+
+
+@lowering("aten::size.int")
+def _size(e, t, dim):
+    return e.size(t, dim)
+
+
+@lowering("aten::len.Tensor")
+def _len_of_tensor(e, t):
+    return e.size(t, 0)
+
+
+def _is_none(e, a, b):
+    if a is not None and b is not None:
+        raise NotLowerable("`is` of two values that are not None")
+    return e.is_none(b if a is None else a)
+
+
+@lowering("aten::__is__")
+def _is(e, a, b):
+    return _is_none(e, a, b)
+
+
+@lowering("aten::__isnot__")
+def _isnot(e, a, b):
+    return e.not_(_is_none(e, a, b))
+
 
 # ---- math functions (the math library's, on doubles)
 

@@ -363,6 +363,44 @@ class NumberEmitter:
         none = self._guards.process_address("None", id(None))
         return Num(self.b.icmp_unsigned("!=", self.b.ptrtoint(x.obj, I64), none), "bool")
 
+    def is_none(self, x) -> Num:
+        """`x is None` for a value of a program: a tensor argument may be, a number is not."""
+        if x is None:
+            return self.const(True)
+        if isinstance(x, TensorArg):
+            return self.not_(self.defined(x))
+        if isinstance(x, Num):
+            return self.const(False)
+        raise NotLowerable("`is None` of a value that is neither a number nor a tensor")
+
+    def _checked_buffer(self, x) -> Buffer:
+        """The layout of a tensor argument, checked at run time (guards emitted here)."""
+        if not isinstance(x, TensorArg) or x.buffer is None:
+            raise NotLowerable("the layout of a tensor without a complete type")
+        self._guards.array(x.obj, x.buffer, x.buffer.position)
+        return x.buffer
+
+    def dim(self, x) -> Num:
+        return self.const(len(self._checked_buffer(x).sizes))
+
+    def numel(self, x) -> Num:
+        return self.const(int(np.prod(self._checked_buffer(x).sizes)))
+
+    def size(self, x, dim) -> Num:
+        """The size of dimension `dim` (negative from the end); out of range is refused."""
+        sizes = self._checked_buffer(x).sizes
+        if not sizes:
+            raise NotLowerable("the size of a 0-dim tensor")
+        b = self.b
+        d = self.as_int(dim).value
+        rank = ir.Constant(I64, len(sizes))
+        d = b.select(b.icmp_signed("<", d, ir.Constant(I64, 0)), b.add(d, rank), d)
+        self.refuse_if(b.or_(b.icmp_signed("<", d, ir.Constant(I64, 0)), b.icmp_signed(">=", d, rank)))
+        result = ir.Constant(I64, sizes[-1])
+        for k in reversed(range(len(sizes) - 1)):
+            result = b.select(b.icmp_signed("==", d, ir.Constant(I64, k)), ir.Constant(I64, sizes[k]), result)
+        return Num(result, "int")
+
     def item(self, x, zero_dim: bool = False) -> Num:
         """The one element of a tensor argument (its layout checked at run time) as a
         number of its dtype's kind; `zero_dim` for the implicit conversions' rank check."""

@@ -402,6 +402,21 @@ def test_numbers_of_one_element_tensors_are_read_through_the_array_guards():
         assert unit.call(bad)[0] != 0  # a guard refuses: dtype, size, None, not an array
 
 
+def test_tensor_metadata_and_none_tests_are_checked_against_the_layout():
+    unit = _unit("graph(%t : Float(2, 3, strides=[3, 1], device=cpu), %o : Tensor?, %d : int):\n"
+                 "  %none : NoneType = prim::Constant()\n  %one : int = prim::Constant[value=1]()\n"
+                 "  %r : int = aten::dim(%t)\n  %n : int = aten::numel(%t)\n"
+                 "  %s1 : int = aten::size(%t, %one)\n  %sd : int = aten::size(%t, %d)\n"
+                 "  %l : int = aten::len(%t)\n  %i : bool = aten::__is__(%o, %none)\n"
+                 "  %j : bool = aten::__isnot__(%d, %none)\n"
+                 "  return (%r, %n, %s1, %sd, %l, %i, %j)\n")
+    t = np.zeros((2, 3), np.float32)
+    assert unit.call([t, None, -2]) == (0, [2, 6, 3, 2, 2, True, True])
+    assert unit.call([t, t, 1]) == (0, [2, 6, 3, 3, 2, False, True])
+    assert unit.call([t, None, 2])[0] == STATUS_REFUSED  # size(t, 2) raises
+    assert unit.call([np.zeros((3, 2), np.float32), None, 0])[0] != 0  # another layout
+
+
 def test_a_tensor_of_several_elements_or_an_int_of_a_float_tensor_is_not_lowered():
     for body in ("%f : float = aten::Float(%t)", "%f : int = aten::IntImplicit(%s)"):
         graph = parse_ir("graph(%t : Float(2, strides=[1], device=cpu), %s : Float(device=cpu)):\n"
