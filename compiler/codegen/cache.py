@@ -12,7 +12,8 @@ from irjit.compiler.ir import Graph
 from irjit.compiler.structural_hash import structural_hash
 from irjit.ops.lowering_common import NotLowerable
 
-from .scalar_program import ScalarProgramUnit, is_scalar_program
+from .scalar_program import is_scalar_program
+from .scalar_program_unit import ScalarProgramUnit
 from .unit import NativeUnit, bounds_checks_enabled
 
 _LOCK = threading.Lock()

@@ -1,12 +1,12 @@
 """Scalar programs: a group graph of number-typed nodes (ops on int/float/bool with a rule in
-ops/lowering_numbers.py, `prim::If`/`prim::Loop` over numbers, lists of bools reduced by
-`aten::all`/`any`, the autograd-zero checks of tensor arguments) lowered to one LLVM function
-`i32 f(number or presence arguments..., outputs*)`: numbers in, numbers out, status returned
-(0: ran; non-zero: refused, the interpreter re-runs the program and raises what it raises)."""
+ops/lowering_numbers.py, `prim::If`/`prim::Loop` over numbers, lists of numbers reduced by
+`aten::all`/`any`, the autograd-zero checks and metadata of tensor arguments) lowered to one
+LLVM function `i32 f(numbers and tensor objects..., outputs*)`: numbers in, numbers out, a
+status returned (0: ran; non-zero: refused, the interpreter re-runs the program and raises
+what it raises). scalar_program_unit.py compiles and calls it."""
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any, Optional
 
 import numpy as np
@@ -15,26 +15,20 @@ from llvmlite import ir
 from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.ops import facts
+from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.lowering_numbers import PRIM_NUMBER_RULES, number_rule
-from irjit.ops.errors import IRTypeError
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
 
-from .library import CodeLibrary, new_module
-from .entry import ArrayGuards, check_array_layout
+from .entry import ArrayGuards
 from .kernel import Buffer
 from .lower import tensor_layout
 from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, Num, NumberEmitter, TensorArg
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
 STATUS_REFUSED = 1  # the program met what the interpreter raises on (or an int overflow)
-STATUS_ARGUMENT = 2  # an argument is not of its input's type (or outside int64)
 _PARAM_TYPES = {"int": I64, "float": F64, "bool": I8, "tensor": ir.PointerType()}
-_CTYPES = {"int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_bool,
-           "tensor": ctypes.py_object}
-_PYTHON_TYPES = {"int": int, "float": float, "bool": bool}
-INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def number_kind(t: Any) -> Optional[str]:
@@ -265,48 +259,3 @@ def lowers_as_program(graph: Graph) -> bool:
     except NotLowerable:
         return False
     return True
-
-
-class ScalarProgramUnit:
-    """A compiled scalar program: `call(args)` returns (status, numbers); status 0 means it ran.
-    Tensor arguments (arrays or None) are passed as objects: the program compares them with
-    None and reads one-element arrays through the entry's array guards."""
-
-    def __init__(self, graph: Graph, name: str = "program"):
-        assert check_array_layout(), "numpy's array layout is not the one native entries read"
-        self.name = name
-        lowering = ProgramLowering(graph)
-        module = new_module(name)
-        lowering.emit(module, name)
-        self.library = CodeLibrary(module)
-        self.library.finalize()
-        for global_name, address in lowering.addresses.items():
-            ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
-        self.input_kinds = lowering.input_kinds
-        self.output_kinds = lowering.output_kinds
-        fields = [(f"out{k}", _CTYPES[kind]) for k, kind in enumerate(self.output_kinds)]
-        self._outputs = type(f"{name}_outputs", (ctypes.Structure,), {"_fields_": fields})
-        self._names = [f for f, _ in fields]
-        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[_CTYPES[k] for k in self.input_kinds],
-                                 ctypes.c_void_p)
-        self._fn = proto(self.library.address(name))
-
-    @property
-    def compile_ms(self) -> float:
-        return self.library.compile_ms
-
-    def call(self, args: list) -> tuple[int, list]:
-        """Run on `args` (Python numbers; arrays or None for tensor inputs)."""
-        passed = []
-        for a, kind in zip(args, self.input_kinds):
-            if kind == "tensor":
-                passed.append(a)
-            elif type(a) is not _PYTHON_TYPES[kind] or kind == "int" and not INT64_MIN <= a <= INT64_MAX:
-                return STATUS_ARGUMENT, []
-            else:
-                passed.append(a)
-        out = self._outputs()
-        status = self._fn(*passed, ctypes.byref(out))
-        if status:
-            return status, []
-        return 0, [getattr(out, f) for f in self._names]

@@ -1,4 +1,4 @@
-"""Scalar programs (compiler/codegen/scalar_program.py): number code with If/Loop compiled to
+"""Scalar programs (compiler/codegen/scalar_program*.py): number code with If/Loop compiled to
 one LLVM function, checked against Python's own semantics and the interpreter; what the
 interpreter raises on (division by zero, int() of nan) is a refused call, and run through a
 native runner the interpreter's error is what the caller sees."""
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import irjit
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.partition import GROUP, native_partition
-from irjit.compiler.codegen.scalar_program import (STATUS_ARGUMENT, STATUS_REFUSED,
-                                                   ScalarProgramUnit, is_scalar_program)
+from irjit.compiler.codegen.scalar_program import STATUS_REFUSED, is_scalar_program
+from irjit.compiler.codegen.scalar_program_unit import STATUS_ARGUMENT, ScalarProgramUnit
 from irjit.compiler.parser import parse_ir
 from irjit.runtime.interpreter import Interpreter
 
