@@ -10,7 +10,8 @@ ne; not_, and_, or_, xor; to_float, to_int (truncation), to_bool, floor, ceil (t
 round (half to even); isnan, isinf, isfinite; call(name, x) for the math library; all(list),
 any(list); for tensor arguments: defined(x) (not None), is_none(x) (numbers never are),
 item(x, zero_dim=False) (the one element, a number of the dtype's kind), dim(x), numel(x),
-size(x, dim), each checking the argument's layout at run time."""
+size(x, dim), each checking the argument's layout at run time; for lists (built in the
+program, constant, or read-only list arguments): length(xs), getitem(xs, i), contains(xs, x)."""
 
 from __future__ import annotations
 
@@ -220,6 +221,21 @@ def _all(e, xs):
 @lowering("aten::any.bool", "aten::any.int", "aten::any.float")
 def _any(e, xs):
     return e.any(xs)
+
+
+@lowering("aten::len.t")
+def _len(e, xs):
+    return e.length(xs)
+
+
+@lowering("aten::__getitem__.t")
+def _getitem(e, xs, idx):
+    return e.getitem(xs, idx)
+
+
+@lowering("aten::__contains__.int_list", "aten::__contains__.float_list")
+def _contains(e, xs, item):
+    return e.contains(xs, item)
 
 
 # prims without a registry entry: kind -> rule

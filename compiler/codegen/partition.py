@@ -203,18 +203,14 @@ def _number_or_list(t) -> bool:
 
 def is_program_candidate(node: Node) -> bool:
     """Whether `node` may join a scalar program: it yields numbers (or a list of numbers read
-    only in its block) and lowers as a program by itself, with the nodes that build or read
-    its lists, so a program never holds a node it cannot lower."""
+    only in its block) and lowers as a program by itself, with the readers of its lists, so a
+    program never holds a node it cannot lower (lists from elsewhere are read-only arguments)."""
     if node.kind == "prim::Constant" or not node.outputs or \
             not all(_number_or_list(o.type) for o in node.outputs):
         return False
     readers = [u.user for o in node.outputs if isinstance(o.type, ListType) for u in o.uses]
-    builders = [v.node for v in node.inputs
-                if isinstance(v.type, ListType) and v.node.kind != "prim::Constant"]
-    if any(m.owning_block is not node.owning_block for m in readers + builders):
+    if any(m.owning_block is not node.owning_block for m in readers):
         return False
-    if builders:  # a list's builder is checked with every reader of the list
-        return all(is_program_candidate(m) for m in builders)
     return lowers_as_program(build_subgraph([node] + list(dict.fromkeys(readers)))[0])
 
 
@@ -253,7 +249,18 @@ def scalar_programs(block: Block) -> list[list[Node]]:
             computed_after.update(n.outputs)
     if current:
         groups.append(current)
-    return [g for g in groups if _worth_a_program(g) and lowers_as_program(build_subgraph(g)[0])]
+    return [g for g in map(_lowerable_part, groups) if g and _worth_a_program(g)]
+
+
+def _lowerable_part(group: list[Node]) -> list[Node]:
+    """The group, or without the members whose lists are read outside it (a reader that could
+    not join), or nothing."""
+    if lowers_as_program(build_subgraph(group)[0]):
+        return group
+    members = set(group)
+    group = [n for n in group if not any(
+        isinstance(o.type, ListType) and any(u.user not in members for u in o.uses) for o in n.outputs)]
+    return group if group and lowers_as_program(build_subgraph(group)[0]) else []
 
 
 def partition_block(block: Block) -> bool:

@@ -24,11 +24,12 @@ from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
 from .entry import ArrayGuards
 from .kernel import Buffer
 from .lower import tensor_layout
-from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, Num, NumberEmitter, TensorArg
+from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, ListArg, Num, NumberEmitter, TensorArg
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
 STATUS_REFUSED = 1  # the program met what the interpreter raises on (or an int overflow)
-_PARAM_TYPES = {"int": I64, "float": F64, "bool": I8, "tensor": ir.PointerType()}
+_PARAM_TYPES = {"int": [I64], "float": [F64], "bool": [I8], "tensor": [ir.PointerType()],
+                **{f"{k}[]": [ir.PointerType(), I64] for k in LLVM_TYPES}}
 
 
 def number_kind(t: Any) -> Optional[str]:
@@ -37,11 +38,15 @@ def number_kind(t: Any) -> Optional[str]:
 
 
 def _input_kind(t: Any) -> Optional[str]:
+    """How a program takes an input: a number kind, "tensor", or "int[]"/"float[]"/"bool[]"
+    (a read-only list, passed as its elements and length)."""
     kind = number_kind(t)
     if kind is not None:
         return kind
     if isinstance(t, TensorType) or isinstance(t, OptionalType) and isinstance(t.elem, TensorType):
         return "tensor"
+    if isinstance(t, ListType) and number_kind(t.elem):
+        return number_kind(t.elem) + "[]"
     return None
 
 
@@ -53,7 +58,7 @@ def _sample(v: Value) -> Any:
     if v.node.kind == "prim::Constant":
         value = constant_value(v.node)
         return list(value) if isinstance(value, tuple) else value
-    if isinstance(v.type, ListType) and number_kind(v.type.elem):
+    if _input_kind(v.type) in ("int[]", "float[]", "bool[]"):
         return [_SAMPLES[number_kind(v.type.elem)]]
     if _input_kind(v.type) == "tensor":
         return np.empty(0, np.float32)
@@ -93,8 +98,8 @@ class ProgramLowering:
 
     def emit(self, module: ir.Module, name: str) -> ir.Function:
         out_types = []
-        fn = ir.Function(module, ir.FunctionType(I32, [_PARAM_TYPES[k] for k in self.input_kinds]
-                                                 + [ir.PointerType()]), name=name)
+        params = [t for k in self.input_kinds for t in _PARAM_TYPES[k]]
+        fn = ir.Function(module, ir.FunctionType(I32, params + [ir.PointerType()]), name=name)
         entry = fn.append_basic_block("entry")
         refuse = fn.append_basic_block("refuse")
         ir.IRBuilder(refuse).ret(ir.Constant(I32, STATUS_REFUSED))
@@ -102,10 +107,14 @@ class ProgramLowering:
         guards = ArrayGuards(b, fn)
         e = NumberEmitter(b, refuse, guards)
         env: dict[Value, Any] = {}
-        for k, (v, kind, arg) in enumerate(zip(self.graph.inputs, self.input_kinds, fn.args)):
+        args = iter(fn.args)
+        for k, (v, kind) in enumerate(zip(self.graph.inputs, self.input_kinds)):
+            arg = next(args)
             if kind == "tensor":
                 layout = tensor_layout(v.type)
                 env[v] = TensorArg(arg, Buffer(k, *layout, is_output=False) if layout else None)
+            elif kind.endswith("[]"):
+                env[v] = ListArg(arg, next(args), kind[:-2])
             else:
                 env[v] = Num(b.icmp_unsigned("!=", arg, ir.Constant(I8, 0)) if kind == "bool" else arg, kind)
         self.lower_block(e, self.graph.block, env)

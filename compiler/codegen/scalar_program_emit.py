@@ -18,7 +18,7 @@ from .entry import ArrayGuards
 from .kernel import Buffer
 from .scalar_ops import from_memory, math_functions, memory_type
 
-I1, I64, F64 = ir.IntType(1), ir.IntType(64), ir.DoubleType()
+I1, I8, I64, F64 = ir.IntType(1), ir.IntType(8), ir.IntType(64), ir.DoubleType()
 LLVM_TYPES = {"int": I64, "float": F64, "bool": I1}
 INT64_MIN = -(2 ** 63)
 TWO_63 = 2.0 ** 63
@@ -39,6 +39,15 @@ class TensorArg:
 
     obj: ir.Value
     buffer: Optional[Buffer]
+
+
+@dataclass(frozen=True)
+class ListArg:
+    """A list argument of numbers, read only: its elements (i64, double or i8) and length."""
+
+    data: ir.Value
+    length: ir.Value
+    kind: str
 
 
 class NumberEmitter:
@@ -338,21 +347,87 @@ class NumberEmitter:
         return self._bitwise(self.b.xor, x, y)
 
     def all(self, xs) -> Num:
+        if isinstance(xs, ListArg):  # no element is false
+            return self.not_(self.contains(xs, {"bool": False, "int": 0, "float": 0.0}[xs.kind]))
         result = ir.Constant(I1, 1)
         for x in self._list(xs):
             result = self.b.and_(result, self.to_bool(x).value)
         return Num(result, "bool")
 
     def any(self, xs) -> Num:
+        if isinstance(xs, ListArg):
+            if xs.kind != "bool":
+                raise NotLowerable("any() of a list argument of numbers")
+            return self.contains(xs, True)
         result = ir.Constant(I1, 0)
         for x in self._list(xs):
             result = self.b.or_(result, self.to_bool(x).value)
         return Num(result, "bool")
 
     def _list(self, xs) -> list:
-        if not isinstance(xs, list):
-            raise NotLowerable("a list not built inside the program")
-        return xs
+        """The items of a list built in the program or a constant list."""
+        if not isinstance(xs, (list, tuple)):
+            raise NotLowerable("a list that is neither built in the program nor constant")
+        return list(xs)
+
+    # ---- lists: built in the program (Python lists of numbers) or list arguments
+    def length(self, xs) -> Num:
+        if isinstance(xs, ListArg):
+            return Num(xs.length, "int")
+        return self.const(len(self._list(xs)))
+
+    def _index(self, xs, idx) -> ir.Value:
+        """`idx` made non-negative (Python's negative indices); out of range is refused."""
+        b = self.b
+        n = self.length(xs).value
+        i = self.as_int(idx).value
+        i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.add(i, n), i)
+        self.refuse_if(b.or_(b.icmp_signed("<", i, ir.Constant(I64, 0)), b.icmp_signed(">=", i, n)))
+        return i
+
+    def _load(self, xs: ListArg, i: ir.Value) -> Num:
+        ty = I8 if xs.kind == "bool" else LLVM_TYPES[xs.kind]
+        value = self.b.load(self.b.gep(xs.data, [i], source_etype=ty), typ=ty)
+        return Num(self.b.icmp_unsigned("!=", value, ir.Constant(I8, 0)) if xs.kind == "bool" else value,
+                   xs.kind)
+
+    def getitem(self, xs, idx) -> Num:
+        i = self._index(xs, idx)
+        if isinstance(xs, ListArg):
+            return self._load(xs, i)
+        items = [self.num(x) for x in self._list(xs)]
+        kinds = {x.kind for x in items}
+        if len(kinds) != 1:
+            raise NotLowerable("a list of numbers of different kinds")
+        result = items[-1].value
+        for k in reversed(range(len(items) - 1)):
+            result = self.b.select(self.b.icmp_signed("==", i, ir.Constant(I64, k)), items[k].value, result)
+        return Num(result, kinds.pop())
+
+    def contains(self, xs, item) -> Num:
+        """`item in xs` by ==; a nan item is refused (Python compares identity first)."""
+        item = self.num(item)
+        if item.kind == "float":
+            self.refuse_if(self._nan(item.value))
+        if not isinstance(xs, ListArg):
+            return self.any([self.eq(x, item) for x in self._list(xs)])
+        b = self.b
+        before = b.block
+        head, body, done = (b.append_basic_block(n) for n in ("in_head", "in_body", "in_done"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64)
+        found = b.phi(I1)
+        i.add_incoming(ir.Constant(I64, 0), before)
+        found.add_incoming(ir.Constant(I1, 0), before)
+        b.cbranch(b.and_(b.not_(found), b.icmp_signed("<", i, xs.length)), body, done)
+        b.position_at_end(body)
+        hit = self.eq(self._load(xs, i), item).value
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+        found.add_incoming(hit, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+        return Num(found, "bool")
 
     def defined(self, x) -> Num:
         """Whether a tensor argument is not None (compared with None's address)."""

@@ -14,8 +14,14 @@ from .scalar_program import ProgramLowering
 STATUS_ARGUMENT = 2  # an argument is not of its input's type (or an int outside int64)
 _CTYPES = {"int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_bool,
            "tensor": ctypes.py_object}
+_ELEMENT_CTYPES = {f"{k}[]": c for k, c in _CTYPES.items() if k != "tensor"}
 _PYTHON_TYPES = {"int": int, "float": float, "bool": bool}
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def _fits(x, kind: str) -> bool:
+    """Whether `x` is a Python number of `kind` (ints within int64)."""
+    return type(x) is _PYTHON_TYPES[kind] and (kind != "int" or INT64_MIN <= x <= INT64_MAX)
 
 
 class ScalarProgramUnit:
@@ -38,8 +44,9 @@ class ScalarProgramUnit:
         fields = [(f"out{k}", _CTYPES[kind]) for k, kind in enumerate(self.output_kinds)]
         self._outputs = type(f"{name}_outputs", (ctypes.Structure,), {"_fields_": fields})
         self._names = [f for f, _ in fields]
-        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[_CTYPES[k] for k in self.input_kinds],
-                                 ctypes.c_void_p)
+        params = [t for k in self.input_kinds for t in (
+            [ctypes.POINTER(_ELEMENT_CTYPES[k]), ctypes.c_int64] if k in _ELEMENT_CTYPES else [_CTYPES[k]])]
+        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *params, ctypes.c_void_p)
         self._fn = proto(self.library.address(name))
 
     @property
@@ -47,12 +54,16 @@ class ScalarProgramUnit:
         return self.library.compile_ms
 
     def call(self, args: list) -> tuple[int, list]:
-        """Run on `args` (Python numbers; arrays or None for tensor inputs)."""
+        """Run on `args` (Python numbers and lists of them; arrays or None for tensor inputs)."""
         passed = []
         for a, kind in zip(args, self.input_kinds):
             if kind == "tensor":
                 passed.append(a)
-            elif type(a) is not _PYTHON_TYPES[kind] or kind == "int" and not INT64_MIN <= a <= INT64_MAX:
+            elif kind in _ELEMENT_CTYPES:
+                if type(a) is not list or not all(_fits(x, kind[:-2]) for x in a):
+                    return STATUS_ARGUMENT, []
+                passed += [(_ELEMENT_CTYPES[kind] * len(a))(*a), len(a)]
+            elif not _fits(a, kind):
                 return STATUS_ARGUMENT, []
             else:
                 passed.append(a)

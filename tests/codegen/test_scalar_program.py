@@ -384,6 +384,42 @@ def test_the_guard_becomes_one_program_in_front_of_the_specialized_branch():
         "prim::AutogradAllNonZero", "prim::ListConstruct", "aten::all"]
 
 
+# ---- lists
+
+LIST_SUM = """graph(%xs : int[], %fs : float[], %k : int, %x : float):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %n : int = aten::len(%xs)
+  %total : int = prim::Loop(%n, %true, %zero)
+    block0(%i : int, %t.1 : int):
+      %v : int = aten::__getitem__(%xs, %i)
+      %t.2 : int = aten::add(%t.1, %v)
+      -> (%true, %t.2)
+  %at : int = aten::__getitem__(%xs, %k)
+  %in : bool = aten::__contains__(%xs, %k)
+  %fin : bool = aten::__contains__(%fs, %x)
+  %all : bool = aten::all(%xs)
+  return (%total, %at, %in, %fin, %all)
+"""
+
+
+@pytest.mark.parametrize("xs,fs,k,x", [([1, 2, 3, 4, 6], [0.5, -0.0], -1, 0.0), ([5], [], 0, 1.0),
+                                       ([0, 7], [2.0], 1, 2.0), ([2 ** 62, 2 ** 62 - 1], [1.0], -2, 3.0)])
+def test_list_arguments_are_read_in_place_with_python_indexing(xs, fs, k, x):
+    graph = parse_ir(LIST_SUM)
+    want = Interpreter(graph).run([list(xs), list(fs), k, x])
+    assert _unit(LIST_SUM).call([xs, fs, k, x]) == (0, want)
+
+
+def test_list_indices_out_of_range_nan_items_and_foreign_elements_are_refused():
+    unit = _unit(LIST_SUM)
+    assert unit.call([[1, 2], [1.0], 2, 1.0])[0] == STATUS_REFUSED  # xs[2] raises
+    assert unit.call([[], [1.0], 0, 1.0])[0] == STATUS_REFUSED
+    assert unit.call([[1, 2], [math.nan], 0, math.nan])[0] == STATUS_REFUSED  # nan in [nan] is identity
+    for xs, fs in (([1, 2.0], [1.0]), ([1, True], [1.0]), ([2 ** 63], [1.0]), ((1, 2), [1.0]), ([1], [1])):
+        assert unit.call([xs, fs, 0, 1.0])[0] == STATUS_ARGUMENT, (xs, fs)
+
+
 # ---- numbers read from one-element tensors
 
 def test_numbers_of_one_element_tensors_are_read_through_the_array_guards():
@@ -510,17 +546,21 @@ def test_programs_are_not_moved_across_side_effects():
     assert kinds == [GROUP, "prim::Print", GROUP]
 
 
-def test_a_list_read_outside_programs_keeps_its_builder_and_readers_interpreted():
+def test_a_list_read_outside_programs_is_built_outside_and_passed_in():
     graph = parse_ir("""graph(%p : bool, %q : bool):
   %l : bool[] = prim::ListConstruct(%p, %q)
+  %t : (bool[]) = prim::TupleConstruct(%l)
   %all : bool = aten::all(%l)
   %n : int = aten::len(%l)
   %m : int = aten::mul(%n, %n)
-  return (%all, %m)
+  return (%all, %m, %t)
 """)
     native_partition(graph)
     kinds = [n.kind for n in graph.nodes() if n.kind != "prim::Constant"]
-    assert kinds == ["prim::ListConstruct", "aten::all", "aten::len", GROUP]
+    assert kinds == ["prim::ListConstruct", "prim::TupleConstruct", GROUP]
+    unit, _ = get_unit(list(graph.nodes())[-1].attr("Subgraph"))
+    assert unit.call([[True, False]]) == (0, [False, 4])
+    assert unit.call([[True, True]]) == (0, [True, 4])
 
 
 def test_programs_are_not_moved_across_writes_to_a_tensor_they_read():
@@ -537,7 +577,7 @@ def test_programs_are_not_moved_across_writes_to_a_tensor_they_read():
 
 
 def test_nodes_a_program_cannot_lower_stay_outside_it():
-    graph = parse_ir("""graph(%a : int, %l : int[]):
+    graph = parse_ir("""graph(%a : int, %l : str[]):
   %c : int = aten::add(%a, %a)
   %n : int = aten::len(%l)
   %d : int = aten::mul(%c, %n)
