@@ -15,11 +15,11 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput
 
 from irjit.grammar import grammar_text
-from irjit.ops.dtypes import SCALAR_TYPE_BY_NAME
 from irjit.ops.errors import SubParseError
 from irjit.ops.type_parser import describe_lark_error, parse_type_text
 
 from .ir.attributes import AnnotatedValue, TensorData
+from .printed_tensor import parse_printed_tensor
 
 # ---- attributes
 
@@ -53,27 +53,6 @@ def unquote_string(text: str) -> str:
         i += 1
     return out.decode("utf-8", errors="surrogateescape")
 
-
-
-def parse_printed_tensor(text: str) -> np.ndarray | None:
-    """Numbers of a tensor as `at::Tensor`'s ostream prints it (`0.01 * 3.6 -4.6 [ CPUFloatType{2} ]`).
-    The printout rounds to a few digits, so the array is approximate; None if unreadable."""
-    m = re.search(r"\[ (?:CPU|CUDA)?([A-Za-z]+)Type\{([0-9,]*)\} \]\s*$", text)
-    if m is None:
-        return None
-    scalar_type = SCALAR_TYPE_BY_NAME.get(m.group(1))
-    dtype = scalar_type.numpy if scalar_type is not None else None
-    shape = tuple(int(s) for s in m.group(2).split(",") if s)
-    body = text[: m.start()]
-    scale = 1.0
-    sm = re.match(r"\s*([-+0-9.eE]+)\s*\*", body)
-    if sm:
-        scale, body = float(sm.group(1)), body[sm.end():]
-    body = re.sub(r"\(\d+(,[.\d]+)*\) =", " ", body)
-    nums = re.findall(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)", body)
-    if dtype is None or len(nums) != int(np.prod(shape, dtype=np.int64)):
-        return None
-    return (np.array([float(x) for x in nums]) * scale).astype(dtype).reshape(shape)
 
 
 class _AttrBuilder(Transformer):
