@@ -87,23 +87,17 @@ class _AttrBuilder(Transformer):
         return ("g", None)
 
     def opaque_tensors(self, c):
-        return ("ts", ())
+        return ("ts", None)  # `[<Tensors>]`: PyTorch prints no data, not even the length
 
     def opaque_graphs(self, c):
         return ("gs", ())
 
     def scalar_tensor(self, c):
         text = str(c[0])
-        inner = text[1:-1].strip()
-        try:
-            value = int(inner)
-            array = np.array(value, dtype=np.int64)
-        except ValueError:
-            try:
-                array = np.array(float(inner), dtype=np.float64)
-            except ValueError:
-                raise SubParseError(f"bad tensor value {text}", c[0].start_pos) from None
-        return ("t", TensorData(array, text))
+        data = _scalar_tensor(text)
+        if data is None:
+            raise SubParseError(f"bad tensor value {text}", c[0].start_pos)
+        return ("t", data)
 
     def printed_tensor(self, c):
         text = str(c[0])
@@ -127,9 +121,7 @@ class _AttrBuilder(Transformer):
 
     def annotated_value(self, c):
         text = str(c[0])
-        inner = text[len("annotate("):-1]
-        value = [] if inner.endswith("[]") else ({} if inner.endswith("{}") else None)
-        return ("ival", AnnotatedValue(text, value))
+        return ("ival", AnnotatedValue(text, _annotated_literal(text)))
 
     def type_value(self, c):
         tok = c[0]
@@ -163,11 +155,42 @@ class _AttrBuilder(Transformer):
                 tuple(v for _, v in c))
 
 
+def _scalar_tensor(text: str) -> TensorData | None:
+    """A one-element tensor as PyTorch prints it (`{2}`, `{0.5}`), or None."""
+    inner = text[1:-1].strip()
+    try:
+        return TensorData(np.array(int(inner), dtype=np.int64), text)
+    except ValueError:
+        pass
+    try:
+        return TensorData(np.array(float(inner), dtype=np.float64), text)
+    except ValueError:
+        return None
+
+
+def _annotated_literal(text: str) -> Any:
+    """The value of `annotate(List[Optional[int]], [1, None])` (None when it is not a literal
+    this reader understands, e.g. a dict)."""
+    inner = text[len("annotate("):-1]
+    depth = 0
+    for i, ch in enumerate(inner):
+        depth += ch in "[(" and 1 or (-1 if ch in "])" else 0)
+        if ch == "," and depth == 0:
+            body = inner[i + 1:].strip()
+            break
+    else:
+        return None
+    if body == "{}":
+        return {}
+    value = _tuple_literal("(" + body + ",)")
+    return value[0] if value is not None else None
+
+
 def _as_ivalue(kind: str, value: Any) -> Any:
     return list(value) if kind in ("is", "fs", "ss") else value
 
 
-_LITERAL_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?inf|nan|None|True|False|'
+_LITERAL_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|\{[^{}]*\}|-?inf|nan|None|True|False|'
                             r'-?[0-9]+\.[0-9]*(?:e[-+]?[0-9]+)?|-?[0-9]+e[-+]?[0-9]+|-?[0-9]+|[(),\[\]])')
 
 
@@ -203,6 +226,9 @@ def _literal(tokens: list, i: int):
         return None, len(tokens) + 1  # malformed: makes the caller's length check fail
     if tok.startswith('"'):
         return unquote_string(tok), i + 1
+    if tok.startswith("{"):
+        data = _scalar_tensor(tok)
+        return (data, i + 1) if data is not None else (None, len(tokens) + 1)
     consts = {"None": None, "True": True, "False": False, "inf": float("inf"),
               "-inf": float("-inf"), "nan": float("nan")}
     if tok in consts:

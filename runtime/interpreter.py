@@ -161,13 +161,29 @@ class Interpreter:
             return FunctionRef(node.attr("name"), bool(node.attr("fallback", 0)), node)
         if kind == "ival":
             v = node.attr("value")
-            return getattr(v, "value", v)
+            return _tensors_unboxed(getattr(v, "value", v))
         v = constant_value(node)
+        if kind == "ts" and v is None:
+            raise IRRuntimeError(f"tensor list constant %{node.outputs[0].name} is not printed in "
+                                 "the graph (`[<Tensors>]`)")
         if isinstance(v, tuple):
-            return list(v)
+            return _tensors_unboxed(list(v))
         if kind == "s" and isinstance(t, NamedType) and t.name == "Device":
             return Device(v)
         return v
+
+
+def _tensors_unboxed(value: Any) -> Any:
+    """A list or tuple constant's tensors (`[<Tensors>]`, `(1, {2})`) as run-time Tensors."""
+    if isinstance(value, TensorData):
+        if value.array is None:
+            raise IRRuntimeError("a tensor inside a constant is not printed in the graph (`<Tensor>`)")
+        return Tensor(value.array.copy())
+    if isinstance(value, list):
+        return [_tensors_unboxed(x) for x in value]
+    if isinstance(value, tuple):
+        return tuple(_tensors_unboxed(x) for x in value)
+    return value
 
 
 class _BailOut(Exception):
