@@ -194,12 +194,22 @@ _LITERAL_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|\{[^{}]*\}|-?inf|nan|None|Tr
                             r'-?[0-9]+\.[0-9]*(?:e[-+]?[0-9]+)?|-?[0-9]+e[-+]?[0-9]+|-?[0-9]+|[(),\[\]])')
 
 
+_PRINTED_TENSOR_ITEM = re.compile(r'(?:[^(),\[\]"]|\((?:[0-9]+,)+\.,\.\) =)+\[ [A-Za-z0-9]+Type\{[0-9,]*\} \]')
+
+
 def _tuple_literal(text: str):
     """A tuple constant printed as an IValue (`("a", "b")`, `(None, inf)`), or None."""
     if not text.startswith("("):
         return None
     tokens, pos = [], 0
     while pos < len(text):
+        # a tensor's printout starts right after `(` or after the `, ` separator
+        start = pos + 1 if tokens and tokens[-1] == "," and text.startswith(" ", pos) else pos
+        m = _PRINTED_TENSOR_ITEM.match(text, start)
+        if m is not None:
+            tokens.append(TensorData(parse_printed_tensor(m.group(0)), m.group(0)))
+            pos = m.end()
+            continue
         m = _LITERAL_TOKEN.match(text, pos)
         if m is None:
             return None
@@ -213,6 +223,8 @@ def _tuple_literal(text: str):
 
 def _literal(tokens: list, i: int):
     tok = tokens[i] if i < len(tokens) else None
+    if isinstance(tok, TensorData):
+        return tok, i + 1
     if tok in ("(", "["):
         close = ")" if tok == "(" else "]"
         items, i = [], i + 1

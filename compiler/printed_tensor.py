@@ -101,3 +101,102 @@ def _numbers(text: str, count: int) -> np.ndarray | None:
     if len(tokens) != count or not all(_NUMBER.fullmatch(t) for t in tokens):
         return None
     return np.array([float(t) for t in tokens])
+
+
+# ---- printing: at::print (ATen/core/Formatting.cpp) with its newlines turned into spaces
+
+_LINE_SIZE = 80
+
+
+def format_printed_tensor(array: np.ndarray) -> str:
+    """`array` as PyTorch prints a tensor attribute of two to ten elements: `operator<<` of
+    at::Tensor (per-matrix scale and width, `Columns a to b` chunks past 80 characters, rank
+    >= 3 as `(i,j,.,.) =` blocks with the first index fastest), newlines as spaces."""
+    from irjit.ops.dtypes import scalar_type_name
+
+    values = np.real(array).astype(np.float64)
+    out: list[str] = []
+    if values.ndim == 1 and values.size:
+        scale, width, fmt = _print_format(values)
+        if scale != 1:
+            out.append(_scale_text(scale))
+        out.extend(_cell(x / scale, width, fmt) + "\n" for x in values)
+    elif values.ndim == 2 and values.size:
+        _print_matrix(out, values, 0)
+    elif values.ndim > 2 and values.size:
+        for k, index in enumerate(_block_indices(values.shape[:-2])):
+            if k:
+                out.append("\n")
+            out.append("(" + "".join(f"{i + 1}," for i in index) + ".,.) = \n")
+            _print_matrix(out, values[index], 1)
+    sizes = ",".join(str(s) for s in array.shape)
+    out.append(f"[ CPU{scalar_type_name(array.dtype)}Type{{{sizes}}} ]")
+    return "".join(out).replace("\n", " ")
+
+
+def _block_indices(shape: tuple[int, ...]):
+    """The leading indices of the matrices in PyTorch's order: the first index varies fastest."""
+    for index in np.ndindex(*reversed(shape)):
+        yield tuple(reversed(index))
+
+
+def _print_format(values: np.ndarray) -> tuple[float, int, str]:
+    """`__printFormat`: (scale, cell width, number format) for a set of values."""
+    finite = values[np.isfinite(values)]
+    int_mode = bool(np.all(finite == np.ceil(finite)))
+    exp_min = exp_max = 1.0
+    if finite.size:
+        magnitudes = np.abs(finite)
+        lo, hi = float(magnitudes.min()), float(magnitudes.max())
+        exp_min = np.floor(np.log10(lo)) + 1 if lo != 0 else 1
+        exp_max = np.floor(np.log10(hi)) + 1 if hi != 0 else 1
+    if int_mode:
+        if exp_max > 9:
+            return 1.0, 11, "%.4e"
+        return 1.0, int(exp_max) + 1, "%g"
+    if exp_max - exp_min > 4:
+        wide = abs(exp_max) > 99 or abs(exp_min) > 99
+        return 1.0, 12 if wide else 11, "%.4e"
+    if exp_max > 5 or exp_max < 0:
+        return float(10.0 ** (exp_max - 1)), 7, "%.4f"
+    return 1.0, 7 if exp_max == 0 else int(exp_max) + 6, "%.4f"
+
+
+def _scale_text(scale: float) -> str:
+    return "%.16g *\n" % scale
+
+
+def _cell(x: float, width: int, fmt: str) -> str:
+    if np.isnan(x):
+        text = "nan"
+    elif np.isinf(x):
+        text = "inf" if x > 0 else "-inf"
+    else:
+        text = fmt % x
+    return text.rjust(width)
+
+
+def _print_matrix(out: list[str], m: np.ndarray, indent: int) -> None:
+    """`__printMatrix`: rows of one matrix, split into column chunks that fit the line."""
+    scale, width, fmt = _print_format(m.reshape(-1))
+    rows, cols = m.shape
+    per_line = (_LINE_SIZE - indent) // (width + 1)
+    first = 0
+    while first < cols:
+        last = min(first + per_line, cols) - 1
+        if per_line < cols:
+            if first:
+                out.append("\n")
+            out.append(f"Columns {first + 1} to {last + 1}" + " " * indent)
+        if scale != 1:
+            out.append(_scale_text(scale) + " " * indent)
+        for r in range(rows):
+            for c in range(first, last + 1):
+                out.append(_cell(m[r, c] / scale, width, fmt))
+                if c == last:
+                    out.append("\n")
+                    if r != rows - 1:
+                        out.append(" " * indent + (" " if scale != 1 else ""))
+                else:
+                    out.append(" ")
+        first = last + 1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from irjit import parse_ir
-from irjit.compiler.printed_tensor import parse_printed_tensor
+from irjit.compiler.printed_tensor import format_printed_tensor, parse_printed_tensor
 
 FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "printed_tensors"
 PATHS = sorted(FOLDER.glob("*.ir"))
@@ -57,3 +57,25 @@ def test_blocks_are_placed_by_their_printed_index():
 ])
 def test_unreadable_printouts_give_none(text: str):
     assert parse_printed_tensor(text) is None
+
+
+@pytest.mark.parametrize("path", [p for p in PATHS if "empty" not in p.stem],
+                         ids=[p.stem for p in PATHS if "empty" not in p.stem])
+def test_computed_tensor_prints_as_pytorch_printed_it(path: Path):
+    """A tensor we hold the exact values of (e.g. one constant propagation computed) prints
+    the text torch printed for the same values."""
+    printed = _tensor_constant(parse_ir(path.read_text(), str(path))).text
+    assert format_printed_tensor(VALUES[path.stem]) == printed
+
+
+def test_tuple_constant_with_printed_tensors_round_trips():
+    """PyTorch prints a tuple constant's tensors with the same printout (`(1, (1,.,.) = ...)`)."""
+    text = ("graph():\n  %0 : (int, Float(2, 1, 2, strides=[2, 2, 1], requires_grad=0, device=cpu), int)"
+            " = prim::Constant[value=(1, (1,.,.) =  -3.2536 -4.1958  (2,.,.) =   1.2100  2.5141"
+            " [ CPUFloatType{2,1,2} ], 2)]()\n  return (%0)\n")
+    graph = parse_ir(text)
+    assert str(graph) == text
+    (node,) = graph.nodes()
+    first, tensor, last = node.attr("value")
+    assert (first, last) == (1, 2)
+    np.testing.assert_allclose(tensor.array.reshape(-1), [-3.2536, -4.1958, 1.21, 2.5141], rtol=1e-6)
