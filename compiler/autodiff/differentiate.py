@@ -417,6 +417,8 @@ class _Reverse:
             return []
         if kind == "prim::AutogradAdd":
             return [grads[0], grads[0]]
+        if facts.has_tag(kind, "comparison"):
+            return [None] * len(node.inputs)  # a boolean result: no gradient, as in PyTorch
         e = SymbolicEmitter(self.f, node, self.f.block, self.sizes, shape_oracle=self.shapes)
         if kind == "prim::ConstantChunk":
             parts = [g if g is not None else e.zeros_like(o) for g, o in zip(grads, node.outputs)]

@@ -130,3 +130,17 @@ def test_graphs_needing_run_time_sizes_differentiate_correctly(case):
     assert sorted(got) == tensor_inputs
     for i in tensor_inputs:
         np.testing.assert_allclose(got[i], want[f"arg{i}"], rtol=1e-4, atol=1e-5)
+
+
+def test_comparison_gets_no_gradient_and_the_rest_differentiates():
+    """`gt` gives a boolean tensor: like PyTorch, differentiate() passes it no gradient instead
+    of refusing the graph (leaky-relu written with where)."""
+    text = ("graph(%x : Tensor):\n  %0 : int = prim::Constant[value=0]()\n"
+            "  %s : float = prim::Constant[value=0.1]()\n  %m : Tensor = aten::gt(%x, %0)\n"
+            "  %y : Tensor = aten::mul(%x, %s)\n  %r : Tensor = aten::where(%m, %x, %y)\n"
+            "  return (%r, %m)\n")
+    x = np.array([-2.0, -0.5, 0.5, 3.0], np.float32)
+    grad = differentiate(irjit.parse_ir(text))
+    outs = run_forward(grad, [Tensor(x)])
+    got = run_backward(grad, [Tensor(x)], outs, [np.ones(4, np.float32), None])
+    np.testing.assert_allclose(got[0], [0.1, 0.1, 1.0, 1.0], rtol=1e-6)
