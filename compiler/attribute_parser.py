@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from lark import Lark, Token, Transformer
+from lark import Lark, Transformer
 from lark.exceptions import UnexpectedInput
 
 from irjit.grammar import grammar_text
