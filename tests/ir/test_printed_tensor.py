@@ -1,5 +1,6 @@
-"""Tensor constants as PyTorch 2.13 prints them (tests/fixtures/printed_tensors, written by
-tools/fixturegen/printed_tensors.py): they parse into the right values and print back exactly."""
+"""Tensor constants as PyTorch 2.13 prints them (tests/fixtures/generated/printed_tensors, the
+`printed_tensors` section of tools/fixturegen): they parse into the right values and print back
+exactly, and values we compute print as torch printed them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from irjit import parse_ir
 from irjit.compiler.printed_tensor import format_printed_tensor, parse_printed_tensor
 
-FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "printed_tensors"
+FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "printed_tensors"
 PATHS = sorted(FOLDER.glob("*.ir"))
 VALUES = np.load(FOLDER / "values.npz")
 

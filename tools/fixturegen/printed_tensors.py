@@ -2,16 +2,15 @@
 elements): rank >= 3 blocks `(i,j,.,.) = ...`, scale factors, `Columns a to b` chunks,
 scientific notation, integer, bool and half types.
 
-Writes `<folder>/NN_<name>.ir` (a traced `x + c`, printed by `str(graph)`) and
-`<folder>/values.npz` (each constant's exact values, keyed by file stem). A dev-only tool
-(needs torch)::
+Writes `<out>/printed_tensors/NN_<name>.ir` (a traced `x + c`, printed by `str(graph)`) and
+`values.npz` beside them (each constant's exact values, keyed by file stem): the
+`printed_tensors` section of ``python -m irjit.tools.fixturegen`` (dev-only, needs torch)::
 
-    .venv-torch/bin/python -m irjit.tools.fixturegen.printed_tensors tests/fixtures/printed_tensors
+    .venv-torch/bin/python -m irjit.tools.fixturegen --out tests/fixtures/generated --only printed_tensors
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 
@@ -45,11 +44,11 @@ def _cases():
     }
 
 
-def main(folder: str) -> int:
+def generate(out: Path) -> dict:
+    """Write the fixtures into `out`; return the section's counts for summary.json."""
     import numpy as np
     import torch
 
-    out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     values = {}
     for i, (name, const) in enumerate(_cases().items(), 1):
@@ -62,10 +61,5 @@ def main(folder: str) -> int:
         stem = f"{i:02d}_{name}"
         (out / f"{stem}.ir").write_text(text)
         values[stem] = const.numpy()
-        print(f"{stem}: {[n.kind() for n in graph.nodes()]}")
     np.savez(out / "values.npz", **values)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    return {"printed_tensors": len(values)}
