@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from irjit.ops.enums import EnumMember
 from irjit.ops.errors import IRRuntimeError, IRTypeError
 from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
 from irjit.compiler.ir.constants import Device, constant_value
@@ -159,6 +160,9 @@ class Interpreter:
         if t == NamedType("Function") or (kind == "s" and node.has_attr("name")) or \
                 (kind is None and node.has_attr("name")):
             return FunctionRef(node.attr("name"), bool(node.attr("fallback", 0)), node)
+        if kind == "ty" and isinstance(t, NamedType) and t.name.startswith("Enum<"):
+            enum, _, member = str(node.attr("value")).rpartition(".")
+            return EnumMember(enum, member)  # `value=__torch__.Color.RED`, read as a type name
         if kind == "ival":
             v = node.attr("value")
             return _tensors_unboxed(getattr(v, "value", v))
