@@ -22,6 +22,7 @@ class EnumMember:
     """One member of an enum class, by qualified class name and member name."""
     enum: str
     name: str
+    is_enum_member = True  # what the op registry's `AnyEnumType` accepts
 
     def __str__(self) -> str:
         return f"{self.enum}.{self.name}"
