@@ -239,8 +239,8 @@ def propagate_constants(graph: Graph, aliasing_types: bool = True) -> bool:
 
 
 @register_pass("constant_propagation")
-def run(graph: Graph, ignore_custom_classes: bool = False) -> bool:
-    """Fold nodes with constant inputs, constant-condition Ifs and never-run Loops, then DCE (PyTorch's ConstantPropagation).
-
-    `ignore_custom_classes` is accepted for PyTorch parity; irjit never folds objects."""
+def run(graph: Graph) -> bool:
+    """Fold nodes with constant inputs, constant-condition Ifs and never-run Loops, then DCE
+    (PyTorch's ConstantPropagation). PyTorch's `ignore_custom_classes` option is not offered:
+    irjit never folds nodes on objects, so it could change nothing."""
     return propagate_constants(graph, aliasing_types=True)
