@@ -4,11 +4,13 @@ interpreter (both under the profiling executor), hand-written numpy and, when to
 importable, torch eager, TorchScript's profiling executor and torch.compile. Each result is
 printed with its ratio to the best peer and to the workload's bound (compulsory bytes over
 the all-core copy bandwidth, or flops over the sgemm rate, both measured in the same run).
-Then, per workload in fresh processes: native compile time per unit, cold and from the disk
-cache, peak RSS, and a loop of many forward+backward calls (RSS and time per call at its
+Then the real architectures of tests/fixtures/bench/arch (forward: irjit native and
+interpreter, torch eager and TorchScript with the same weights; geometric mean of native over
+eager), and per workload in fresh processes: native compile time per unit, cold and from the
+disk cache, peak RSS, and a loop of many forward+backward calls (RSS and time per call at its
 start and end).
 
-    python -m irjit.tools.bench_native [--repeat N] [--only NAME] [--loop-calls N]
+    python -m irjit.tools.bench_native [--repeat N] [--only NAME] [--loop-calls N] [--cores N]
     /work/venv-torch/bin/python -m irjit.tools.bench_native      # with the torch contenders
 
 Re-executes itself with GLIBC_TUNABLES that keep freed memory mapped (on these VMs touching
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
@@ -150,6 +153,67 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
         print(f"  {label:15} not run: {why}")
 
 
+# ---- real architectures (tests/fixtures/bench/arch, from tools/fixturegen/bench_archs.py)
+
+ARCH = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bench" / "arch"
+
+
+def _npz(path: Path) -> dict:
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+def arch_forwards(name: str) -> tuple[dict, dict]:
+    """Forward contenders of one architecture: irjit native and interpreter under the
+    profiling executor and, with torch, eager and TorchScript of the same module and weights
+    (label -> callable), and why a contender is missing."""
+    import irjit
+    folder = ARCH / name
+    x = _npz(folder / "inputs.npz")["arg0"]
+    fns, missing = {}, {}
+    for backend in ("native", "interp"):
+        fn = irjit.load(folder / "graph.ir", params=_npz(folder / "params.npz"), executor="profiling",
+                        backend=backend)
+        fns[f"irjit {backend}"] = lambda fn=fn: fn.run(x, requires_grad=False)
+    try:
+        import torch
+        from irjit.tools.fixturegen.bench_archs import build
+    except ImportError:
+        return fns, missing
+    model, _ = build(name)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in _npz(folder / "params.npz").items()
+                           if k in model.state_dict()})
+    tx = torch.from_numpy(x.copy())
+    scripted = torch.jit.script(model)
+
+    def eager():
+        with torch.no_grad():
+            return model(tx)
+
+    def script():
+        with torch.no_grad():
+            return scripted(tx)
+    fns.update({"torch eager": eager, "torchscript": script})
+    return fns, missing
+
+
+def print_architectures(repeat: int) -> None:
+    print(f"\nreal architectures, forward (median us per call, {repeat} calls after warm-up):")
+    names = sorted(p.name for p in ARCH.iterdir() if (p / "graph.ir").exists())
+    ratios = []
+    for name in names:
+        fns, missing = arch_forwards(name)
+        times = {label: median_us(fn, repeat) for label, fn in fns.items()}
+        cells = "  ".join(f"{label} {t:.0f}" for label, t in times.items())
+        line = f"  {name:14} {cells}"
+        if "torch eager" in times:
+            ratios.append(times["irjit native"] / times["torch eager"])
+            line += f"  native/eager {ratios[-1]:.2f}x"
+        print(line)
+    if ratios:
+        print(f"  geometric mean native/eager: {float(np.exp(np.mean(np.log(ratios)))):.2f}x")
+
+
 # ---- compile time, RSS and the call loop, in fresh processes
 
 def memory_kib(field: str) -> int:
@@ -234,8 +298,24 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
               f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19}")
 
 
+def restrict_cores(count: int) -> None:
+    """Run this process (and the threads of every contender: irjit's, OpenBLAS's, torch's
+    OpenMP pool) on its first `count` allowed cores."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if not 1 <= count <= len(allowed):
+        raise SystemExit(f"--cores: between 1 and {len(allowed)}")
+    os.sched_setaffinity(0, allowed[:count])
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(count)
+
+
 def main(argv=None) -> int:
     if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
+        cores_arg = [a for a in sys.argv[1:] if a.startswith("--cores")]
+        if cores_arg:  # before the re-exec, so the BLAS and OpenMP pools start at that size
+            value = cores_arg[0].split("=", 1)[1] if "=" in cores_arg[0] else \
+                sys.argv[sys.argv.index(cores_arg[0]) + 1]
+            restrict_cores(int(value))
         os.environ["GLIBC_TUNABLES"] = TUNABLES
         # inductor's pool of compile processes keeps a core busy for seconds after compiling,
         # which stalls torch's OpenMP barriers (24 us calls took 24 ms): compile in-process
@@ -245,6 +325,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=200, help="timed calls per contender")
     ap.add_argument("--only", choices=NAMES, action="append", help="run only this workload (repeatable)")
     ap.add_argument("--loop-calls", type=int, default=10000, help="calls in the RSS/slowdown loop (0: skip)")
+    ap.add_argument("--cores", type=int, help="run every contender on this many cores (default: all)")
+    ap.add_argument("--no-arch", action="store_true", help="skip the real architectures")
     ap.add_argument("--process-report", metavar="NAME", choices=NAMES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.process_report:
@@ -258,6 +340,8 @@ def main(argv=None) -> int:
         repeat = args.repeat if name != "elementwise_chain" else max(10, args.repeat // 10)
         rows, missing = time_workload(name, repeat)
         print_workload(name, rows, missing, bandwidth, gflops)
+    if not args.no_arch:
+        print_architectures(max(10, args.repeat // 10))
     if args.loop_calls:
         print_process_reports(names, args.loop_calls)
     return 0
