@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .linalg import fold_matmul
 from .registry import derivative, op
 
 
@@ -67,7 +68,8 @@ def _conv(x, w, stride, padding, dilation, groups):
     perm = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
     cols = win.transpose(perm).reshape(n, groups, int(np.prod(out_sp)), cg * int(np.prod(kern)))
     wm = w.reshape(groups, og, cg * int(np.prod(kern))).transpose(0, 2, 1)  # g, cg*K, og
-    out = np.matmul(cols, wm)  # N, g, P, og
+    # N, g, P, og; one GEMM over all N*P rows when there is one group
+    out = fold_matmul(cols[:, 0], wm[0])[:, None] if groups == 1 else np.matmul(cols, wm)
     out = out.transpose(0, 1, 3, 2).reshape((n, cout) + out_sp)
     return out
 
