@@ -232,13 +232,14 @@ def process_report(name: str, loop_calls: int) -> dict:
     forward+backward calls (RSS sampled ten times, median time of the first and last tenth)."""
     from irjit.compiler.codegen import cache
 
-    units: list[tuple[float, bool]] = []
+    units: list[tuple[float, bool, float]] = []  # (ms, from the disk cache, of which loading code)
 
     class TimedUnit(cache.NativeUnit):
         def __init__(self, *a, **k):
             start = time.perf_counter()
             super().__init__(*a, **k)
-            units.append(((time.perf_counter() - start) * 1e3, self.library.from_disk))
+            units.append(((time.perf_counter() - start) * 1e3, self.library.from_disk,
+                          self.library.compile_ms))
 
     cache.NativeUnit = TimedUnit
     import irjit
@@ -280,21 +281,24 @@ def fresh_process_report(name: str, cache_dir: str, loop_calls: int) -> dict:
 
 def print_process_reports(names: list[str], loop_calls: int) -> None:
     print(f"\nnative compile per unit (ms; cold = empty disk cache, cached = fresh process reading "
-          f"it), peak RSS, and a loop of up to {loop_calls} fwd+bwd calls (stops after "
-          f"{LOOP_SECONDS:.0f} s):")
+          f"it, (load) = of which reading and linking the object code), peak RSS, and a loop of "
+          f"up to {loop_calls} fwd+bwd calls (stops after {LOOP_SECONDS:.0f} s):")
     print(f"  {'workload':18} {'units':>5} {'cold max':>9} {'cold sum':>9} {'cached max':>10} "
+          f"{'(load)':>7} "
           f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19}")
     for name in names:
         with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:
             cold = fresh_process_report(name, cache_dir, 0)
             warm = fresh_process_report(name, cache_dir, loop_calls)
-        cold_ms = [ms for ms, _ in cold["units"]]
-        warm_ms = [ms for ms, from_disk in warm["units"] if from_disk]
+        cold_ms = [ms for ms, _, _ in cold["units"]]
+        warm_ms = [ms for ms, from_disk, _ in warm["units"] if from_disk]
+        warm_lib = [lib for _, from_disk, lib in warm["units"] if from_disk]
         rss = warm.get("rss_kib", [0])
         rss_cell = f"{rss[1] / 1024:.1f} -> {rss[-1] / 1024:.1f}" if len(rss) > 1 else "-"
         time_cell = f"{warm['first_us']:.1f} -> {warm['last_us']:.1f}" if "first_us" in warm else "-"
         print(f"  {name:18} {len(cold_ms):5d} {max(cold_ms, default=0):9.1f} {sum(cold_ms):9.1f} "
-              f"{max(warm_ms, default=0):10.1f} {warm['peak_rss_kib'] / 1024:11.1f} "
+              f"{max(warm_ms, default=0):10.1f} {max(warm_lib, default=0):7.1f} "
+              f"{warm['peak_rss_kib'] / 1024:11.1f} "
               f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19}")
 
 
