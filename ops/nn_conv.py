@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .linalg import fold_matmul
 from .registry import derivative, op
 
 
@@ -62,16 +61,29 @@ def _conv(x, w, stride, padding, dilation, groups):
             "Kernel size can't be greater than actual input size")
     win = _windows(xp, kern, stride, dilation)  # N, Cin, *O, *K
     out_sp = win.shape[2:2 + nd]
+    if groups == 1:
+        return _conv_one_group(win, w, n, cout, out_sp)
     cg, og = cin // groups, cout // groups
     win = win.reshape((n, groups, cg) + out_sp + tuple(kern))
     # -> N, g, *O, cg, *K  -> N, g, P, cg*K
     perm = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
     cols = win.transpose(perm).reshape(n, groups, int(np.prod(out_sp)), cg * int(np.prod(kern)))
     wm = w.reshape(groups, og, cg * int(np.prod(kern))).transpose(0, 2, 1)  # g, cg*K, og
-    # N, g, P, og; one GEMM over all N*P rows when there is one group
-    out = fold_matmul(cols[:, 0], wm[0])[:, None] if groups == 1 else np.matmul(cols, wm)
+    out = np.matmul(cols, wm)  # N, g, P, og
     out = out.transpose(0, 1, 3, 2).reshape((n, cout) + out_sp)
     return out
+
+
+def _conv_one_group(win, w, n, cout, out_sp):
+    """An ungrouped convolution as one GEMM: weight (Cout, Cin*K) times the columns
+    (Cin*K, N*P), copied from the windows with output positions innermost (long contiguous
+    runs; receptive fields innermost copy a few elements at a time)."""
+    nd = len(out_sp)
+    perm = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    p = int(np.prod(out_sp))
+    cols = win.transpose(perm).reshape(-1, n * p)  # Cin*K, N*P
+    out = np.matmul(w.reshape(cout, -1), cols).reshape(cout, n, p)
+    return np.ascontiguousarray(out.transpose(1, 0, 2)).reshape((n, cout) + tuple(out_sp))
 
 
 def _conv_transpose(x, w, stride, padding, output_padding, dilation, groups):
