@@ -2,7 +2,8 @@
 
 Compiles the bench's element-wise chain at growing sizes twice, single-threaded and split
 across the cores, checks the outputs are bit-identical and prints the median time per call of
-each with the kernel's estimated work (`threads.kernel_work`).
+each with the kernel's estimated work (`threads.kernel_work`) and its memory bound (3 arrays
+read and 1 written over the all-core copy bandwidth measured in the same run).
 
     python -m irjit.tools.bench_threads [--repeat 50]
 """
@@ -21,6 +22,7 @@ from irjit.compiler.codegen import threads
 from irjit.compiler.codegen.unit import NativeUnit
 from irjit.compiler.passes import get_pass
 from irjit.compiler.passes.specialize_input_types import parse_input_types, specialize_input_types
+from irjit.tools.bench_native import machine_bounds
 from irjit.tools.bench_workloads import load_workload
 
 TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
@@ -57,8 +59,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=50)
     args = ap.parse_args(argv)
     os.environ["IRJIT_CACHE"] = "0"
-    print(f"{threads.thread_count()} cores; element-wise chain, median us per call")
-    print(f"{'elements':>9} {'work':>10} {'1 thread':>9} {'threaded':>9} {'speedup':>8}")
+    bandwidth = machine_bounds(args.repeat)[0]
+    print(f"{threads.thread_count()} cores, copy {bandwidth:.1f} GB/s; element-wise chain, median us per call")
+    print(f"{'elements':>9} {'work':>10} {'1 thread':>9} {'threaded':>9} {'speedup':>8} {'bound':>8} "
+          f"{'threaded/bound':>14}")
     rng = np.random.default_rng(0)
     for n in [1 << k for k in range(12, 23)]:
         inputs = [rng.standard_normal(n).astype(np.float32) for _ in range(3)]
@@ -67,7 +71,9 @@ def main(argv=None) -> int:
         s2, (o2,) = multi.call(inputs)
         assert s1 == s2 == 0 and np.array_equal(o1, o2), "threaded results differ"
         t1, t2 = median_us(single, inputs, args.repeat), median_us(multi, inputs, args.repeat)
-        print(f"{n:9d} {threads.kernel_work(single.kernel):10d} {t1:9.1f} {t2:9.1f} {t1 / t2:7.2f}x")
+        bound = 16 * n / bandwidth / 1e3
+        print(f"{n:9d} {threads.kernel_work(single.kernel):10d} {t1:9.1f} {t2:9.1f} {t1 / t2:7.2f}x "
+              f"{bound:8.1f} {t2 / bound:13.2f}x")
     return 0
 
 
