@@ -81,8 +81,9 @@ def _conv_one_group(win, w, n, cout, out_sp):
     nd = len(out_sp)
     perm = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
     p = int(np.prod(out_sp))
-    cols = win.transpose(perm).reshape(-1, n * p)  # Cin*K, N*P
-    out = np.matmul(w.reshape(cout, -1), cols).reshape(cout, n, p)
+    rows = win.shape[1] * int(np.prod(win.shape[2 + nd:]))
+    cols = win.transpose(perm).reshape(rows, n * p)  # Cin*K, N*P
+    out = np.matmul(w.reshape(cout, rows), cols).reshape(cout, n, p)
     return np.ascontiguousarray(out.transpose(1, 0, 2)).reshape((n, cout) + tuple(out_sp))
 
 
