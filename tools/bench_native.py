@@ -236,7 +236,8 @@ def memory_kib(field: str) -> int:
 def process_report(name: str, loop_calls: int) -> dict:
     """Run `name` natively in this (fresh) process, forward and forward+backward: per-unit
     compile ms and whether its object code came from the disk cache, then `loop_calls`
-    forward+backward calls (RSS sampled ten times, median time of the first and last tenth)."""
+    forward+backward calls, or as many as fit in LOOP_SECONDS (RSS sampled ten times, median
+    wall time of the first and last tenth)."""
     from irjit.compiler.codegen import cache
 
     units: list[tuple[float, bool, float]] = []  # (ms, from the disk cache, of which loading code)
@@ -262,18 +263,20 @@ def process_report(name: str, loop_calls: int) -> dict:
         call()
     report = {"units": units}
     if loop_calls:
-        window = max(1, min(1000, loop_calls // 10))
+        every = max(1, loop_calls // 10)
         times, rss, start = [], [memory_kib("VmRSS")], time.perf_counter()
         for i in range(loop_calls):
             t = time.perf_counter()
             call()
             times.append(time.perf_counter() - t)
-            if (i + 1) % window == 0:
+            if (i + 1) % every == 0:
                 rss.append(memory_kib("VmRSS"))
-            if time.perf_counter() - start > LOOP_SECONDS and len(times) >= 2 * window:
+            if time.perf_counter() - start > LOOP_SECONDS and len(times) >= 20:
+                rss.append(memory_kib("VmRSS"))
                 break
-        report.update(calls=len(times), rss_kib=rss, first_us=float(np.median(times[:window])) * 1e6,
-                      last_us=float(np.median(times[-window:])) * 1e6)
+        tenth = max(1, len(times) // 10)
+        report.update(calls=len(times), rss_kib=rss, first_us=float(np.median(times[:tenth])) * 1e6,
+                      last_us=float(np.median(times[-tenth:])) * 1e6)
     report["peak_rss_kib"] = memory_kib("VmHWM")
     return report
 
