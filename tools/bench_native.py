@@ -12,7 +12,7 @@ start and end).
 
     python -m irjit.tools.bench_native [--repeat N] [--only NAME] [--loop-calls N] [--cores N]
         [--clock wall|cpu]
-    /work/venv-torch/bin/python -m irjit.tools.bench_native      # with the torch contenders
+    .venv-torch/bin/python -m irjit.tools.bench_native           # with the torch contenders
 
 Re-executes itself with GLIBC_TUNABLES that keep freed memory mapped (on these VMs touching
 reclaimed pages costs 1-7 us per 4 KiB page), so every contender reuses its buffers alike.
@@ -352,7 +352,7 @@ def main(argv=None) -> int:
     global clock
     clock = CLOCKS[args.clock]
     bandwidth, gflops = machine_bounds(args.repeat)
-    print(f"machine: {cores()} cores, copy {bandwidth:.1f} GB/s (all cores), sgemm {gflops:.1f} GFLOP/s; "
+    print(f"machine: {cores()} cores, copy {bandwidth:.1f} GB/s (with all of them), sgemm {gflops:.1f} GFLOP/s; "
           f"median us ({args.clock} clock) per call after warm-up ({args.repeat} calls, the "
           f"4M-element chain a tenth)")
     for name in names:
