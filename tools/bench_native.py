@@ -95,7 +95,11 @@ def format_ratio(value: Optional[float], reference: Optional[float]) -> str:
 
 
 def irjit_contenders(workload, args) -> dict[str, tuple[Callable, Callable]]:
+    """irjit native and interpreter; inputs are irjit Tensors made once (as the torch
+    contenders get torch tensors made once): arrays would be copied on every call."""
     import irjit
+    from irjit.ops.tensor import Tensor
+    args = [Tensor(a) for a in args]
     out = {}
     for backend in ("native", "interp"):
         fn = irjit.load(workload.ir_path, executor="profiling", backend=backend)
@@ -176,12 +180,13 @@ def arch_forwards(name: str) -> tuple[dict, dict]:
     (label -> callable), and why a contender is missing."""
     import irjit
     folder = ARCH / name
+    from irjit.ops.tensor import Tensor
     x = _npz(folder / "inputs.npz")["arg0"]
     fns, missing = {}, {}
     for backend in ("native", "interp"):
         fn = irjit.load(folder / "graph.ir", params=_npz(folder / "params.npz"), executor="profiling",
                         backend=backend)
-        fns[f"irjit {backend}"] = lambda fn=fn: fn.run(x, requires_grad=False)
+        fns[f"irjit {backend}"] = lambda fn=fn, t=Tensor(x): fn.run(t, requires_grad=False)
     try:
         import torch
         from irjit.tools.fixturegen.bench_archs import build
