@@ -1,6 +1,6 @@
-"""Native threads for large kernels: one outer axis of the loop nest is cut into one
-contiguous range per core, and the kernel's native entry runs the ranges on threads it
-creates and joins itself (`pthread_create`/`pthread_join`, resolved from the process's libc;
+"""Native threads for large kernels: one outer axis of the loop nest is cut into chunks
+that one thread per core claims until none is left (an atomic counter), on threads the
+kernel's native entry creates and joins itself (`pthread_create`/`pthread_join`, resolved from the process's libc;
 no C compiler at run time). Each output element is computed, and each reduction summed, by
 exactly one thread in the order one thread would use, so results are bit-identical to the
 single-threaded kernel. Kernels below `WORK_THRESHOLD` stay single-threaded."""
@@ -23,11 +23,13 @@ from .kernel import Buffer, Kernel, Load, expr_children
 # Estimated work (loop iterations x expression nodes, see `kernel_work`) above which two
 # threads beat one on this 2-core VM: `python -m irjit.tools.bench_threads` measured the
 # element-wise chain (11 nodes per element) breaking even at ~130K elements (work ~1.4M;
-# creating and joining a thread costs ~100 us here) and 1.5-1.9x faster from 1M elements.
+# creating and joining a thread costs ~100 us here) and 1.5-1.9x faster from 1M elements
+# (one range per thread, load average ~1.5).
 WORK_THRESHOLD = 1 << 21
 # Range boundaries fall on multiples of this many iterations of the split axis when it is
 # long enough, so threads do not write to the same cache lines.
 BOUNDARY_ALIGNMENT = 64
+CHUNKS_PER_THREAD = 8
 
 
 def thread_count() -> int:
@@ -71,11 +73,14 @@ def split_axis(kernel: Kernel, threads: int) -> Optional[int]:
     return None
 
 
-def ranges(size: int, parts: int) -> list[tuple[int, int]]:
-    """`parts` contiguous [start, stop) ranges covering 0..size, boundaries aligned when long."""
-    align = BOUNDARY_ALIGNMENT if size >= BOUNDARY_ALIGNMENT * parts * 4 else 1
-    cuts = [min(size, (size * k // parts) // align * align) for k in range(parts)] + [size]
-    return [(cuts[k], cuts[k + 1]) for k in range(parts)]
+def chunk_size(size: int, threads: int) -> int:
+    """Iterations of the split axis per claimed chunk: about eight chunks per thread, so a
+    thread slowed by another process leaves its share to the others; a multiple of
+    BOUNDARY_ALIGNMENT when the axis is long."""
+    chunk = -(-size // (threads * CHUNKS_PER_THREAD))
+    if size >= BOUNDARY_ALIGNMENT * threads * CHUNKS_PER_THREAD:
+        chunk = -(-chunk // BOUNDARY_ALIGNMENT) * BOUNDARY_ALIGNMENT
+    return max(1, chunk)
 
 
 def planned_threads(kernel: Kernel) -> tuple[int, Optional[int]]:
@@ -123,20 +128,37 @@ def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function
 
 def emit_threaded_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool,
                          threads: int, axis: int) -> ir.Function:
-    """`i32 name(ptr p0, ...)`: the kernel's ranges of `axis`, one per thread, the first on
-    the calling thread; a thread that cannot be created runs its range on the caller. Returns
-    the first non-zero status of the ranges, else 0."""
+    """`i32 name(ptr p0, ...)`: the calling thread and `threads - 1` created ones claim chunks
+    of `axis` from an atomic counter until none is left (a thread that cannot be created
+    leaves its chunks to the others). Returns the first non-zero status, else 0."""
     register_symbols()
     n = len(kernel.buffers)
+    size = (kernel.outer + kernel.inner)[axis]
+    chunk = ir.Constant(I64, chunk_size(size, threads))
     range_fn = _RangeEmitter(module, kernel, bounds_checks, axis).emit()
+    slot = lambda b, base, k: b.gep(base, [ir.Constant(I64, k)], source_etype=I64)  # noqa: E731
+    # shared: n buffer pointers, then the next unclaimed iteration; a task: shared, status
     worker = ir.Function(module, ir.FunctionType(PTR, [PTR]), name=kernel.name + "_worker")
     worker.linkage = "internal"
     wb = ir.IRBuilder(worker.append_basic_block("entry"))
-    slot = lambda b, task, k: b.gep(task, [ir.Constant(I64, k)], source_etype=I64)  # noqa: E731
     task = worker.args[0]
-    ptrs = [wb.inttoptr(wb.load(slot(wb, task, k), typ=I64), PTR) for k in range(n)]
-    status = wb.call(range_fn, [*ptrs, slot(wb, task, n)])
-    wb.store(wb.zext(status, I64), slot(wb, task, n + 2))
+    shared = wb.inttoptr(wb.load(slot(wb, task, 0), typ=I64), PTR)
+    ptrs = [wb.inttoptr(wb.load(slot(wb, shared, k), typ=I64), PTR) for k in range(n)]
+    bounds = wb.alloca(I64, size=2)
+    claim, run, done = (worker.append_basic_block(x) for x in ("claim", "run", "done"))
+    wb.branch(claim)
+    wb.position_at_end(claim)
+    start = wb.atomic_rmw("add", slot(wb, shared, n), chunk, "monotonic")
+    wb.cbranch(wb.icmp_signed("<", start, ir.Constant(I64, size)), run, done)
+    wb.position_at_end(run)
+    stop = wb.add(start, chunk)
+    stop = wb.select(wb.icmp_signed("<", stop, ir.Constant(I64, size)), stop, ir.Constant(I64, size))
+    wb.store(start, slot(wb, bounds, 0))
+    wb.store(stop, slot(wb, bounds, 1))
+    status = wb.call(range_fn, [*ptrs, bounds])
+    wb.store(wb.zext(status, I64), slot(wb, task, 1))
+    wb.cbranch(wb.icmp_unsigned("==", status, ir.Constant(I32, 0)), claim, done)
+    wb.position_at_end(done)
     wb.ret(ir.Constant(PTR, None))
 
     create = _declare(module, "pthread_create", ir.FunctionType(I32, [PTR, PTR, PTR, PTR]))
@@ -144,28 +166,26 @@ def emit_threaded_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool,
     fn = ir.Function(module, ir.FunctionType(I32, [PTR] * n), name=kernel.name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    # a task: n buffer pointers, start, stop, status (i64 slots)
-    tasks = [b.alloca(I64, size=n + 3) for _ in range(threads)]
+    shared = b.alloca(I64, size=n + 1)
+    for k in range(n):
+        b.store(b.ptrtoint(fn.args[k], I64), slot(b, shared, k))
+    b.store(ir.Constant(I64, 0), slot(b, shared, n))
+    tasks = [b.alloca(I64, size=2) for _ in range(threads)]
     tids = [b.alloca(I64) for _ in range(threads)]
+    for t in range(threads):
+        b.store(b.ptrtoint(shared, I64), slot(b, tasks[t], 0))
+        b.store(ir.Constant(I64, 0), slot(b, tasks[t], 1))
     created = []
-    for t, (start, stop) in enumerate(ranges((kernel.outer + kernel.inner)[axis], threads)):
-        for k in range(n):
-            b.store(b.ptrtoint(fn.args[k], I64), slot(b, tasks[t], k))
-        b.store(ir.Constant(I64, start), slot(b, tasks[t], n))
-        b.store(ir.Constant(I64, stop), slot(b, tasks[t], n + 1))
-        if t:
-            rc = b.call(create, [tids[t], ir.Constant(PTR, None), worker, tasks[t]])
-            ok = b.icmp_signed("==", rc, ir.Constant(I32, 0))
-            with b.if_then(b.not_(ok)):
-                b.call(worker, [tasks[t]])
-            created.append((t, ok))
+    for t in range(1, threads):
+        rc = b.call(create, [tids[t], ir.Constant(PTR, None), worker, tasks[t]])
+        created.append((t, b.icmp_signed("==", rc, ir.Constant(I32, 0))))
     b.call(worker, [tasks[0]])
     for t, ok in created:
         with b.if_then(ok):
             b.call(join, [b.load(tids[t], typ=I64), ir.Constant(PTR, None)])
     result = ir.Constant(I64, 0)
     for t in reversed(range(threads)):
-        s = b.load(slot(b, tasks[t], n + 2), typ=I64)
+        s = b.load(slot(b, tasks[t], 1), typ=I64)
         result = b.select(b.icmp_unsigned("!=", s, ir.Constant(I64, 0)), s, result)
     b.ret(b.trunc(result, I32))
     return fn

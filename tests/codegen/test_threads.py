@@ -133,10 +133,9 @@ def test_split_axis_needs_disjoint_writes():
     assert threads.split_axis(short, 2) == 1
 
 
-@pytest.mark.parametrize("size, parts", [(1, 2), (5, 3), (64, 2), (100_003, 4), (1 << 20, 3)])
-def test_ranges_cover_the_axis_in_order(size, parts):
-    rs = threads.ranges(size, parts)
-    assert len(rs) == parts and rs[0][0] == 0 and rs[-1][1] == size
-    assert all(a[1] == b[0] and a[0] <= a[1] for a, b in zip(rs, rs[1:]))
-    if size >= threads.BOUNDARY_ALIGNMENT * parts * 4:
-        assert all(start % threads.BOUNDARY_ALIGNMENT == 0 for start, _ in rs)
+@pytest.mark.parametrize("size, cores", [(2, 2), (5, 3), (64, 2), (100_003, 4), (1 << 20, 3)])
+def test_chunks_cover_the_axis_a_few_per_thread(size, cores):
+    chunk = threads.chunk_size(size, cores)
+    assert 1 <= chunk <= size and -(-size // chunk) <= cores * threads.CHUNKS_PER_THREAD
+    if size >= threads.BOUNDARY_ALIGNMENT * cores * threads.CHUNKS_PER_THREAD:
+        assert chunk % threads.BOUNDARY_ALIGNMENT == 0
