@@ -92,10 +92,16 @@ class KernelEmitter:
         size = (self.kernel.outer + self.kernel.inner)[axis]
         cuts = [0] + sorted(c for c in self.cuts.get(axis, ()) if 0 < c < size) + [size]
         for lo, hi in zip(cuts, cuts[1:]):  # one loop per cat piece: its reads stay affine
-            self.loop(axis, lo, hi, rest, body)
+            self.loop(axis, size, lo, hi, rest, body)
 
-    def loop(self, axis: int, lo: int, hi: int, rest: list[int], body: Callable) -> None:
+    def loop(self, axis: int, size: int, lo: int, hi: int, rest: list[int], body: Callable) -> None:
+        """The loop over `axis` from `lo` to `hi` (within its `loop_range`)."""
         b = self.builder
+        start, stop = self.loop_range(axis, size)
+        if (lo, hi) != (0, size):
+            first, end = ir.Constant(I64, lo), ir.Constant(I64, hi)
+            start = b.select(b.icmp_signed(">", start, first), start, first)
+            stop = b.select(b.icmp_signed("<", stop, end), stop, end)
         pre = b.block
         header = self.fn.append_basic_block(f"loop{axis}")
         inside = self.fn.append_basic_block(f"loop{axis}.body")
@@ -103,8 +109,8 @@ class KernelEmitter:
         b.branch(header)
         b.position_at_end(header)
         i = b.phi(I64, name=f"i{axis}")
-        i.add_incoming(ir.Constant(I64, lo), pre)
-        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, hi)), inside, after)
+        i.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", i, stop), inside, after)
         b.position_at_end(inside)
         self.indices[axis] = i
         self.loops(rest, body)
@@ -113,6 +119,10 @@ class KernelEmitter:
         b.branch(header)
         b.position_at_end(after)
         self.indices[axis] = None
+
+    def loop_range(self, axis: int, size: int) -> tuple[ir.Value, ir.Value]:
+        """The [start, stop) of `axis`: all of it (threads.py runs one part per thread)."""
+        return ir.Constant(I64, 0), ir.Constant(I64, size)
 
     # ---- memory
     def address(self, access: Access) -> ir.Value:

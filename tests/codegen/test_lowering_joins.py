@@ -184,3 +184,12 @@ def test_cat_fuses_with_a_reduction(checks, dim, reduced):
     y = rng.standard_normal((3, 4) if dim == 0 else (3, 2)).astype(np.float32)
     runner = assert_native_matches(text, [x, y])
     assert runner.stats.units == 1
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_a_cat_large_enough_for_threads_splits_each_threads_range(checks, dim):
+    """Native threads run parts of the outer axis; a cat's cuts narrow each part's loops."""
+    rng = np.random.default_rng(dim)
+    x = rng.standard_normal((3000, 128)).astype(np.float32)
+    y = rng.standard_normal((1000, 128) if dim == 0 else (3000, 64)).astype(np.float32)
+    assert_native_matches(_join_graph("cat", 2, dim, "aten::exp({})"), [x, y])
