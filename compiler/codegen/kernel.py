@@ -83,7 +83,7 @@ class Reduce:
     dtype: np.dtype
 
 
-Expr = Union[Load, Const, Op, Reduce]
+Expr = Union[Load, Const, Op, Reduce, "Position", "CheckedIndex", "Gather"]
 
 
 @dataclass(frozen=True)
@@ -147,8 +147,10 @@ class Kernel:
 def expr_children(e: Expr) -> tuple:
     if isinstance(e, Op):
         return e.args
-    if isinstance(e, Reduce):
+    if isinstance(e, (Reduce, CheckedIndex)):
         return (e.value,)
+    if isinstance(e, Gather):
+        return (e.offset,)
     return ()
 
 
@@ -172,3 +174,35 @@ def dynamic_indices(kernel: Kernel) -> list[Index]:
             found.setdefault(index, None)
         visit(st.value)
     return list(found)
+
+
+# ---- data-dependent indexing: pooling windows, embedding, index_select, gather
+
+@dataclass(frozen=True)
+class Position:
+    """The int64 loop index of kernel axis `axis`."""
+
+    axis: int
+    dtype: np.dtype = np.dtype(np.int64)
+
+
+@dataclass(frozen=True)
+class CheckedIndex:
+    """`value` (int64) as an index into a dimension of `size`: negative ones count from the end
+    when `wrap`; any other value outside [0, size) makes the kernel return its out-of-bounds
+    status before anything reads through it (the interpreter then raises the user's error)."""
+
+    value: "Expr"
+    size: int
+    wrap: bool
+    dtype: np.dtype = np.dtype(np.int64)
+
+
+@dataclass(frozen=True)
+class Gather:
+    """`buffer[offset]` at a computed int64 element offset, in range by construction (made of
+    clamped positions and CheckedIndex values)."""
+
+    buffer: int
+    offset: "Expr"
+    dtype: np.dtype

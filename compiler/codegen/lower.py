@@ -17,6 +17,7 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, NamedType, TensorType
 
+from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
 from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
                              broadcast_axes)
@@ -137,7 +138,7 @@ class GroupLowering:
             return self.lower(need.space)
 
     def lower(self, space: Space) -> "LoweredGroup":
-        e = ExprEmitter(space)
+        e = LoweringEmitter(space)
         buffers = list(self.buffers)
 
         def allocate(dtype, sizes) -> int:
