@@ -167,8 +167,9 @@ class GroupLowering:
             val = env[v]
             results.append(buf.position)
             if isinstance(val, View) and val.buffer >= n_in + n_out and val.offset == 0 and \
-                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype:
-                results[-1] = val.buffer  # a product's result is the output itself
+                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype and \
+                    np.prod(buffers[val.buffer].sizes) == np.prod(buf.sizes):
+                results[-1] = val.buffer  # a product's result (reshaped) is the output itself
                 continue
             if isinstance(val, View) and self.allow_view_outputs:
                 continue
