@@ -74,10 +74,20 @@ def _decompose_linear_backward(n: Node) -> bool:
     return True
 
 
-def decompose_for_native(graph: Graph) -> bool:
-    """Rewrite the decomposable nodes of every block; True when anything changed."""
+def _interpreted_under_grad(n: Node) -> bool:
+    """Whether a group of `n`'s inputs may run interpreted under grad mode (native groups run
+    only when no input requires grad), where decomposing would only multiply interpreted nodes."""
+    return any(isinstance(v.type, TensorType) and v.type.requires_grad is not False for v in n.inputs)
+
+
+def decompose_for_native(graph: Graph, grad_enabled: bool = False) -> bool:
+    """Rewrite the decomposable nodes of every block; True when anything changed. With
+    `grad_enabled` (the mode the graph is specialized under), nodes whose inputs may require
+    grad are left whole."""
     changed = False
     for n in list(graph.walk()):
+        if grad_enabled and _interpreted_under_grad(n):
+            continue
         for rule in RULES.get(n.kind, ()):
             if rule(n):
                 changed = True
