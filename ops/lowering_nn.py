@@ -1,5 +1,6 @@
 """Native lowering rules of pooling (max, average, adaptive average; max pooling's backward from
-its indices) and of the lookups at run-time indices (embedding, index_select, gather).
+its indices), of transposed convolution, and of the lookups at run-time indices (embedding,
+index_select, gather).
 
 A pooling window is unrolled: one load per window offset at positions computed from the output
 position, clamped into the input, with padding positions selected away. Run-time indices are
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 
-from . import indexing, nn_embedding, nn_pool  # noqa: F401
+from . import indexing, nn_conv, nn_embedding, nn_pool  # noqa: F401
 from .lowering_common import NotLowerable
 from .nn_pool import _out_size, _params
 from .registry import lowering
@@ -252,3 +253,14 @@ def _gather(e, x, dim, index, sparse_grad=False):
     dim %= len(x.sizes)
     rows = e.checked_index(e.aligned(index, range(len(index.sizes))), x.sizes[dim], wrap=False)
     return e.load_at(x, [rows if j == dim else e.position(j) for j in range(len(x.sizes))])
+
+
+@lowering("aten::conv_transpose2d.input")
+def _conv_transpose2d(e, x, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                      groups=1, dilation=(1, 1)):
+    y = e.conv_transpose2d(x, weight, stride, padding, output_padding, groups, dilation)
+    if bias is None:
+        return y
+    if not _is_tensor(bias) or tuple(bias.sizes) != (y.sizes[1],):
+        raise NotLowerable("conv_transpose2d bias")
+    return e.add(y, e.reshape(bias, [y.sizes[1], 1, 1]))

@@ -1,7 +1,8 @@
 """Decompositions of normalization, conv variants and (values, indices) reductions into ops that
 have native lowering rules: batch norm (eval with running statistics, and training with its
 saved statistics and running-statistic updates) and its backward, layer norm and its backward,
-group norm through a grouped view, conv1d and `_convolution` as conv2d of 4-D views, and
+group norm through a grouped view, conv1d and `_convolution` as conv2d (of 4-D views) or
+conv_transpose2d, and
 max/min over a dim as amax/amin plus argmax/argmin.
 
 Each `decompose_<op>(node) -> bool` rewrites one fully typed node in place, or returns False
@@ -291,20 +292,26 @@ def decompose_conv1d(node: Node) -> bool:
 
 @decomposes("aten::_convolution")
 def decompose_convolution(node: Node) -> bool:
-    """`aten::_convolution` (what traced graphs call) without transposition: conv2d, or conv1d's
-    4-D views for 3-D inputs."""
-    x, w, bias, stride, padding, dilation, transposed, _, groups = node.inputs[:9]
+    """`aten::_convolution` (what traced graphs call): conv2d, conv1d's 4-D views for 3-D
+    inputs, or conv_transpose2d when transposed."""
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = node.inputs[:9]
     try:
-        stride, padding, dilation, transposed, groups = (
-            constant_of(v) for v in (stride, padding, dilation, transposed, groups))
+        stride, padding, dilation, transposed, output_padding, groups = (
+            constant_of(v) for v in (stride, padding, dilation, transposed, output_padding, groups))
     except LookupError:
         return False
-    if transposed is not False or not _float_tensor(x):
+    if not isinstance(transposed, bool) or not _float_tensor(x):
         return False
     rank = len(sizes_of(x))
     if rank not in (3, 4) or not _conv_args_ok(x, w, bias, stride, padding, dilation, groups, rank):
         return False
     b = NodeBuilder(node, x.type)
+    if transposed:
+        if rank != 4:
+            return False
+        y = b.op("aten::conv_transpose2d", [x, w, bias, stride, padding, output_padding, groups, dilation],
+                 sizes_of(node.output))
+        return _finish(node, b, {0: y})
     if rank == 3:
         return _conv2d_of_1d(node, b, x, w, bias, stride, padding, dilation, groups)
     y = b.op("aten::conv2d", [x, w, bias, stride, padding, dilation, groups], sizes_of(node.output))

@@ -1,6 +1,7 @@
 """The emitter lowering rules get (ops/lowering_common.py): the scalar emitter plus the
-data-dependent indexing that pooling windows, embedding, index_select and gather need: loop
-positions, run-time indices checked against their dimension, and loads at computed offsets."""
+data-dependent indexing that pooling windows, embedding, index_select and gather need (loop
+positions, run-time indices checked against their dimension, loads at computed offsets) and
+transposed convolutions."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import numpy as np
 
 from irjit.ops.lowering_common import NotLowerable
 
-from .kernel import CheckedIndex, Const, Gather, Position
-from .scalar_emitter import DIMENSIONED, ExprEmitter, Val, View
+from .kernel import CheckedIndex, Const, Convolution, Gather, Position
+from .scalar_emitter import DIMENSIONED, ExprEmitter, Val, View, _is_contiguous
 
 INT64 = np.dtype(np.int64)
 
@@ -87,3 +88,37 @@ class LoweringEmitter(ExprEmitter):
         if isinstance(offset.expr, Const):
             raise NotLowerable("indexed load at a constant offset")
         return Val(Gather(x.buffer, offset.expr, x.dtype), x.dtype, DIMENSIONED, offset.sizes, offset.axes)
+
+    def conv_transpose2d(self, x, weight, stride, padding, output_padding, groups, dilation) -> View:
+        """conv_transpose2d (no bias) of contiguous input views, run before the loop nest: the
+        input gradient of the convolution whose output has `x`'s shape."""
+        from .conv import Conv2dShape, conv2d_scratch_elems
+        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and _is_contiguous(v)
+                   for v in (x, weight)) or self.allocate is None:
+            raise NotLowerable("conv_transpose2d of computed or non-contiguous values")
+        if x.dtype != weight.dtype or x.dtype.name not in ("float32", "float64") or \
+                len(x.sizes) != 4 or len(weight.sizes) != 4:
+            raise NotLowerable("conv_transpose2d dtypes or ranks")
+        params = [list(v) if isinstance(v, (list, tuple)) else [v] * 2
+                  for v in (stride, padding, output_padding, dilation)]
+        if not all(isinstance(v, int) for p in params for v in p) or not isinstance(groups, int) or \
+                any(len(p) != 2 for p in params) or groups < 1:
+            raise NotLowerable("conv_transpose2d with run-time geometry")
+        (s, p, op, d), (n, c_in, h, w) = params, x.sizes
+        if weight.sizes[0] != c_in or any(op[i] >= max(s[i], d[i]) or op[i] < 0 for i in range(2)):
+            raise NotLowerable("conv_transpose2d geometry")
+        out_hw = [(size - 1) * s[i] - 2 * p[i] + d[i] * (weight.sizes[2 + i] - 1) + op[i] + 1
+                  for i, size in enumerate((h, w))]
+        try:
+            shape = Conv2dShape.of((n, weight.sizes[1] * groups, *out_hw), weight.sizes, s, p, d, groups)
+        except (ValueError, RuntimeError) as e:
+            raise NotLowerable(str(e)) from None
+        if (shape.out_h, shape.out_w) != (h, w) or min(out_hw) < 1:
+            raise NotLowerable("conv_transpose2d output size")
+        out_sizes = (n, shape.in_channels, *out_hw)
+        out = self.allocate(x.dtype, out_sizes)
+        elems = conv2d_scratch_elems(shape)
+        scratch = self.allocate(x.dtype, (elems,)) if elems else None
+        self.products.append(Convolution(shape, x.buffer, weight.buffer, None, out, scratch, x.dtype,
+                                         transposed=True))
+        return View(out, x.dtype, out_sizes, tuple(int(np.prod(out_sizes[k + 1:])) for k in range(4)))

@@ -120,7 +120,8 @@ class Product:
 @dataclass(frozen=True)
 class Convolution:
     """`out = conv2d(x, weight, bias)` of contiguous NCHW/OIHW buffers (conv.py: im2col into
-    buffer `scratch` + GEMM)."""
+    buffer `scratch` + GEMM); `transposed`: out = conv_transpose2d(x, weight), the input gradient
+    of the convolution `shape` describes (GEMM + col2im), bias added by the loop nest."""
 
     shape: object  # conv.Conv2dShape
     x: int
@@ -129,6 +130,7 @@ class Convolution:
     out: int
     scratch: Optional[int]
     dtype: np.dtype
+    transposed: bool = False
 
 
 @dataclass

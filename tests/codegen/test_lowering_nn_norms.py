@@ -1,7 +1,7 @@
 """Normalizations, conv variants and (values, indices) reductions decompose into natively
 lowered ops at specialization and give the interpreter's results: batch norm in eval and in
 training (saved statistics and running-statistic updates included), its backward, layer norm
-and its backward, group norm, conv1d and `_convolution`, max/min over a dim."""
+and its backward, group norm, conv1d, conv_transpose2d and `_convolution`, max/min over a dim."""
 
 from __future__ import annotations
 
@@ -170,18 +170,39 @@ def test_traced_convolution(rank):
     assert_all_native(run_both(text, args, rtol=1e-4))
 
 
-def test_transposed_convolution_stays_interpreted():
+def test_traced_transposed_convolution():
     text = """graph(%x : Tensor, %w : Tensor):
   %none : NoneType = prim::Constant()
-  %s : int[] = prim::Constant[value=[1, 1]]()
-  %op : int[] = prim::Constant[value=[0, 0]]()
+  %s : int[] = prim::Constant[value=[2, 2]]()
+  %p : int[] = prim::Constant[value=[1, 1]]()
+  %op : int[] = prim::Constant[value=[1, 1]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
   %t : bool = prim::Constant[value=1]()
   %f : bool = prim::Constant[value=0]()
   %g : int = prim::Constant[value=1]()
-  %y : Tensor = aten::_convolution(%x, %w, %none, %s, %op, %s, %t, %op, %g, %f, %f, %t, %t)
+  %y : Tensor = aten::_convolution(%x, %w, %none, %s, %p, %d, %t, %op, %g, %f, %f, %t, %t)
   return (%y)"""
-    runner = run_both(text, [_rand((1, 2, 4, 4)), _rand((2, 3, 3, 3), seed=1)])
-    assert runner.stats.nodes_native == 0
+    assert_all_native(run_both(text, [_rand((1, 2, 4, 4)), _rand((2, 3, 3, 3), seed=1)], rtol=1e-4))
+
+
+CONV_TRANSPOSE = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %s : int[] = prim::Constant[value=[{s}, {s}]]()
+  %p : int[] = prim::Constant[value=[{p}, {p}]]()
+  %op : int[] = prim::Constant[value=[{op}, {op}]]()
+  %d : int[] = prim::Constant[value=[{d}, {d}]]()
+  %g : int = prim::Constant[value={groups}]()
+  %y : Tensor = aten::conv_transpose2d(%x, %w, %b, %s, %p, %op, %g, %d)
+  %z : Tensor = aten::sigmoid(%y)
+  return (%z)"""
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("s, p, op, d, groups", [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), (2, 1, 0, 1, 2),
+                                                  (1, 1, 0, 2, 1), (1, 0, 0, 1, 4)])
+def test_conv_transpose2d(dtype, s, p, op, d, groups):
+    text = CONV_TRANSPOSE.format(s=s, p=p, op=op, d=d, groups=groups)
+    args = [_rand((2, 4, 5, 5), dtype), _rand((4, 8 // groups, 3, 3), dtype, 1), _rand((8,), dtype, 2)]
+    assert_all_native(run_both(text, args, rtol=1e-4))
 
 
 # ---- (values, indices) reductions
