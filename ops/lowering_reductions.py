@@ -1,6 +1,6 @@
-"""Native lowering rules of reductions (sum, mean, amax, amin, sum_to_size) and of softmax,
-log_softmax and their backward ops: each is a reduction over the kernel's inner axes with the
-pointwise ops around it fused in."""
+"""Native lowering rules of reductions (sum, mean, amax, amin, sum_to_size, var/std, norms,
+logsumexp, prod, argmax/argmin, max/min, cumsum) and of softmax, log_softmax and their backward
+ops: each is a reduction over the kernel's inner axes with the pointwise ops around it fused in."""
 
 from __future__ import annotations
 
@@ -243,3 +243,27 @@ def _argmax(e, x, dim=None, keepdim=False):
 @lowering("aten::argmin")
 def _argmin(e, x, dim=None, keepdim=False):
     return _arg_extreme(e, x, dim, keepdim, "min")
+
+
+MAX_SCAN = 256  # cumsum sums every prefix separately: longer scans stay interpreted
+
+
+@lowering("aten::cumsum")
+def _cumsum(e, x, dim, dtype=None):
+    """out[.., i, ..] = the sum over j <= i of x[.., j, ..], as a reduction over an extra
+    trailing axis j (quadratic in the scanned length)."""
+    sizes = tuple(x.sizes)
+    if not sizes or not e.is_view(x):
+        raise NotLowerable("cumsum of a 0-dim or computed value")
+    rank, dim = len(sizes), dim % len(sizes)
+    if not 0 < sizes[dim] <= MAX_SCAN:
+        raise NotLowerable("cumsum over an empty or long dim")
+    ext = sizes + (sizes[dim],)
+    e.reduction_space(ext, [rank])
+    j = e.position(rank, ext)
+    term = e.load_at(x, [j if d == dim else e.position(d, ext) for d in range(rank)])
+    if dtype is not None:
+        term = e.cast(term, dtype_from_code(dtype))
+    elif not e.is_float(term):
+        term = e.cast(term, "int64")
+    return e.reduce("sum", e.where(e.le(j, e.position(dim, ext)), term, 0), [rank], False)

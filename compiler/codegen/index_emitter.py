@@ -12,7 +12,7 @@ import numpy as np
 from irjit.ops.lowering_common import NotLowerable
 
 from .kernel import CheckedIndex, Const, Convolution, Gather, Position
-from .scalar_emitter import DIMENSIONED, ExprEmitter, Val, View, _is_contiguous
+from .scalar_emitter import DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View, _is_contiguous
 
 INT64 = np.dtype(np.int64)
 
@@ -38,6 +38,16 @@ class LoweringEmitter(ExprEmitter):
         return Val(Position(axes[dim]), INT64, DIMENSIONED,
                    tuple(n if k == dim else 1 for k, n in enumerate(sizes)),
                    tuple(axes[dim] if k == dim else None for k in range(rank)))
+
+    def reduction_space(self, sizes, dims) -> None:
+        """Make the kernel's iteration space that of a reduction of a value of `sizes` over
+        `dims`, for rules that build the reduced value from positions (raises the emitter's
+        request for that space until it is the kernel's)."""
+        space = Space(tuple(sizes), tuple(sorted({d % len(sizes) for d in dims})))
+        if self.space is None or not self.space.reduce_dims:
+            raise NeedSpace(space)
+        if self.space != space:
+            raise NotLowerable("reductions of one kernel must share their input shape and dims")
 
     def aligned(self, x, dims) -> Val:
         """`x` read with its dimensions along the current node's output dims `dims` (not

@@ -1,6 +1,6 @@
 """The remaining reductions run natively with the interpreter's results: var/std (each
 overload), vector norms of each order, logsumexp, prod, argmax/argmin (first extreme, NaN
-first) and max/min over everything, on float32/float64 and non-contiguous inputs."""
+first), max/min over everything and cumsum, on float32/float64 and non-contiguous inputs."""
 
 from __future__ import annotations
 
@@ -73,3 +73,18 @@ def test_nan_and_ties(case):
 def test_integer_inputs(case):
     x = np.random.default_rng(0).integers(-3, 4, (4, 6))
     assert_all_native(run_both(HEADER.format(body=CASES[case]), [x]))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["%none", "%f64"])
+@pytest.mark.parametrize("x", [_rand((4, 6)), _rand((4, 12))[:, ::2],
+                               np.random.default_rng(0).integers(-5, 5, (4, 6))],
+                         ids=["float32", "non-contiguous", "int64"])
+def test_cumsum(dim, dtype, x):
+    text = f"""graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %f64 : int = prim::Constant[value=7]()
+  %d : int = prim::Constant[value={dim}]()
+  %y : Tensor = aten::cumsum(%x, %d, {dtype})
+  return (%y)"""
+    assert_all_native(run_both(text, [x]))
