@@ -1,6 +1,6 @@
 """Native lowering rules of pooling (max, average, adaptive average; max pooling's backward from
-its indices), of transposed convolution, and of the lookups at run-time indices (embedding,
-index_select, gather).
+its indices), of transposed convolution, and of the lookups at run-time indices (embedding and
+its backward, index_select, gather).
 
 A pooling window is unrolled: one load per window offset at positions computed from the output
 position, clamped into the input, with padding positions selected away. Run-time indices are
@@ -133,10 +133,10 @@ def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, cei
         options = []
         for t in range(k[i]):
             num = e.sub(e.add(pos, p[i]), t * d[i])  # o * stride when this tap reaches pos
-            o = _div_exact(e, num, s[i])
+            o = e.index_div(num, s[i])
             cond = e.logical_and(e.ge(num, 0), e.lt(num, out[i] * s[i]))
             if s[i] != 1:
-                cond = e.logical_and(cond, e.eq(_rem(e, num, s[i]), 0))
+                cond = e.logical_and(cond, e.eq(e.index_rem(num, s[i]), 0))
             options.append((e.minimum(e.maximum(o, 0), out[i] - 1), cond))
         taps.append(options)
     total = None
@@ -146,14 +146,6 @@ def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, cei
         term = e.where(hit, e.load_at(grad, at), 0)
         total = term if total is None else e.add(total, term)
     return total
-
-
-def _div_exact(e, num, s):
-    return num if s == 1 else e._op("idiv", num.dtype, num, e.cast(s, num.dtype), priority=num.priority)
-
-
-def _rem(e, num, s):
-    return e._op("irem", num.dtype, num, e.cast(s, num.dtype), priority=num.priority)
 
 
 def _avg_pool(e, x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -207,8 +199,8 @@ def _adaptive_avg_pool2d(e, x, output_size):
     taps, counts = [], None
     for i in range(2):
         o = e.position(rank - 2 + i)
-        start = _div_exact(e, e.mul(o, sp[i]), out[i])
-        end = _div_exact(e, e.add(e.mul(o, sp[i]), sp[i] + out[i] - 1), out[i])
+        start = e.index_div(e.mul(o, sp[i]), out[i])
+        end = e.index_div(e.add(e.mul(o, sp[i]), sp[i] + out[i] - 1), out[i])
         count = e.sub(end, start)
         counts = count if counts is None else e.mul(counts, count)
         options = []
@@ -264,3 +256,31 @@ def _conv_transpose2d(e, x, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
     if not _is_tensor(bias) or tuple(bias.sizes) != (y.sizes[1],):
         raise NotLowerable("conv_transpose2d bias")
     return e.add(y, e.reshape(bias, [y.sizes[1], 1, 1]))
+
+
+MAX_SCATTER_WORK = 1 << 22  # multiply-adds above which embedding's backward stays interpreted
+
+
+@lowering("aten::embedding_dense_backward")
+def _embedding_backward(e, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """grad_weight[w, d]: the sum of grad[p, d] over the index positions p holding w (a
+    reduction over the positions; no load goes through an index)."""
+    if scale_grad_by_freq is not False or not isinstance(padding_idx, int) or \
+            not (e.is_view(grad) and e.is_view(indices)) or indices.dtype.kind not in "iu":
+        raise NotLowerable("embedding backward operands")
+    rows, dim = e.node_sizes
+    isizes = tuple(indices.sizes)
+    count = math.prod(isizes)
+    if tuple(grad.sizes) != isizes + (dim,) or count == 0 or rows * dim * count > MAX_SCATTER_WORK:
+        raise NotLowerable("embedding backward shapes")
+    space = (rows, dim, count)
+    e.reduction_space(space, [2])
+    rest, at = e.position(2, space), []
+    for n in reversed(isizes):
+        at.insert(0, e.index_rem(rest, n))
+        rest = e.index_div(rest, n)
+    row = e.load_at(indices, at)
+    hit = e.eq(row, e.position(0, space))
+    if padding_idx >= 0:
+        hit = e.logical_and(hit, e.ne(row, padding_idx))
+    return e.reduce("sum", e.where(hit, e.load_at(grad, at + [e.position(1, space)]), 0), [2], False)

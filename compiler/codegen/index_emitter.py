@@ -69,6 +69,17 @@ class LoweringEmitter(ExprEmitter):
             sizes[d], axes[d] = x.sizes[k], x.axes[k]
         return Val(x.expr, x.dtype, DIMENSIONED, tuple(sizes), tuple(axes))
 
+    def index_div(self, x, n: int) -> Val:
+        """`x // n` for int64 index arithmetic (positive constant `n`; truncating, so callers
+        use it on non-negative `x` or select negative ones away)."""
+        x = self.cast(x, INT64)
+        return x if n == 1 else self._op("idiv", INT64, x, self.cast(n, INT64), priority=x.priority)
+
+    def index_rem(self, x, n: int) -> Val:
+        """`x % n` for int64 index arithmetic (positive constant `n`; truncating, as `index_div`)."""
+        x = self.cast(x, INT64)
+        return self._op("irem", INT64, x, self.cast(n, INT64), priority=x.priority)
+
     def checked_index(self, x, size: int, wrap: bool) -> Val:
         """Integer `x` as an index into a dimension of `size`, negative ones counted from the end
         when `wrap`; out of range at run time, the kernel bails out."""

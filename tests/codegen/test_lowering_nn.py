@@ -199,3 +199,16 @@ def test_an_index_out_of_range_bails_out_to_the_interpreters_error(monkeypatch, 
     with no_grad(), pytest.raises(IRRuntimeError, match=error):
         runner.run([Tensor(_rand(x)), Tensor(np.array(bad))])
     assert runner.stats.bailouts == 1
+
+
+@pytest.mark.parametrize("padding_idx", [-1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_backward_sums_the_gradients_of_each_row(padding_idx, dtype):
+    text = f"""graph(%g : Tensor, %i : Tensor):
+  %n : int = prim::Constant[value=6]()
+  %p : int = prim::Constant[value={padding_idx}]()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::embedding_dense_backward(%g, %i, %n, %p, %f)
+  return (%y)"""
+    idx = np.array([[0, 2, 2], [5, 2, 0]])
+    assert_all_native(run_both(text, [_rand((2, 3, 4), dtype), idx]))
