@@ -1,6 +1,6 @@
 """Native lowering rules of pooling (max, average, adaptive average; max pooling's backward from
 its indices), of transposed convolution, and of the lookups at run-time indices (embedding and
-its backward, index_select, gather).
+its backward, index_select, gather and scatter_add, the backward of gather).
 
 A pooling window is unrolled: one load per window offset at positions computed from the output
 position, clamped into the input, with padding positions selected away. Run-time indices are
@@ -284,3 +284,49 @@ def _embedding_backward(e, grad, indices, num_weights, padding_idx, scale_grad_b
     if padding_idx >= 0:
         hit = e.logical_and(hit, e.ne(row, padding_idx))
     return e.reduce("sum", e.where(hit, e.load_at(grad, at + [e.position(1, space)]), 0), [2], False)
+
+
+def _scatter_add(e, base, dim, index, src):
+    """`base` (None: zeros) plus, at each position, the sum of `src` over the index entries along
+    `dim` that name it: a reduction over an extra trailing axis k, each index checked in range."""
+    sizes = tuple(e.node_sizes)
+    rank = len(sizes)
+    if not (e.is_view(index) and e.is_view(src)) or index.dtype.name != "int64" or not rank or \
+            len(index.sizes) != rank or len(src.sizes) != rank:
+        raise NotLowerable("scatter_add operands")
+    dim %= rank
+    isizes = tuple(index.sizes)
+    if any(isizes[d] > src.sizes[d] or (d != dim and isizes[d] > sizes[d]) for d in range(rank)) or \
+            0 in isizes or 0 in sizes or math.prod(sizes) * isizes[dim] > MAX_SCATTER_WORK:
+        raise NotLowerable("scatter_add shapes")
+    space = sizes + (isizes[dim],)
+    e.reduction_space(space, [rank])
+    at, inside = [], None
+    for d in range(rank):
+        pos = e.position(rank if d == dim else d, space)
+        if d != dim and isizes[d] < sizes[d]:
+            c = e.lt(pos, isizes[d])
+            inside = c if inside is None else e.logical_and(inside, c)
+            pos = e.minimum(pos, isizes[d] - 1)
+        at.append(pos)
+    target = e.checked_index(e.load_at(index, at), sizes[dim], wrap=False)
+    hit = e.eq(target, e.position(dim, space))
+    if inside is not None:
+        hit = e.logical_and(hit, inside)
+    total = e.reduce("sum", e.where(hit, e.load_at(src, at), 0), [rank], False)
+    if base is None:
+        return total
+    if not e.is_view(base) or tuple(base.sizes) != sizes:
+        raise NotLowerable("scatter_add base")
+    kept = e.load_at(base, [e.position(d, space) for d in range(rank)])
+    return e.add(e.squeeze(kept, [rank]), total)
+
+
+@lowering("aten::scatter_add")
+def _scatter_add_rule(e, x, dim, index, src):
+    return _scatter_add(e, x, dim, index, src)
+
+
+@lowering("aten::gather_backward")
+def _gather_backward(e, grad, x, dim, index, sparse_grad):
+    return _scatter_add(e, None, dim, index, grad)

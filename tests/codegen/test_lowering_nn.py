@@ -212,3 +212,25 @@ def test_embedding_backward_sums_the_gradients_of_each_row(padding_idx, dtype):
   return (%y)"""
     idx = np.array([[0, 2, 2], [5, 2, 0]])
     assert_all_native(run_both(text, [_rand((2, 3, 4), dtype), idx]))
+
+
+SCATTER_ADD = """graph(%x : Tensor, %i : Tensor, %s : Tensor):
+  %d : int = prim::Constant[value={dim}]()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::scatter_add(%x, %d, %i, %s)
+  %g : Tensor = aten::gather_backward(%s, %x, %d, %i, %f)
+  return (%y, %g)"""
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scatter_add_and_gather_backward(dim):
+    idx = np.array([[0, 3, 1], [3, 3, 0]]) if dim == 0 else np.array([[0, 4, 4], [1, 1, 0]])
+    args = [_rand((4, 5)), idx, _rand((3, 4), seed=1)]
+    assert_all_native(run_both(SCATTER_ADD.format(dim=dim), args))
+
+
+def test_scatter_add_index_out_of_range_bails_out():
+    runner = run_both(SCATTER_ADD.format(dim=0), [_rand((4, 5)), np.array([[0, 3]]), _rand((2, 3))])
+    with no_grad(), pytest.raises(IRRuntimeError, match="index 4 is out of bounds"):
+        runner.run([Tensor(_rand((4, 5))), Tensor(np.array([[0, 4]])), Tensor(_rand((2, 3)))])
+    assert runner.stats.bailouts == 1
