@@ -23,8 +23,11 @@ def _float_tensor(v) -> bool:
         v.type.scalar_type in ("Float", "Double")
 
 
-def _optional_tensors(vs) -> bool:
-    return all(is_none(v) or _float_tensor(v) for v in vs)
+def _optional_tensors(vs, like=None) -> bool:
+    """Each of `vs` is None or a float tensor of a known layout (of `like`'s dtype, if given:
+    the decompositions compute in the input's dtype, as the interpreter's results are)."""
+    return all(is_none(v) or (_float_tensor(v) and (
+        like is None or v.type.scalar_type == like.type.scalar_type)) for v in vs)
 
 
 def _outputs_unused(node: Node, keep) -> bool:
@@ -53,7 +56,7 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
     except LookupError:
         return False
     sizes = sizes_of(x)
-    if not _float_tensor(x) or not _optional_tensors([w, bias, rm, rv]) or len(sizes) < 2 or \
+    if not _float_tensor(x) or not _optional_tensors([w, bias, rm, rv], x) or len(sizes) < 2 or \
             not isinstance(training, bool) or not isinstance(eps, (int, float)) or 0 in sizes:
         return False
     if not training and (is_none(rm) or is_none(rv) or (with_stats and not _outputs_unused(node, [0]))):
@@ -117,7 +120,7 @@ def decompose_native_batch_norm_backward(node: Node) -> bool:
         return False
     sizes = sizes_of(x)
     if not (_float_tensor(x) and _float_tensor(g)) or sizes_of(g) != sizes or len(sizes) < 2 or \
-            0 in sizes or not _optional_tensors([w, rm, rv, save_mean, save_invstd]) or \
+            0 in sizes or not _optional_tensors([w, rm, rv, save_mean, save_invstd, g], x) or \
             not _outputs_unused(node, [k for k in range(3) if mask[k]]):
         return False
     mean_v, invstd_v = (save_mean, save_invstd) if train else (rm, rv)
@@ -138,7 +141,8 @@ def decompose_native_batch_norm_backward(node: Node) -> bool:
         scale = invstd if is_none(w) else b.op("aten::mul", [_channel(b, w, rank), invstd], stat)
         if train:
             m = math.prod(sizes) // c
-            inner = b.op("aten::sub", [b.op("aten::sub", [b.op("aten::mul", [g, float(m)], sizes), gb, 1], sizes),
+            scaled = b.op("aten::mul", [g, float(m)], sizes)
+            inner = b.op("aten::sub", [b.op("aten::sub", [scaled, gb, 1], sizes),
                                        b.op("aten::mul", [xhat, gw], sizes), 1], sizes)
             results[0] = b.op("aten::mul", [b.op("aten::div", [scale, float(m)], stat), inner], sizes)
         else:
@@ -169,7 +173,7 @@ def _layer_norm(node: Node, with_stats: bool) -> bool:
         return False
     sizes = sizes_of(x)
     k = len(shape) if isinstance(shape, list) else -1
-    if not _float_tensor(x) or not _optional_tensors([w, bias]) or not 0 < k <= len(sizes) or \
+    if not _float_tensor(x) or not _optional_tensors([w, bias], x) or not 0 < k <= len(sizes) or \
             list(sizes[len(sizes) - k:]) != list(shape) or 0 in sizes or \
             not isinstance(eps, (int, float)) or any(not is_none(v) and list(sizes_of(v)) != list(shape)
                                                      for v in (w, bias)):
@@ -205,7 +209,8 @@ def decompose_native_layer_norm_backward(node: Node) -> bool:
     sizes = sizes_of(x)
     k = len(shape) if isinstance(shape, list) else -1
     if not (_float_tensor(x) and _float_tensor(g) and _float_tensor(mean) and _float_tensor(rstd)) or \
-            not _optional_tensors([w, bias]) or sizes_of(g) != sizes or not 0 < k <= len(sizes) or \
+            not _optional_tensors([w, bias, g, mean, rstd], x) or sizes_of(g) != sizes or \
+            not 0 < k <= len(sizes) or \
             0 in sizes or not _outputs_unused(node, [j for j in range(3) if mask[j]]) or \
             (mask[1] and is_none(w)) or (mask[2] and is_none(bias)):
         return False
@@ -238,7 +243,7 @@ def decompose_group_norm(node: Node) -> bool:
     except LookupError:
         return False
     sizes = sizes_of(x)
-    if not _float_tensor(x) or not _optional_tensors([w, bias]) or len(sizes) < 2 or 0 in sizes or \
+    if not _float_tensor(x) or not _optional_tensors([w, bias], x) or len(sizes) < 2 or 0 in sizes or \
             not isinstance(groups, int) or groups < 1 or sizes[1] % groups or \
             not isinstance(eps, (int, float)):
         return False

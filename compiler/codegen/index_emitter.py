@@ -55,7 +55,8 @@ class LoweringEmitter(ExprEmitter):
         rank, dims = len(self.node_sizes), [d % len(self.node_sizes) for d in dims]
         if not isinstance(x, (Val, View)):
             return self.value(x)
-        if len(dims) != len(x.sizes) or any(x.sizes[k] not in (1, self.node_sizes[d]) for k, d in enumerate(dims)):
+        if len(dims) != len(x.sizes) or \
+                any(x.sizes[k] not in (1, self.node_sizes[d]) for k, d in enumerate(dims)):
             raise NotLowerable("an operand does not align with the result")
         if self.node_axes is None:
             raise NotLowerable("the node's output has no kernel axes")
