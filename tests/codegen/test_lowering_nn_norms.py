@@ -218,3 +218,25 @@ def test_max_and_min_over_a_dim_with_nan_and_ties():
     x = np.array([[1.0, 3.0, 3.0, -2.0], [np.nan, 0.0, np.nan, 5.0], [2.0, 2.0, 2.0, 2.0]], np.float32)
     runner = run_both(text, [x])
     assert_all_native(runner)
+
+
+def test_a_bool_input_is_folded_per_value_so_the_backward_of_batch_norm_decomposes():
+    """Backward graphs receive batch norm's `training` as an input: each value gets its own plan."""
+    text = """graph(%g : Tensor, %x : Tensor, %w : Tensor, %sm : Tensor, %si : Tensor, %train : bool):
+  %t : bool = prim::Constant[value=1]()
+  %e : float = prim::Constant[value=1e-05]()
+  %mask : bool[] = prim::ListConstruct(%t, %t, %t)
+  %a : Tensor, %b : Tensor, %c : Tensor = aten::native_batch_norm_backward(%g, %x, %w, %sm, %si, %sm, %si, %train, %e, %mask)
+  return (%a, %b, %c)"""
+    x, w, _, mean, var = _bn_inputs((4, 3, 5, 6), np.float64)
+    arrays = [_rand(x.shape, np.float64, 9), x, w, mean, var]
+    runner = NativeRunner(parse_ir(text))
+    for train in (True, False):
+        args = [Tensor(a) for a in arrays] + [train]
+        expected = Interpreter(parse_ir(text)).run(args)
+        with no_grad():
+            for _ in range(2):
+                got = runner.run(args)
+        for e, g in zip(expected, got):
+            np.testing.assert_allclose(g.data, e.data, rtol=1e-8, atol=1e-8)
+    assert runner.stats.units == 2 and runner.stats.nodes_interpreted == 0 and runner.stats.bailouts == 0
