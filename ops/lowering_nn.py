@@ -1,5 +1,5 @@
-"""Native lowering rules of pooling (max, average, adaptive average; max pooling's backward from
-its indices), of transposed convolution, and of the lookups at run-time indices (embedding and
+"""Native lowering rules of pooling (max and adaptive max with their indices, average, adaptive
+average; max pooling's backward from its indices), of transposed convolution, and of the lookups at run-time indices (embedding and
 its backward, index_select, gather and scatter_add, the backward of gather).
 
 A pooling window is unrolled: one load per window offset at positions computed from the output
@@ -100,20 +100,41 @@ def _lowest(dtype):
     return int(np.iinfo(dtype).min)
 
 
-def _max_pool(e, x, nd, kernel_size, stride, padding, dilation, ceil_mode):
-    k, s, p, d, sp, out = _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode)
-    best = None
-    for value, cond, _ in _windows(e, x, nd, k, s, p, d, sp, out):
+def _running_max(e, taps, dtype, with_indices: bool):
+    """The window maximum (NaN-propagating) over `taps` of (value, in-bounds condition or None,
+    flat index), and with indices the flat index of its first occurrence (of the first NaN)."""
+    best = where_at = None
+    for value, cond, flat in taps:
         if cond is not None:
-            value = e.where(cond, value, _lowest(x.dtype))
-        best = value if best is None else e.maximum(best, value)  # NaN-propagating, as PyTorch
-    return best
+            value = e.where(cond, value, _lowest(dtype))
+        if best is None:
+            best, where_at = value, flat
+        elif not with_indices:
+            best = e.maximum(best, value)
+        else:
+            take = e.gt(value, best)
+            if dtype.kind == "f":
+                take = e.logical_or(take, e.logical_and(e.isnan(value), e.logical_not(e.isnan(best))))
+            if cond is not None:
+                take = e.logical_and(take, cond)
+            best, where_at = e.where(take, value, best), e.where(take, flat, where_at)
+    return (best, where_at) if with_indices else best
+
+
+def _max_pool(e, x, nd, kernel_size, stride, padding, dilation, ceil_mode, with_indices=False):
+    k, s, p, d, sp, out = _pool_geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode)
+    return _running_max(e, _windows(e, x, nd, k, s, p, d, sp, out), x.dtype, with_indices)
 
 
 for _nd in (1, 2):
     lowering(f"aten::max_pool{_nd}d")(
         lambda e, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, _nd=_nd:
         _max_pool(e, x, _nd, kernel_size, stride, padding, dilation, ceil_mode))
+
+
+@lowering("aten::max_pool2d_with_indices")
+def _max_pool2d_with_indices(e, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _max_pool(e, x, 2, kernel_size, stride, padding, dilation, ceil_mode, with_indices=True)
 
 
 @lowering("aten::max_pool2d_with_indices_backward")
@@ -181,41 +202,57 @@ def _avg_pool2d(e, x, kernel_size, stride=(), padding=0, ceil_mode=False, count_
     return _avg_pool(e, x, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-@lowering("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")
-def _adaptive_avg_pool2d(e, x, output_size):
-    """Windows [floor(o * n / out), ceil((o + 1) * n / out)) unrolled to the widest window."""
-    if not _is_tensor(x) or len(x.sizes) not in (3, 4) or not e.is_float(x) or \
-            any(n == 0 for n in x.sizes) or not all(isinstance(o, int) for o in _flat(output_size)):
+def _adaptive_windows(e, x, output_size):
+    """(taps as `_windows` gives them, element count of each window) of adaptive pooling: windows
+    [floor(o * n / out), ceil((o + 1) * n / out)) unrolled to the widest one."""
+    if not _is_tensor(x) or len(x.sizes) not in (3, 4) or any(n == 0 for n in x.sizes) or \
+            not all(isinstance(o, int) for o in _flat(output_size)):
         raise NotLowerable("adaptive pooling input")
     out = _params(output_size, 2)
     sp = list(x.sizes[-2:])
-    if min(out) < 1:
+    if len(out) != 2 or min(out) < 1:
         raise NotLowerable("adaptive pooling output size")
     widths = [max(-(-((o + 1) * n) // m) - (o * n) // m for o in range(m)) for n, m in zip(sp, out)]
     if widths[0] * widths[1] > MAX_WINDOW:
         raise NotLowerable("adaptive pooling windows too large to unroll")
     rank = len(x.sizes)
     lead = [e.position(j) for j in range(rank - 2)]
-    taps, counts = [], None
+    options, counts = [], None
     for i in range(2):
         o = e.position(rank - 2 + i)
         start = e.index_div(e.mul(o, sp[i]), out[i])
         end = e.index_div(e.add(e.mul(o, sp[i]), sp[i] + out[i] - 1), out[i])
         count = e.sub(end, start)
         counts = count if counts is None else e.mul(counts, count)
-        options = []
+        taps = []
         for t in range(widths[i]):
             at = e.add(start, t)
-            options.append((e.minimum(at, sp[i] - 1), e.lt(at, end) if t else None))
-        taps.append(options)
-    total = None
-    for (ih, ch), (iw, cw) in _product(taps):
-        value = e.load_at(x, lead + [ih, iw])
+            taps.append((e.minimum(at, sp[i] - 1), e.lt(at, end) if t else None))
+        options.append(taps)
+    windows = []
+    for (ih, ch), (iw, cw) in _product(options):
         cond = ch if cw is None else (cw if ch is None else e.logical_and(ch, cw))
+        windows.append((e.load_at(x, lead + [ih, iw]), cond, e.add(e.mul(ih, sp[1]), iw)))
+    return windows, counts
+
+
+@lowering("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(e, x, output_size):
+    if not _is_tensor(x) or not e.is_float(x):
+        raise NotLowerable("adaptive average pooling of integers")
+    windows, counts = _adaptive_windows(e, x, output_size)
+    total = None
+    for value, cond, _ in windows:
         if cond is not None:
             value = e.where(cond, value, 0)
         total = value if total is None else e.add(total, value)
     return e.div(total, e.cast(counts, x.dtype))
+
+
+@lowering("aten::adaptive_max_pool2d")
+def _adaptive_max_pool2d(e, x, output_size):
+    windows, _ = _adaptive_windows(e, x, output_size)
+    return _running_max(e, windows, x.dtype, with_indices=True)
 
 
 # ---- lookups at run-time indices

@@ -203,13 +203,17 @@ class KernelEmitter:
         self.scope.values[e] = v
         return v
 
-    def prepare_reduces(self, e: Expr) -> None:
+    def prepare_reduces(self, e: Expr, seen: Optional[set] = None) -> None:
         """Evaluate the reductions inside `e` at the current (outer) level, nested ones first."""
+        seen = set() if seen is None else seen
+        if id(e) in seen:
+            return
+        seen.add(id(e))
         if isinstance(e, Reduce):
             self.value(e)
             return
         for c in expr_children(e):
-            self.prepare_reduces(c)
+            self.prepare_reduces(c, seen)
 
     def reduce(self, e: Reduce) -> ir.Value:
         self.prepare_reduces(e.value)

@@ -65,6 +65,16 @@ class Const:
     dtype: np.dtype
 
 
+def _cached_hash(self) -> int:
+    """The hash of a frozen expression, computed once: expressions are DAGs that share
+    subexpressions, which a recursive hash would visit once per path."""
+    h = self.__dict__.get("_hash")
+    if h is None:
+        h = hash((type(self).__name__,) + tuple(getattr(self, f) for f in self.__dataclass_fields__))
+        object.__setattr__(self, "_hash", h)
+    return h
+
+
 @dataclass(frozen=True)
 class Op:
     """A scalar operation: see `emit.SCALAR_OPS` for the names (math functions are `math.<f>`)."""
@@ -72,6 +82,8 @@ class Op:
     name: str
     args: tuple
     dtype: np.dtype
+
+    __hash__ = _cached_hash
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,8 @@ class Reduce:
     combine: str
     value: "Expr"
     dtype: np.dtype
+
+    __hash__ = _cached_hash
 
 
 Expr = Union[Load, Const, Op, Reduce, "Position", "CheckedIndex", "Gather"]
@@ -156,15 +170,24 @@ def expr_children(e: Expr) -> tuple:
     return ()
 
 
-def contains_reduce(e: Expr) -> bool:
-    return isinstance(e, Reduce) or any(contains_reduce(c) for c in expr_children(e))
+def contains_reduce(e: Expr, seen: Optional[set] = None) -> bool:
+    seen = set() if seen is None else seen
+    if id(e) in seen:
+        return False
+    seen.add(id(e))
+    return isinstance(e, Reduce) or any(contains_reduce(c, seen) for c in expr_children(e))
 
 
 def dynamic_indices(kernel: Kernel) -> list[Index]:
     """Every run-time index the kernel's accesses use, in a fixed order."""
     found: dict = {}
 
+    seen: set = set()
+
     def visit(e) -> None:
+        if id(e) in seen:
+            return
+        seen.add(id(e))
         if isinstance(e, Load):
             for index, _ in e.access.dynamic:
                 found.setdefault(index, None)
@@ -199,6 +222,8 @@ class CheckedIndex:
     wrap: bool
     dtype: np.dtype = np.dtype(np.int64)
 
+    __hash__ = _cached_hash
+
 
 @dataclass(frozen=True)
 class Gather:
@@ -208,3 +233,5 @@ class Gather:
     buffer: int
     offset: "Expr"
     dtype: np.dtype
+
+    __hash__ = _cached_hash

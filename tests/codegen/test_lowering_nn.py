@@ -142,7 +142,7 @@ def test_max_pool2d_backward_scatters_by_indices(k, s, p, d, ceil):
         "  %g : Tensor = aten::max_pool2d_with_indices_backward(%y, %x, %k, %s, %p, %d, %c, %i)\n"
         "  return (%g)")
     runner = run_both(text, [_rand((2, 3, 9, 8), np.float64)])
-    assert runner.stats.nodes_native == 1 and runner.stats.bailouts == 0  # the backward
+    assert_all_native(runner)
 
 
 # ---- lookups at run-time indices
@@ -234,3 +234,26 @@ def test_scatter_add_index_out_of_range_bails_out():
     with no_grad(), pytest.raises(IRRuntimeError, match="index 4 is out of bounds"):
         runner.run([Tensor(_rand((4, 5))), Tensor(np.array([[0, 4]])), Tensor(_rand((2, 3)))])
     assert runner.stats.bailouts == 1
+
+
+@pytest.mark.parametrize("k, s, p, d, ceil", GEOMETRIES)
+def test_max_pool2d_with_indices(k, s, p, d, ceil):
+    text = POOL.format(k=k, s=s, p=p, d=d, ceil=ceil).replace(
+        "%y : Tensor = aten::max_pool2d(%x, %k, %s, %p, %d, %c)\n  return (%y)",
+        "%y : Tensor, %i : Tensor = aten::max_pool2d_with_indices(%x, %k, %s, %p, %d, %c)\n"
+        "  return (%y, %i)")
+    x = _rand((2, 3, 9, 8))
+    x[0, 0, 2:4, 2:4] = 1.5  # ties: the first occurrence
+    x[1, 2, 5, 5] = np.nan
+    assert_all_native(run_both(text, [x]))
+
+
+@pytest.mark.parametrize("out", [[1, 1], [2, 3], [3, 5]])
+def test_adaptive_max_pool2d(out):
+    text = f"""graph(%x : Tensor):
+  %o : int[] = prim::Constant[value={out}]()
+  %y : Tensor, %i : Tensor = aten::adaptive_max_pool2d(%x, %o)
+  return (%y, %i)"""
+    x = _rand((2, 3, 7, 5))
+    x[0, 1, :3, :3] = 2.0
+    assert_all_native(run_both(text, [x]))
