@@ -13,6 +13,7 @@ from typing import Any, Optional
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
+from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.ops import facts
@@ -271,8 +272,8 @@ class NativeRunner:
         sub = node.attr("Subgraph")
         if node.kind != GROUP and self.context is not None:
             return self.context.run_subgraph(interp, node, args)
-        if node.kind != GROUP or (is_grad_enabled() and any(
-                isinstance(a, Tensor) and a.requires_grad for a in args)):
+        if node.kind != GROUP or (is_grad_enabled() and not is_scalar_program(sub) and any(
+                isinstance(a, Tensor) and a.requires_grad for a in args)):  # numbers need no tape
             return interp.sub_interpreter(sub).run(args)
         unit = self.unit_of(node)
         if unit is None:
@@ -281,7 +282,7 @@ class NativeRunner:
         if status:
             self._count(bailouts=1)
             return interp.sub_interpreter(sub).run(args)
-        return [Tensor(o) for o in outs]
+        return [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
 
 
 @prim(GROUP)

@@ -17,21 +17,21 @@ from .native_coverage import measured
 
 BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
 # what still runs interpreted on the fourth call (forward + backward), per executor:
-# aten::all over the autograd zero checks (profiling); t/matmul outside DifferentiableGraphs
+# t/matmul outside DifferentiableGraphs
 # run with grad mode on (the interpreter records them on the tape); cat
 # have no lowering yet; _grad_sum_to_size whose sizes are neither a graph input nor folded
 # from a static shape; conv2d and relu of seed_conv_relu run with grad on (no
 # DifferentiableGraph: too small)
 REMAINING = {
-    ("elementwise_chain", "profiling"): {"aten::all": 1},
+    ("elementwise_chain", "profiling"): {},
     ("elementwise_chain", "legacy"): {"aten::_grad_sum_to_size": 4},
     ("lstm_cell", "profiling"): {"aten::t": 2, "aten::matmul": 2, "aten::_grad_sum_to_size": 2,
-                                 "aten::cat": 1, "aten::all": 1},
+                                 "aten::cat": 1},
     ("lstm_cell", "legacy"): {"aten::t": 2, "aten::matmul": 2, "aten::_grad_sum_to_size": 4,
                               "aten::cat": 1},
-    ("mlp", "profiling"): {"aten::all": 1},
+    ("mlp", "profiling"): {},
     ("mlp", "legacy"): {},
-    ("tiny_linear_tanh", "profiling"): {"aten::t": 1, "aten::matmul": 1, "aten::all": 1},
+    ("tiny_linear_tanh", "profiling"): {"aten::t": 1, "aten::matmul": 1},
     ("tiny_linear_tanh", "legacy"): {"aten::t": 1, "aten::matmul": 1, "aten::_grad_sum_to_size": 2},
     ("rnn_loop", "profiling"): {},
     ("rnn_loop", "legacy"): {},
