@@ -12,7 +12,8 @@ import numpy as np
 from irjit.ops.lowering_common import NotLowerable
 
 from .kernel import CheckedIndex, Const, Convolution, Gather, Position
-from .scalar_emitter import DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View, _is_contiguous
+from .scalar_emitter import (DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View,
+                             is_contiguous_view)
 
 INT64 = np.dtype(np.int64)
 
@@ -115,7 +116,7 @@ class LoweringEmitter(ExprEmitter):
         """conv_transpose2d (no bias) of contiguous input views, run before the loop nest: the
         input gradient of the convolution whose output has `x`'s shape."""
         from .conv import Conv2dShape, conv2d_scratch_elems
-        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and _is_contiguous(v)
+        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
                    for v in (x, weight)) or self.allocate is None:
             raise NotLowerable("conv_transpose2d of computed or non-contiguous values")
         if x.dtype != weight.dtype or x.dtype.name not in ("float32", "float64") or \
