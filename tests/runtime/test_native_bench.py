@@ -25,14 +25,14 @@ BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
 REMAINING = {
     ("elementwise_chain", "profiling"): {},
     ("elementwise_chain", "legacy"): {"aten::_grad_sum_to_size": 4},
-    ("lstm_cell", "profiling"): {"aten::t": 2, "aten::matmul": 2, "aten::_grad_sum_to_size": 2,
-                                 "aten::cat": 1},
-    ("lstm_cell", "legacy"): {"aten::t": 2, "aten::matmul": 2, "aten::_grad_sum_to_size": 4,
-                              "aten::cat": 1},
+    # matmul's backward without static shapes is symbolic_script's AD_matmul_bw_size /
+    # AD_mat_transpose (interpreted library functions: their aten::t and sum-to-size count here)
+    ("lstm_cell", "profiling"): {"aten::t": 4, "aten::_grad_sum_to_size": 4, "aten::cat": 1},
+    ("lstm_cell", "legacy"): {"aten::t": 4, "aten::_grad_sum_to_size": 8, "aten::cat": 1},
     ("mlp", "profiling"): {},
     ("mlp", "legacy"): {},
-    ("tiny_linear_tanh", "profiling"): {"aten::t": 1, "aten::matmul": 1},
-    ("tiny_linear_tanh", "legacy"): {"aten::t": 1, "aten::matmul": 1, "aten::_grad_sum_to_size": 2},
+    ("tiny_linear_tanh", "profiling"): {"aten::t": 2, "aten::_grad_sum_to_size": 1},
+    ("tiny_linear_tanh", "legacy"): {"aten::t": 2, "aten::_grad_sum_to_size": 4},
     ("rnn_loop", "profiling"): {},
     ("rnn_loop", "legacy"): {},
     ("seed_conv_relu", "profiling"): {"aten::conv2d": 1, "aten::relu": 1},
