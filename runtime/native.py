@@ -79,9 +79,11 @@ def _is_size_list(x: Any) -> bool:
 
 def _layout_key(inputs: list) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
-    results a forward graph hands its backward graph) by value; anything else by type."""
+    results a forward graph hands its backward graph) and bools (such as batch norm's
+    `training`) by value; anything else by type."""
     return tuple((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
                  else ("int[]", tuple(x)) if _is_size_list(x)
+                 else ("bool", x) if type(x) is bool
                  else type(x).__name__ for x in inputs)
 
 
@@ -126,15 +128,15 @@ def _only_read(v) -> bool:
 
 
 def _fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
-    """Inputs that are None or int lists in this call have that value in every call of the
+    """Inputs that are None, bools or int lists in this call have that value in every call of the
     plan (the layout key records the type of each non-tensor input and the value of each int
     list): they become constants, so `_grad_sum_to_size(%g, None)` in backward graphs is a
     plain copy and `_grad_sum_to_size(%g, %sizes)` a sum, both of which fuse."""
     changed = False
     for v, x in zip(graph.inputs, inputs):
-        if (x is None or _is_size_list(x) and _only_read(v)) and v.uses:
+        if (x is None or type(x) is bool or _is_size_list(x) and _only_read(v)) and v.uses:
             graph.set_insert_point(graph.block.first_node)
-            v.replace_all_uses_with(graph.insert_constant(None if x is None else list(x)))
+            v.replace_all_uses_with(graph.insert_constant(list(x) if isinstance(x, list) else x))
             changed = True
     return changed
 
@@ -225,7 +227,7 @@ class NativeRunner:
                         v.type = t.with_(requires_grad=v.type.requires_grad)
         if _fold_input_sizes(g) | _fold_fixed_inputs(g, inputs):
             constant_propagation(g)
-        decompose_for_native(g)
+        decompose_for_native(g, grad_enabled=is_grad_enabled())
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)

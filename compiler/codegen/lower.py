@@ -17,6 +17,7 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, TensorType
 
+from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
 from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
                              broadcast_axes)
@@ -157,7 +158,7 @@ class GroupLowering:
             return self.lower(need.space)
 
     def lower(self, space: Space) -> "LoweredGroup":
-        e = ExprEmitter(space)
+        e = LoweringEmitter(space)
         buffers = list(self.buffers)
 
         def allocate(dtype, sizes) -> int:
@@ -187,8 +188,9 @@ class GroupLowering:
             val = env[v]
             results.append(buf.position)
             if isinstance(val, View) and val.buffer >= n_in + n_out and val.offset == 0 and \
-                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype:
-                results[-1] = val.buffer  # a product's result is the output itself
+                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype and \
+                    np.prod(buffers[val.buffer].sizes) == np.prod(buf.sizes):
+                results[-1] = val.buffer  # a product's result (reshaped) is the output itself
                 continue
             if isinstance(val, (View, list)) and self.allow_view_outputs:
                 continue
@@ -246,26 +248,35 @@ class GroupLowering:
         if facts.has_tag(node.kind, "identity"):
             env[node.output] = env[node.inputs[0]]
             return
-        if is_tensor_list(node.output):
+        if len(node.outputs) == 1 and is_tensor_list(node.outputs[0]):
             env[node.output] = [env[v] for v in node.inputs]
             return
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
-        out = node.output
-        dtype, sizes, _ = tensor_layout(out.type)
+        dtype, sizes, _ = tensor_layout(node.outputs[0].type)
         e.node_sizes, e.node_dtype = sizes, dtype
         e.node_axes = self.node_axes(e, node, env, sizes)
-        result = entry.lowering(e, *with_defaults(entry, [env[v] for v in node.inputs]))
+        inputs = [env[v] for v in node.inputs]
+        result = entry.lowering(e, *with_defaults(entry, inputs))
+        results = result if len(node.outputs) > 1 else (result,)  # a tuple for (values, indices)
+        if len(results) != len(node.outputs):
+            raise NotLowerable(f"{node.kind}: {len(results)} results for {len(node.outputs)} outputs")
+        for out, r in zip(node.outputs, results):
+            if isinstance(r, Val) and any(r is x for x in inputs) and \
+                    (r.dtype, r.sizes) == tensor_layout(out.type)[:2]:
+                env[out] = r  # the op returns its input: one tensor, stored once
+            else:
+                env[out] = self.bound(e, node, out, r)
+
+    def bound(self, e: ExprEmitter, node: Node, out: Value, result) -> Any:
+        """A rule's result as the value of `out`: a view as it is, else cast to its dtype and
+        expanded to its sizes."""
+        dtype, sizes, _ = tensor_layout(out.type)
         if isinstance(result, View):
             if result.dtype != dtype or result.sizes != sizes:
                 raise NotLowerable(f"{node.kind}: view of unexpected type")
-            env[out] = result
-            return
-        if any(result is env[v] for v in node.inputs) and isinstance(result, Val) and \
-                result.dtype == dtype and result.sizes == sizes:
-            env[out] = result  # the op returns its input: one tensor, stored once
-            return
+            return result
         result = e.cast(result, dtype)
         if result.sizes != sizes:
             if len(result.sizes) > len(sizes) or any(
@@ -276,7 +287,7 @@ class GroupLowering:
                 e.node_axes if e.node_axes is not None else (None,) * len(sizes))
             if result.sizes != sizes:
                 raise NotLowerable(f"{node.kind}: result sizes {result.sizes}, expected {sizes}")
-        env[out] = Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)
+        return Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)
 
 
 @dataclass
@@ -296,13 +307,14 @@ def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> Lo
 
 
 def is_candidate(node: Node) -> bool:
-    """Whether `node` may join a native group: one typed output, typed or constant arguments,
-    no blocks, an op with a lowering rule (or a pass-through prim)."""
-    if node.blocks or len(node.outputs) != 1:
+    """Whether `node` may join a native group: typed outputs (one, or several of one shape that
+    its rule returns as a tuple), typed or constant arguments, no blocks, an op with a lowering
+    rule (or a pass-through prim)."""
+    if node.blocks or not node.outputs:
         return False
-    if is_tensor_list(node.output):
+    if len(node.outputs) == 1 and is_tensor_list(node.outputs[0]):
         return True
     if facts.has_tag(node.kind, "identity"):
-        return len(node.inputs) == 1 and lowerable_args(node)
+        return len(node.inputs) == 1 and len(node.outputs) == 1 and lowerable_args(node)
     entry = entry_of(node)
     return entry is not None and entry.lowering is not None and lowerable_args(node, entry)
