@@ -23,6 +23,7 @@ from .autograd import is_grad_enabled
 from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
+from .native_autograd import GroupGradients
 from .prims import _results, prim
 
 
@@ -187,6 +188,7 @@ class NativeRunner:
         self._generic: Optional[Interpreter] = None
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
         self._lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
+        self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
 
     def run(self, inputs: list) -> list:
         key = _layout_key(inputs)
@@ -269,9 +271,11 @@ class NativeRunner:
         sub = node.attr("Subgraph")
         if node.kind != GROUP and self.context is not None:
             return self.context.run_subgraph(interp, node, args)
-        if node.kind != GROUP or (is_grad_enabled() and any(
-                isinstance(a, Tensor) and a.requires_grad for a in args)):
+        if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
+        if is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
+            return outs if outs is not None else interp.sub_interpreter(sub).run(args)
         unit = self.unit_of(node)
         if unit is None:
             return interp.sub_interpreter(sub).run(args)
