@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, fields
-from typing import Any, Optional
+from typing import Optional
 
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.ir import Graph, Node
-from irjit.compiler.passes.constant_propagation import run as constant_propagation
-from irjit.ops import facts
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
 
@@ -24,6 +22,7 @@ from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .native_autograd import GroupGradients
+from .native_specialization import is_size_list, specialize_shapes, transpose_products
 from .prims import _results, prim
 
 
@@ -73,70 +72,12 @@ def _tensor_type(x: Tensor) -> Optional[TensorType]:
     return TensorType(name, tuple(a.shape), strides, None, "cpu")
 
 
-def _is_size_list(x: Any) -> bool:
-    return isinstance(x, list) and all(type(i) is int for i in x)
-
-
 def _layout_key(inputs: list) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
     results a forward graph hands its backward graph) by value; anything else by type."""
     return tuple((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
-                 else ("int[]", tuple(x)) if _is_size_list(x)
+                 else ("int[]", tuple(x)) if is_size_list(x)
                  else type(x).__name__ for x in inputs)
-
-
-_SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
-                       "control_flow")
-
-
-def _shape_static(node: Node) -> bool:
-    """Whether the node's output shapes follow from its inputs' shapes and values alone."""
-    return not node.blocks and not any(facts.has_tag(node.kind, t) for t in _SHAPE_UNKNOWN_TAGS)
-
-
-def _fold_input_sizes(graph: Graph) -> bool:
-    """`aten::size(%v)` becomes a constant where %v's sizes follow from the graph inputs'
-    (a graph input, or an output of a top-level node whose inputs are such values or constants
-    and whose output shapes never depend on data): input sizes are part of the specialization,
-    so shape bookkeeping such as `_grad_sum_to_size` in backward graphs folds and fuses. Nodes
-    in loops and branches are left alone (one profiled run does not fix their shapes)."""
-    static = set(graph.inputs)
-    for n in graph.nodes():
-        if _shape_static(n) and all(v in static or v.node.kind == "prim::Constant" for v in n.inputs):
-            static.update(n.outputs)
-    changed = False
-    for n in list(graph.walk()):
-        if n.kind == "aten::size" and len(n.inputs) == 1 and n.inputs[0] in static:
-            t = n.inputs[0].type
-            sizes = t.complete_sizes() if isinstance(t, TensorType) else None
-            if sizes is None:
-                continue
-            graph.set_insert_point(n)
-            n.output.replace_all_uses_with(graph.insert_constant(list(sizes)))
-            n.destroy()
-            changed = True
-    return changed
-
-
-def _only_read(v) -> bool:
-    """No use of the list `v` mutates, keeps or calls out with it (folding it into a
-    constant must not change what the graph does to the caller's list)."""
-    return not any(facts.has_tag(u.user.kind, t) for u in v.uses for t in (
-        "side_effects", "writes_first_input", "may_alias_input", "opaque", "call"))
-
-
-def _fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
-    """Inputs that are None or int lists in this call have that value in every call of the
-    plan (the layout key records the type of each non-tensor input and the value of each int
-    list): they become constants, so `_grad_sum_to_size(%g, None)` in backward graphs is a
-    plain copy and `_grad_sum_to_size(%g, %sizes)` a sum, both of which fuse."""
-    changed = False
-    for v, x in zip(graph.inputs, inputs):
-        if (x is None or _is_size_list(x) and _only_read(v)) and v.uses:
-            graph.set_insert_point(graph.block.first_node)
-            v.replace_all_uses_with(graph.insert_constant(None if x is None else list(x)))
-            changed = True
-    return changed
 
 
 def _same_layout(t: TensorType, x: Tensor) -> bool:
@@ -224,8 +165,8 @@ class NativeRunner:
                     t = _tensor_type(x)
                     if t is not None:
                         v.type = t.with_(requires_grad=v.type.requires_grad)
-        if _fold_input_sizes(g) | _fold_fixed_inputs(g, inputs):
-            constant_propagation(g)
+        specialize_shapes(g, inputs)
+        transpose_products(g)
         decompose_for_native(g)
         native_partition(g)
         native, interpreted = _count_nodes(g)

@@ -22,12 +22,6 @@ from irjit.ops.types import TensorType
 
 from .executor.differentiable_graph import DifferentiableGraphOp
 
-# what a backward graph goes through before its runner partitions it: GradOf blocks become
-# branches on which gradients are defined, and those branches fold (every vjp is defined)
-_BACKWARD_PASSES = ("lower_grad_of", "specialize_autograd_zero", "eliminate_dead_code",
-                    "constant_propagation", "eliminate_dead_code")
-
-
 def may_alias_input(node: Node) -> bool:
     """Whether an output of `node` may share memory with one of its inputs (views, in-place
     ops, pass-throughs such as `contiguous`): a native unit would hand back a copy."""
@@ -49,16 +43,72 @@ def outputs_may_alias_inputs(graph: Graph) -> bool:
     return any(v in aliases for v in graph.outputs)
 
 
-def _prepared_backward(df: Graph, n_vjps: int) -> Graph:
-    """`df` ready for a runner: its vjp inputs are always defined (DifferentiableGraphOp
-    passes zeros for missing output gradients), so the GradOf structure folds away."""
+def _prepared_backward(df: Graph) -> Graph:
+    """`df` ready for a runner: GradOf blocks lowered to branches on whether gradients are
+    defined, which the runner's specialization folds (every tensor df takes is defined)."""
     df = df.copy()
-    for v in df.inputs[:n_vjps]:
-        if isinstance(v.type, TensorType):
-            v.type = v.type.with_(undefined=False)
-    for name in _BACKWARD_PASSES:
-        get_pass(name).run(df, **({"profiling": False} if name == "specialize_autograd_zero" else {}))
+    get_pass("lower_grad_of").run(df)
     return df
+
+
+def drop_temporary_vjps(grad: Gradient) -> None:
+    """The vjps `df` takes for f's captured temporaries are always zero (DifferentiableGraphOp
+    hands the tape only the real outputs, and passes zeros for the rest): they become
+    `prim::AutogradZero`, which the backward passes fold away."""
+    df = grad.df
+    for q in reversed(range(len(grad.df_input_vjps))):
+        if grad.df_input_vjps[q] < grad.f_real_outputs:
+            continue
+        zero = df.block.prepend_node(df.create("prim::AutogradZero"))
+        df.inputs[q].replace_all_uses_with(zero.output)
+        df.erase_input(q)
+        del grad.df_input_vjps[q]
+
+
+def _view_of_inputs(node: Node, f: Graph) -> bool:
+    """A view op applied to f's inputs and constants only."""
+    if node.kind in ("prim::Param", "prim::Constant") or node.blocks:
+        return False
+    entry = entry_of(node)
+    return entry is not None and entry.schema.is_view and not entry.schema.is_inplace and all(
+        v in f.inputs or v.node.kind == "prim::Constant" for v in node.inputs)
+
+
+def recompute_captured_views(grad: Gradient) -> None:
+    """Captured temporaries of `f` that are views of f's inputs (the `t(w)` a matmul formula
+    needs) are recomputed in `df` from the captured inputs instead: a view costs nothing to
+    recompute, and `f` then outputs only computed tensors, so its views fuse into its units
+    rather than run interpreted as outputs of their own."""
+    f, df = grad.f, grad.df
+    n_vjps = len(grad.df_input_vjps)
+    for p in reversed(range(len(grad.df_input_captured_outputs))):
+        j = grad.df_input_captured_outputs[p]
+        node = f.outputs[j].node
+        if j < grad.f_real_outputs or j in grad.df_input_vjps or \
+                grad.df_input_captured_outputs.count(j) > 1 or not _view_of_inputs(node, f):
+            continue
+        operands = {}
+        for v in node.inputs:
+            if v.node.kind == "prim::Constant":
+                operands[v] = df.block.prepend_node(df.clone_node(v.node, {})).output
+                continue
+            i = f.inputs.index(v)
+            if i not in grad.df_input_captured_inputs:
+                grad.df_input_captured_inputs.append(i)
+                df.insert_input(n_vjps + len(grad.df_input_captured_inputs) - 1, type=v.type)
+            operands[v] = df.inputs[n_vjps + grad.df_input_captured_inputs.index(i)]
+        position = n_vjps + len(grad.df_input_captured_inputs) + p
+        recomputed = df.block.prepend_node(df.clone_node(node, lambda v: operands[v]))
+        for v in operands.values():
+            if v.node.kind == "prim::Constant":
+                v.node.move_before(recomputed)
+        df.inputs[position].replace_all_uses_with(recomputed.output)
+        df.erase_input(position)
+        del grad.df_input_captured_outputs[p]
+        f.erase_output(j)
+        grad.df_input_captured_outputs = [k - (k > j) for k in grad.df_input_captured_outputs]
+        grad.df_input_vjps = [k - (k > j) for k in grad.df_input_vjps]
+    get_pass("eliminate_dead_code").run(f)
 
 
 def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
@@ -83,7 +133,9 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
         return None
     if not grad.df_output_vjps:
         return None
-    grad.df = _prepared_backward(grad.df, len(grad.df_input_vjps))
+    drop_temporary_vjps(grad)
+    recompute_captured_views(grad)
+    grad.df = _prepared_backward(grad.df)
     return grad
 
 
