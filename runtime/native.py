@@ -22,7 +22,7 @@ from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .native_autograd import GroupGradients
-from .native_specialization import is_size_list, specialize_shapes, transpose_products
+from .native_specialization import is_size_list, sink_views, specialize_shapes, transpose_products
 from .prims import _results, prim
 
 
@@ -167,6 +167,7 @@ class NativeRunner:
                         v.type = t.with_(requires_grad=v.type.requires_grad)
         specialize_shapes(g, inputs)
         transpose_products(g)
+        sink_views(g)
         decompose_for_native(g)
         native_partition(g)
         native, interpreted = _count_nodes(g)

@@ -14,7 +14,7 @@ from irjit.compiler.autodiff import Gradient, differentiate
 from irjit.compiler.autodiff.differentiate import DifferentiationError
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
-from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir import Graph, Node, Value
 from irjit.compiler.passes import get_pass
 from irjit.ops import facts
 from irjit.ops.tensor import Tensor
@@ -65,44 +65,63 @@ def drop_temporary_vjps(grad: Gradient) -> None:
         del grad.df_input_vjps[q]
 
 
-def _view_of_inputs(node: Node, f: Graph) -> bool:
-    """A view op applied to f's inputs and constants only."""
-    if node.kind in ("prim::Param", "prim::Constant") or node.blocks:
+def _is_view(node: Node) -> bool:
+    if node.kind.startswith("prim::") or node.blocks:
         return False
     entry = entry_of(node)
-    return entry is not None and entry.schema.is_view and not entry.schema.is_inplace and all(
-        v in f.inputs or v.node.kind == "prim::Constant" for v in node.inputs)
+    return entry is not None and entry.schema.is_view and not entry.schema.is_inplace
+
+
+def _view_of_inputs(v: Value, f: Graph) -> bool:
+    """`v` is one of f's inputs, a constant, or a view (of a view...) of those."""
+    return v in f.inputs or v.node.kind == "prim::Constant" or \
+        _is_view(v.node) and all(_view_of_inputs(u, f) for u in v.node.inputs)
+
+
+class _Recompute:
+    """Clones f's views of its inputs into df (before `anchor`), capturing the inputs."""
+
+    def __init__(self, grad: Gradient):
+        self.grad, self.f, self.df = grad, grad.f, grad.df
+        self.anchor = grad.df.block.first_node
+        self.done: dict[Value, Value] = {}
+
+    def __call__(self, v: Value) -> Value:
+        found = self.done.get(v)
+        if found is not None:
+            return found
+        grad, df = self.grad, self.df
+        n_vjps = len(grad.df_input_vjps)
+        if v in self.f.inputs:
+            i = self.f.inputs.index(v)
+            if i not in grad.df_input_captured_inputs:
+                grad.df_input_captured_inputs.append(i)
+                df.insert_input(n_vjps + len(grad.df_input_captured_inputs) - 1, type=v.type)
+            out = df.inputs[n_vjps + grad.df_input_captured_inputs.index(i)]
+        else:
+            operands = {u: self(u) for u in v.node.inputs}
+            clone = df.clone_node(v.node, lambda u: operands[u])
+            out = clone.insert_before(self.anchor).outputs[v.offset]
+        self.done[v] = out
+        return out
 
 
 def recompute_captured_views(grad: Gradient) -> None:
     """Captured temporaries of `f` that are views of f's inputs (the `t(w)` a matmul formula
-    needs) are recomputed in `df` from the captured inputs instead: a view costs nothing to
-    recompute, and `f` then outputs only computed tensors, so its views fuse into its units
-    rather than run interpreted as outputs of their own."""
+    needs, the heads of an attention layer) are recomputed in `df` from the captured inputs
+    instead: a view costs nothing to recompute, and `f` then outputs only computed tensors,
+    so its views fuse into its units rather than run interpreted as outputs of their own."""
     f, df = grad.f, grad.df
-    n_vjps = len(grad.df_input_vjps)
+    recompute = _Recompute(grad)
     for p in reversed(range(len(grad.df_input_captured_outputs))):
         j = grad.df_input_captured_outputs[p]
-        node = f.outputs[j].node
-        if j < grad.f_real_outputs or j in grad.df_input_vjps or \
-                grad.df_input_captured_outputs.count(j) > 1 or not _view_of_inputs(node, f):
+        v = f.outputs[j]
+        if j < grad.f_real_outputs or j in grad.df_input_vjps or v in f.inputs or \
+                grad.df_input_captured_outputs.count(j) > 1 or not _view_of_inputs(v, f):
             continue
-        operands = {}
-        for v in node.inputs:
-            if v.node.kind == "prim::Constant":
-                operands[v] = df.block.prepend_node(df.clone_node(v.node, {})).output
-                continue
-            i = f.inputs.index(v)
-            if i not in grad.df_input_captured_inputs:
-                grad.df_input_captured_inputs.append(i)
-                df.insert_input(n_vjps + len(grad.df_input_captured_inputs) - 1, type=v.type)
-            operands[v] = df.inputs[n_vjps + grad.df_input_captured_inputs.index(i)]
-        position = n_vjps + len(grad.df_input_captured_inputs) + p
-        recomputed = df.block.prepend_node(df.clone_node(node, lambda v: operands[v]))
-        for v in operands.values():
-            if v.node.kind == "prim::Constant":
-                v.node.move_before(recomputed)
-        df.inputs[position].replace_all_uses_with(recomputed.output)
+        recomputed = recompute(v)
+        position = len(grad.df_input_vjps) + len(grad.df_input_captured_inputs) + p
+        df.inputs[position].replace_all_uses_with(recomputed)
         df.erase_input(position)
         del grad.df_input_captured_outputs[p]
         f.erase_output(j)

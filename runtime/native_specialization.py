@@ -266,33 +266,58 @@ def specialize_shapes(graph: Graph, inputs: list) -> None:
         eliminate_dead_code(graph)
 
 
-def _matrix_type(v: Value):
+def _batched_matrix_type(v: Value):
+    """A complete tensor type of rank two or more (strides known), else None."""
     t = v.type
-    return t if isinstance(t, TensorType) and t.complete_sizes() is not None and \
-        len(t.complete_sizes()) == 2 and t.strides is not None and None not in t.strides else None
+    sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+    return t if sizes is not None and len(sizes) >= 2 and t.strides is not None and \
+        None not in t.strides else None
+
+
+def _swaps_last_two_dims(node: Node) -> bool:
+    """`aten::t` of a matrix, or `aten::transpose` of the last two dims."""
+    t = _batched_matrix_type(node.inputs[0]) if node.inputs else None
+    if t is None:
+        return False
+    rank = len(t.complete_sizes())
+    if node.kind == "aten::t":
+        return rank == 2 and len(node.inputs) == 1
+    if node.kind != "aten::transpose" or len(node.inputs) != 3 or \
+            any(v.node.kind != "prim::Constant" for v in node.inputs[1:]):
+        return False
+    dims = [constant_value(v.node) for v in node.inputs[1:]]
+    return all(isinstance(d, int) and -rank <= d < rank for d in dims) and \
+        sorted(d % rank for d in dims) == [rank - 2, rank - 1]
 
 
 def _transposed(graph: Graph, v: Value, before: Node) -> Value:
-    t = _matrix_type(v)
+    """The view of `v` with its last two dims swapped (`aten::t` of a matrix)."""
+    t = _batched_matrix_type(v)
     graph.set_insert_point(before)
-    node = graph.insert("aten::t", [v])
-    node.output.type = t.with_(sizes=tuple(reversed(t.complete_sizes())), strides=tuple(reversed(t.strides)))
+    if len(t.complete_sizes()) == 2:
+        node = graph.insert("aten::t", [v])
+    else:
+        node = graph.insert("aten::transpose", [v, graph.insert_constant(-2), graph.insert_constant(-1)])
+    sizes, strides = list(t.complete_sizes()), list(t.strides)
+    sizes[-2:], strides[-2:] = sizes[:-3:-1], strides[:-3:-1]
+    node.output.type = t.with_(sizes=tuple(sizes), strides=tuple(strides))
     return node.output
 
 
 def transpose_products(graph: Graph) -> bool:
-    """`aten::t(aten::matmul(a, b))` of matrices, the matmul used only there, becomes
-    `aten::matmul(aten::t(b), aten::t(a))`: the same sums, computed into a tensor rather than
+    """The last two dims of a matmul swapped (`t(a @ b)`, `(a @ b).transpose(-2, -1)`), the
+    matmul used only there and both operands of rank two or more, become the product of the
+    swapped operands (`t(b) @ t(a)`): the same sums, computed into a tensor rather than
     returned as a view of one (the weight gradient of a linear layer, `t(tᵀ(x) @ g)`), so it
     fuses into the product's unit instead of staying an interpreted view."""
     changed = False
     for n in list(graph.walk()):
-        if n.kind != "aten::t" or len(n.inputs) != 1:
+        if not (n.kind in ("aten::t", "aten::transpose") and _swaps_last_two_dims(n)):
             continue
         product = n.inputs[0].node
         if product.kind != "aten::matmul" or len(product.output.uses) != 1 or \
-                _matrix_type(n.output) is None or \
-                not all(_matrix_type(v) is not None for v in product.inputs):
+                _batched_matrix_type(n.output) is None or \
+                not all(_batched_matrix_type(v) is not None for v in product.inputs):
             continue
         a, b = product.inputs
         new = graph.create("aten::matmul", [_transposed(graph, b, n), _transposed(graph, a, n)])
@@ -302,4 +327,41 @@ def transpose_products(graph: Graph) -> bool:
         n.destroy()
         product.destroy()
         changed = True
+    return changed
+
+
+def _in_block(node: Node, block: Block) -> Node:
+    """The node of `block` that is `node` or holds it in a nested block (None: outside)."""
+    while node is not None and node.owning_block is not block:
+        owner = node.owning_block.owning_node if node.owning_block is not None else None
+        node = owner
+    return node
+
+
+def _is_pure_view(node: Node) -> bool:
+    entry = entry_of(node) if node.kind.startswith("aten::") else None
+    return entry is not None and entry.schema.is_view and not entry.schema.is_inplace and \
+        len(node.outputs) == 1 and not node.blocks
+
+
+def sink_views(graph: Graph) -> bool:
+    """A view moves down to just before its first user when nothing in between may write
+    memory: it reads no data, so the value is the same there, and next to its consumers it
+    joins their native group instead of being cut off as a view no unit may output."""
+    changed = False
+    for block in [graph.block] + [b for n in graph.walk() for b in n.blocks]:
+        for n in reversed(list(block.nodes())):
+            if not _is_pure_view(n) or not n.output.uses:
+                continue
+            users = {_in_block(u.user, block) for u in n.output.uses}
+            if None in users:
+                continue
+            between, m = [], n.next
+            while m not in users and m is not block.return_node:
+                between.append(m)
+                m = m.next
+            if not between or any(_mutates(m) or m.blocks for m in between):
+                continue
+            n.move_before(m)
+            changed = True
     return changed
