@@ -16,7 +16,7 @@ from irjit.compiler.passes.constant_propagation import run as constant_propagati
 from irjit.compiler.passes.eliminate_dead_code import run as eliminate_dead_code
 from irjit.ops import facts
 from irjit.ops.dtypes import code_of
-from irjit.ops.registry import overloads
+from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
@@ -30,6 +30,9 @@ def is_size_list(x: Any) -> bool:
 
 
 def _mutates(node: Node) -> bool:
+    """Whether the node may write one of its inputs (an op the registry does not know may)."""
+    if node.kind.startswith("aten::") and not is_registered(node.kind):
+        return True
     return any(facts.has_tag(node.kind, t) for t in _MUTATING_TAGS) or \
         any(e.schema.is_inplace for e in overloads(node.kind))
 
@@ -150,6 +153,20 @@ def fold_metadata(graph: Graph, known: set) -> bool:
     return changed
 
 
+def fold_size_if_not_equal(graph: Graph) -> bool:
+    """`_size_if_not_equal(a, b)` of constant sizes is the constant None (equal) or `a`
+    (constant propagation leaves the list result, typed `int[]?`, alone)."""
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind != "aten::_size_if_not_equal" or len(n.inputs) != 2 or \
+                any(v.node.kind != "prim::Constant" for v in n.inputs):
+            continue
+        a, b = (constant_value(v.node) for v in n.inputs)
+        _replace_by_constant(n, None if list(a) == list(b) else list(a))
+        changed = True
+    return changed
+
+
 def fold_identity_sum_to_size(graph: Graph, known: set) -> bool:
     """`_grad_sum_to_size(%g, None)` is `%g` (always), and so is `_grad_sum_to_size(%g, sizes)`
     when %g's shape is determined and equals the constant sizes: the op returns its input
@@ -258,7 +275,8 @@ def specialize_shapes(graph: Graph, inputs: list) -> None:
         constant_propagation(graph)
     while True:
         known = determined_values(graph)
-        if not (fold_metadata(graph, known) | fold_identity_sum_to_size(graph, known)):
+        if not (fold_metadata(graph, known) | fold_size_if_not_equal(graph) |
+                fold_identity_sum_to_size(graph, known)):
             break
         folded = True
         constant_propagation(graph)
