@@ -186,6 +186,11 @@ class GroupGradients:
             return None
         results = op(args)
         differentiable = set(op.gradient.df_input_vjps)
+        recorded = next((r.grad_fn[0] for r in results if isinstance(r, Tensor) and r.grad_fn), None)
+        if recorded is not None:
+            # as the tape does for every tensor an op saves: backward fails if one is written
+            # in place afterwards (df reads the arguments that do not require grad too)
+            recorded.versions = [(a, a.version) for a in args if isinstance(a, Tensor)]
         for i, r in enumerate(results):
             if isinstance(r, Tensor) and i not in differentiable:
                 # the interpreter records only what depends on an input that requires grad

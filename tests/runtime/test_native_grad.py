@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from irjit.compiler import parse_ir
+from irjit.ops.errors import IRRuntimeError
 from irjit.ops.tensor import Tensor
 from irjit.runtime import no_grad
 from irjit.runtime.autograd import backward
@@ -193,3 +194,18 @@ def test_the_gradient_of_a_group_recomputes_captured_views_in_df(flags):
     assert all(o.node.kind != "aten::t" for o in grad.f.outputs)
     assert all(i < grad.f_real_outputs for i in grad.df_input_vjps)
     assert grad.df_output_vjps == [i for i, f in enumerate(flags) if f]
+
+
+@pytest.mark.parametrize("runner_of", [Interpreter, NativeRunner])
+def test_backward_fails_when_a_saved_argument_was_written_in_place(runner_of):
+    """x does not require grad but w's gradient needs it: writing x afterwards makes backward
+    fail, natively as in the interpreter."""
+    runner = runner_of(parse_ir(LINEAR_TANH))
+    arrays = _arrays([(6, 5), (3, 5), (3,)])
+    for _ in range(3):
+        x, w, b = Tensor(arrays[0].copy()), Tensor(arrays[1].copy(), True), Tensor(arrays[2].copy(), True)
+        out = runner.run([x, w, b])[0]
+    x.bump_version()
+    with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
+        with no_grad():
+            backward([out], inputs=[w, b])
