@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, fields
-from typing import Optional
+from typing import Any, Optional
 
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.ir import Graph, Node
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, OptionalType, TensorType
 
 from .autograd import is_grad_enabled
 from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .native_autograd import GroupGradients
-from .native_specialization import is_size_list, sink_views, specialize_shapes, transpose_products
+from .module import Module
+from .native_specialization import (attribute_reads, is_size_list, sink_views, specialize_shapes,
+                                    transpose_products)
 from .prims import _results, prim
 
 
@@ -72,12 +74,25 @@ def _tensor_type(x: Tensor) -> Optional[TensorType]:
     return TensorType(name, tuple(a.shape), strides, None, "cpu")
 
 
-def _layout_key(inputs: list) -> tuple:
+def _value_key(x: Any):
+    return ((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
+            else ("int[]", tuple(x)) if is_size_list(x) else type(x).__name__)
+
+
+def _layout_key(inputs: list, attributes: list) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
-    results a forward graph hands its backward graph) by value; anything else by type."""
-    return tuple((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
-                 else ("int[]", tuple(x)) if is_size_list(x)
-                 else type(x).__name__ for x in inputs)
+    results a forward graph hands its backward graph) by value; anything else by type; the
+    same for the module attributes the graph reads (`attributes`: input position and path)."""
+    key = tuple(_value_key(x) for x in inputs)
+    if not attributes:
+        return key
+    read = []
+    for i, path in attributes:
+        obj = inputs[i] if i < len(inputs) else None
+        for name in path:
+            obj = obj.get(name, None) if isinstance(obj, Module) else None
+        read.append(_value_key(obj))
+    return key + tuple(read)
 
 
 def _same_layout(t: TensorType, x: Tensor) -> bool:
@@ -130,9 +145,10 @@ class NativeRunner:
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
         self._lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
+        self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
 
     def run(self, inputs: list) -> list:
-        key = _layout_key(inputs)
+        key = _layout_key(inputs, self._attributes)
         interp = self._plans.get(key)
         if interp is None:
             with self._lock:
@@ -156,16 +172,21 @@ class NativeRunner:
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
         typed = _types_complete(g, inputs)
+        keyed = frozenset(attribute_reads(g))
         outputs = None
         if not typed:
             env: dict = {}
             outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
+            keyed_optionals = keyed | set(g.inputs)  # whether they hold None is in the key
             for v, x in env.items():
-                if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                if isinstance(x, Tensor) and (isinstance(v.type, TensorType) or (
+                        v in keyed_optionals and isinstance(v.type, OptionalType)
+                        and isinstance(v.type.elem, TensorType))):
                     t = _tensor_type(x)
                     if t is not None:
-                        v.type = t.with_(requires_grad=v.type.requires_grad)
-        specialize_shapes(g, inputs)
+                        v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
+                                         if isinstance(v.type, TensorType) else None)
+        specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)
         decompose_for_native(g)

@@ -70,13 +70,29 @@ def _determines_outputs(node: Node) -> bool:
                 any(not isinstance(o.type, TensorType) for o in node.outputs))
 
 
-def determined_values(graph: Graph) -> set[Value]:
+def attribute_reads(graph: Graph) -> dict[Value, tuple[int, tuple[str, ...]]]:
+    """The `prim::GetAttr` results reached from the graph's inputs: value -> (input position,
+    attribute path). None of them when the graph writes attributes (`prim::SetAttr`): then
+    what one read sees is no fact about the call's arguments."""
+    if any(n.kind == "prim::SetAttr" for n in graph.walk()):
+        return {}
+    paths: dict[Value, tuple[int, tuple[str, ...]]] = {v: (i, ()) for i, v in enumerate(graph.inputs)}
+    reads = {}
+    for n in graph.walk():
+        if n.kind == "prim::GetAttr" and n.inputs and n.inputs[0] in paths:
+            i, path = paths[n.inputs[0]]
+            paths[n.output] = reads[n.output] = (i, path + (n.attr("name"),))
+    return reads
+
+
+def determined_values(graph: Graph, keyed: frozenset = frozenset()) -> set[Value]:
     """Values whose shape (tensors) or value (anything else) is the same in every call of a
     plan: determined inputs, constants, and outputs of nodes that compute them from such
     values. Inside a prim::If branch that holds whenever the branch runs; inside a loop body
     only for loop-invariant values (the body's inputs change between iterations); the
-    outputs of prim::If and prim::Loop are never determined."""
-    known = {v for v in graph.inputs if _determined_input(v)}
+    outputs of prim::If and prim::Loop are never determined. `keyed` adds module attributes
+    the plan's key records (`attribute_reads`)."""
+    known = {v for v in list(graph.inputs) + list(keyed) if _determined_input(v)}
     _visit(graph.block, known)
     return known
 
@@ -265,7 +281,7 @@ def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
     return changed
 
 
-def specialize_shapes(graph: Graph, inputs: list) -> None:
+def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()) -> None:
     """Fold everything the plan's key determines: gradient bookkeeping on defined tensors, then
     shapes to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
     `_grad_sum_to_size` foldable)."""
@@ -274,7 +290,7 @@ def specialize_shapes(graph: Graph, inputs: list) -> None:
     if folded:
         constant_propagation(graph)
     while True:
-        known = determined_values(graph)
+        known = determined_values(graph, keyed)
         if not (fold_metadata(graph, known) | fold_size_if_not_equal(graph) |
                 fold_identity_sum_to_size(graph, known)):
             break

@@ -178,3 +178,35 @@ def test_specialize_shapes_folds_dtype_dim_and_numel_of_determined_tensors():
     specialize_shapes(g, [Tensor(np.zeros((2, 3), np.float32))])
     assert _kinds(g) == []
     assert [v.node.attr("value") for v in g.outputs] == [6, 2, 6]
+
+
+def test_module_attributes_the_graph_reads_are_part_of_the_plans_key():
+    """A parameter's sizes fold like an input's: replacing it by one of another shape makes
+    a new plan, never a stale constant."""
+    from irjit.runtime.module import Module
+    text = """graph(%self : __torch__.M, %x : Tensor):
+  %w : Tensor = prim::GetAttr[name="w"](%self)
+  %b : Tensor? = prim::GetAttr[name="b"](%self)
+  %s : int[] = aten::size(%w)
+  %y : Tensor = aten::add(%x, %w, %b)
+  return (%s, %y)"""
+    runner = NativeRunner(parse_ir(text))
+    m = Module("__torch__.M")
+    x = Tensor(np.ones((2, 3), np.float32))
+    for shape in [(2, 3), (3,), (2, 3)]:
+        m.set("w", Tensor(np.ones(shape, np.float32)))
+        m.set("b", 2)
+        with no_grad():
+            sizes, y = runner.run([m, x])
+        assert sizes == list(shape)
+        np.testing.assert_array_equal(y.data, np.full((2, 3), 3, np.float32))
+    assert len(runner._plans) == 2
+
+
+def test_a_graph_that_writes_attributes_does_not_key_them():
+    g = parse_ir("""graph(%self : __torch__.M, %x : Tensor):
+  %w : Tensor = prim::GetAttr[name="w"](%self)
+   = prim::SetAttr[name="w"](%self, %x)
+  return (%w)""")
+    from irjit.runtime.native_specialization import attribute_reads
+    assert attribute_reads(g) == {}
