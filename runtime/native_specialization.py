@@ -62,8 +62,8 @@ def _determined_input(v: Value) -> bool:
 def _determines_outputs(node: Node) -> bool:
     """Whether the node's output shapes (tensors) and values (everything else) follow from
     its inputs' shapes and values alone (not from data, the grad mode, a module, chance)."""
-    if facts.has_tag(node.kind, "identity"):
-        return True
+    if facts.has_tag(node.kind, "identity") or _pointwise_tensors(node):
+        return True  # (`aten::where` is data-dependent only in its one-argument form)
     if node.blocks or any(facts.has_tag(node.kind, t) for t in _SHAPE_UNKNOWN_TAGS + ("not_foldable",)):
         return False
     return not (facts.has_tag(node.kind, "random") and
@@ -109,10 +109,16 @@ def _visit(block: Block, known: set) -> None:
             known.update(n.outputs)
 
 
+def _pointwise_tensors(node: Node) -> bool:
+    """A pointwise op making one tensor: its shape is its tensor inputs' broadcast."""
+    return facts.has_tag(node.kind, "pointwise") and len(node.outputs) == 1 and \
+        isinstance(node.output.type, TensorType) and not node.blocks
+
+
 def _shape_inputs(node: Node) -> list[Value]:
-    """The inputs the node's outputs depend on: for a pointwise op making tensors, its tensor
+    """The inputs the node's outputs depend on: for a pointwise op making a tensor, its tensor
     inputs (numbers broadcast as scalars, so their values never change a shape); else all."""
-    if facts.has_tag(node.kind, "pointwise") and all(isinstance(o.type, TensorType) for o in node.outputs):
+    if _pointwise_tensors(node):
         return [v for v in node.inputs if _is_tensor(v.type)]
     return list(node.inputs)
 

@@ -210,3 +210,15 @@ def test_a_graph_that_writes_attributes_does_not_key_them():
   return (%w)""")
     from irjit.runtime.native_specialization import attribute_reads
     assert attribute_reads(g) == {}
+
+
+def test_a_three_argument_where_has_a_determined_shape():
+    """`aten::where` is data-dependent only in its one-argument form (indices of nonzeros)."""
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu), %y : Float(3, strides=[1], device=cpu)):
+  %zero : int = prim::Constant[value=0]()
+  %c : Tensor = aten::gt(%x, %zero)
+  %w : Tensor = aten::where(%c, %x, %y)
+  %idx : Tensor[] = aten::where(%c)
+  return (%w, %idx)""")
+    known = _names(determined_values(g))
+    assert {"c", "w"} <= known and "idx" not in known
