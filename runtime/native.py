@@ -13,6 +13,7 @@ from typing import Any, Optional
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
+from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, OptionalType, TensorType
@@ -21,8 +22,8 @@ from .autograd import is_grad_enabled
 from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
-from .native_autograd import GroupGradients
 from .module import Module
+from .native_autograd import GroupGradients
 from .native_specialization import (attribute_reads, is_size_list, sink_views, specialize_shapes,
                                     transpose_products)
 from .prims import _results, prim
@@ -236,7 +237,8 @@ class NativeRunner:
             return self.context.run_subgraph(interp, node, args)
         if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
-        if is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
+                isinstance(a, Tensor) and a.requires_grad for a in args):
             outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
             return outs if outs is not None else interp.sub_interpreter(sub).run(args)
         unit = self.unit_of(node)
@@ -246,7 +248,7 @@ class NativeRunner:
         if status:
             self._count(bailouts=1)
             return interp.sub_interpreter(sub).run(args)
-        return [Tensor(o) for o in outs]
+        return [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
 
 
 @prim(GROUP)

@@ -45,7 +45,9 @@ def check_array_layout() -> bool:
             and (strides[0], strides[1]) == (20, 4) and word(OFFSET_DESCR) == id(a.dtype))
 
 
-class _Guards:
+class ArrayGuards:
+    """Checks of numpy arrays passed as `PyObject*`, emitted into one entry function."""
+
     def __init__(self, builder: ir.IRBuilder, fn: ir.Function):
         self.b = builder
         self.fn = fn
@@ -112,7 +114,7 @@ def emit_entry(module: ir.Module, name: str, buffers: list[Buffer],
     the globals to fill in before the first call (name -> address)."""
     fn = ir.Function(module, ir.FunctionType(I32, [PTR] * len(buffers)), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    guards = _Guards(b, fn)
+    guards = ArrayGuards(b, fn)
     data = [guards.array(obj, buf, i) for i, (obj, buf) in enumerate(zip(fn.args, buffers))]
     for k in kernels:
         status = b.call(k, data)

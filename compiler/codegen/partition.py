@@ -10,14 +10,29 @@ from typing import Optional
 
 from irjit.compiler.ir import Block, Graph, Node
 from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.passes._side_effects import is_mutating
 from irjit.compiler.passes.registry import register_pass
+from irjit.ops import facts
 from irjit.ops.lowering_common import NotLowerable
-from irjit.ops.types import TensorType
+from irjit.ops.types import ListType, TensorType
 
 from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
+from .scalar_program import lowers_as_program, number_kind
 
 GROUP = "prim::NativeGroup"
 MAX_GROUP_NODES = 48
+
+
+def used_values(node: Node) -> list:
+    """The values `node` reads: its inputs, then those its blocks read from outside them."""
+    found = dict.fromkeys(node.inputs)
+    nested = list(node.walk())
+    blocks = list(node.blocks) + [b for m in nested for b in m.blocks]
+    defined = {v for b in blocks for v in b.inputs} | {v for m in nested for v in m.outputs}
+    for v in [v for m in nested for v in m.inputs] + [v for b in blocks for v in b.outputs]:
+        if v not in defined:
+            found.setdefault(v)
+    return list(found)
 
 
 def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
@@ -27,7 +42,7 @@ def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
     vmap: dict = {}
     inputs, outputs = [], []
     for n in run:
-        for v in n.inputs:
+        for v in used_values(n):
             if v in vmap:
                 continue
             if v.node.kind == "prim::Constant" and not isinstance(v.type, TensorType):
@@ -182,8 +197,77 @@ def split_chunks(block: Block) -> bool:
     return changed
 
 
+def _number_or_list(t) -> bool:
+    return number_kind(t) is not None or isinstance(t, ListType) and number_kind(t.elem) is not None
+
+
+def is_program_candidate(node: Node) -> bool:
+    """Whether `node` may join a scalar program: it yields numbers (or a list of numbers read
+    only in its block) and lowers as a program by itself, with the readers of its lists, so a
+    program never holds a node it cannot lower (lists from elsewhere are read-only arguments)."""
+    if node.kind == "prim::Constant" or not node.outputs or \
+            not all(_number_or_list(o.type) for o in node.outputs):
+        return False
+    readers = [u.user for o in node.outputs if isinstance(o.type, ListType) for u in o.uses]
+    if any(m.owning_block is not node.owning_block for m in readers):
+        return False
+    return lowers_as_program(build_subgraph([node] + list(dict.fromkeys(readers)))[0])
+
+
+def _fixes_order(node: Node) -> bool:
+    """Nodes that programs are not moved across: side effects and calls (a moved program
+    that refuses would raise before them), and writes (a tensor a program reads may change)."""
+    return any(facts.has_side_effects(m.kind) or facts.has_tag(m.kind, "opaque") or is_mutating(m)
+               for m in [node, *node.walk()])
+
+
+def _worth_a_program(nodes: list[Node]) -> bool:
+    """Programs of prim nodes alone (an autograd check feeding an If) save nothing."""
+    return any(not m.kind.startswith("prim::") or m.kind == "prim::Loop"
+               for n in nodes for m in [n, *n.walk()])
+
+
+def scalar_programs(block: Block) -> list[list[Node]]:
+    """The program candidates of `block` in groups that each run as one program placed at
+    its first node: a later candidate joins unless it reads a value computed after that
+    point outside the group (or a node that fixes the order lies between)."""
+    groups: list[list[Node]] = []
+    current: list[Node] = []
+    computed_after: set = set()
+    for n in block.nodes():
+        if n.kind == "prim::Constant":
+            continue
+        if is_program_candidate(n):
+            if current and any(v in computed_after for v in used_values(n)):
+                groups.append(current)
+                current, computed_after = [], set()
+            current.append(n)
+        elif current and _fixes_order(n):
+            groups.append(current)
+            current, computed_after = [], set()
+        elif current:
+            computed_after.update(n.outputs)
+    if current:
+        groups.append(current)
+    return [g for g in map(_lowerable_part, groups) if g and _worth_a_program(g)]
+
+
+def _lowerable_part(group: list[Node]) -> list[Node]:
+    """The group, or without the members whose lists are read outside it (a reader that could
+    not join), or nothing."""
+    if lowers_as_program(build_subgraph(group)[0]):
+        return group
+    members = set(group)
+    group = [n for n in group if not any(
+        isinstance(o.type, ListType) and any(u.user not in members for u in o.uses) for o in n.outputs)]
+    return group if group and lowers_as_program(build_subgraph(group)[0]) else []
+
+
 def partition_block(block: Block) -> bool:
     changed = split_chunks(block)
+    for program in scalar_programs(block):
+        make_group(program)
+        changed = True
     for n in block.nodes():
         for b in n.blocks:
             changed |= partition_block(b)

@@ -156,6 +156,7 @@ class Graph:
         c = Node(self, n.kind)
         c.copy_attrs(n)
         c.source = n.source
+        c.text_line = n.text_line  # errors in a copy (a specialized plan) point at the text
         c.scope = self.scope_root.lookup(n.scope.names_from_root()) if n.graph is not self else n.scope
         c.legacy_uses = n.legacy_uses
         c.python_op = n.python_op

@@ -318,6 +318,21 @@ def test_copy_is_equivalent_and_independent():
     c.lint()
 
 
+def test_copy_keeps_the_text_line_of_each_node():
+    """Errors raised while running a copy (a specialized plan) name the line of the .ir text."""
+    text = ("graph(%a : int, %b : int):\n"
+            "  %c : int = aten::floordiv(%a, %b)\n"
+            "  %d : int = prim::If(%c)\n"
+            "    block0():\n"
+            "      %e : int = aten::add(%c, %a)\n"
+            "      -> (%e)\n"
+            "    block1():\n"
+            "      -> (%c)\n"
+            "  return (%d)\n")
+    lines = [n.text_line for n in parse_ir(text).copy().walk()]
+    assert lines == [2, 3, 5]
+
+
 def test_copy_of_built_loop_graph():
     """Copying a hand-built loop graph keeps block parameters, scopes and outputs."""
     g = _loop_graph()

@@ -16,27 +16,24 @@ from irjit.runtime.values import flatten_value, to_numpy
 from .native_coverage import measured
 
 BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
-# what still runs interpreted on the fourth call (forward + backward), per executor:
-# aten::all over the autograd zero checks (profiling); cat has no lowering yet; the backward
-# of seed_conv_relu's conv2d (convolution_backward) has none either (its conv2d and relu run
-# with grad mode on outside a DifferentiableGraph, as a native group differentiated on its own);
-# rnn_loop: select_backward has no lowering, the legacy executor's unrolled loop counts with
-# int adds, and the weight gradient's _grad_sum_to_size is not folded because its input's shape
-# comes through `select(x, 0, i)` and the plan's key does not determine the number `i` (nothing
-# says select's shape ignores it)
+# what still runs interpreted on the fourth call (forward + backward), per executor: cat has
+# no lowering yet; the backward of seed_conv_relu's conv2d (convolution_backward) has none
+# either (its conv2d and relu run with grad mode on outside a DifferentiableGraph, as a native
+# group differentiated on its own); rnn_loop: select_backward has no lowering, and the weight
+# gradient's _grad_sum_to_size is not folded because its input's shape comes through
+# `select(x, 0, i)` and the plan's key does not determine the number `i` (nothing says
+# select's shape ignores it)
 REMAINING = {
-    ("elementwise_chain", "profiling"): {"aten::all": 1},
+    ("elementwise_chain", "profiling"): {},
     ("elementwise_chain", "legacy"): {},
-    ("lstm_cell", "profiling"): {"aten::cat": 1, "aten::all": 1},
+    ("lstm_cell", "profiling"): {"aten::cat": 1},
     ("lstm_cell", "legacy"): {"aten::cat": 1},
-    ("mlp", "profiling"): {"aten::all": 1},
+    ("mlp", "profiling"): {},
     ("mlp", "legacy"): {},
-    ("tiny_linear_tanh", "profiling"): {"aten::all": 1},
+    ("tiny_linear_tanh", "profiling"): {},
     ("tiny_linear_tanh", "legacy"): {},
-    ("rnn_loop", "profiling"): {"aten::all": 16, "aten::select_backward": 16,
-                                "aten::_grad_sum_to_size": 16},
-    ("rnn_loop", "legacy"): {"aten::add": 15, "aten::select_backward": 16,
-                             "aten::_grad_sum_to_size": 15},
+    ("rnn_loop", "profiling"): {"aten::select_backward": 16, "aten::_grad_sum_to_size": 16},
+    ("rnn_loop", "legacy"): {"aten::select_backward": 16, "aten::_grad_sum_to_size": 15},
     ("seed_conv_relu", "profiling"): {"aten::convolution_backward": 1},
     ("seed_conv_relu", "legacy"): {"aten::convolution_backward": 1},
 }
