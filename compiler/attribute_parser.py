@@ -11,15 +11,15 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from lark import Lark, Token, Transformer
+from lark import Lark, Transformer
 from lark.exceptions import UnexpectedInput
 
 from irjit.grammar import grammar_text
-from irjit.ops.dtypes import SCALAR_TYPE_BY_NAME
 from irjit.ops.errors import SubParseError
 from irjit.ops.type_parser import describe_lark_error, parse_type_text
 
 from .ir.attributes import AnnotatedValue, TensorData
+from .printed_tensor import parse_printed_tensor
 
 # ---- attributes
 
@@ -55,27 +55,6 @@ def unquote_string(text: str) -> str:
 
 
 
-def parse_printed_tensor(text: str) -> np.ndarray | None:
-    """Numbers of a tensor as `at::Tensor`'s ostream prints it (`0.01 * 3.6 -4.6 [ CPUFloatType{2} ]`).
-    The printout rounds to a few digits, so the array is approximate; None if unreadable."""
-    m = re.search(r"\[ (?:CPU|CUDA)?([A-Za-z]+)Type\{([0-9,]*)\} \]\s*$", text)
-    if m is None:
-        return None
-    scalar_type = SCALAR_TYPE_BY_NAME.get(m.group(1))
-    dtype = scalar_type.numpy if scalar_type is not None else None
-    shape = tuple(int(s) for s in m.group(2).split(",") if s)
-    body = text[: m.start()]
-    scale = 1.0
-    sm = re.match(r"\s*([-+0-9.eE]+)\s*\*", body)
-    if sm:
-        scale, body = float(sm.group(1)), body[sm.end():]
-    body = re.sub(r"\(\d+(,[.\d]+)*\) =", " ", body)
-    nums = re.findall(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)", body)
-    if dtype is None or len(nums) != int(np.prod(shape, dtype=np.int64)):
-        return None
-    return (np.array([float(x) for x in nums]) * scale).astype(dtype).reshape(shape)
-
-
 class _AttrBuilder(Transformer):
     def start(self, c):
         return tuple(c)
@@ -108,23 +87,17 @@ class _AttrBuilder(Transformer):
         return ("g", None)
 
     def opaque_tensors(self, c):
-        return ("ts", ())
+        return ("ts", None)  # `[<Tensors>]`: PyTorch prints no data, not even the length
 
     def opaque_graphs(self, c):
         return ("gs", ())
 
     def scalar_tensor(self, c):
         text = str(c[0])
-        inner = text[1:-1].strip()
-        try:
-            value = int(inner)
-            array = np.array(value, dtype=np.int64)
-        except ValueError:
-            try:
-                array = np.array(float(inner), dtype=np.float64)
-            except ValueError:
-                raise SubParseError(f"bad tensor value {text}", c[0].start_pos) from None
-        return ("t", TensorData(array, text))
+        data = _scalar_tensor(text)
+        if data is None:
+            raise SubParseError(f"bad tensor value {text}", c[0].start_pos)
+        return ("t", data)
 
     def printed_tensor(self, c):
         text = str(c[0])
@@ -148,9 +121,7 @@ class _AttrBuilder(Transformer):
 
     def annotated_value(self, c):
         text = str(c[0])
-        inner = text[len("annotate("):-1]
-        value = [] if inner.endswith("[]") else ({} if inner.endswith("{}") else None)
-        return ("ival", AnnotatedValue(text, value))
+        return ("ival", AnnotatedValue(text, _annotated_literal(text)))
 
     def type_value(self, c):
         tok = c[0]
@@ -184,12 +155,46 @@ class _AttrBuilder(Transformer):
                 tuple(v for _, v in c))
 
 
+def _scalar_tensor(text: str) -> TensorData | None:
+    """A one-element tensor as PyTorch prints it (`{2}`, `{0.5}`), or None."""
+    inner = text[1:-1].strip()
+    try:
+        return TensorData(np.array(int(inner), dtype=np.int64), text)
+    except ValueError:
+        pass
+    try:
+        return TensorData(np.array(float(inner), dtype=np.float64), text)
+    except ValueError:
+        return None
+
+
+def _annotated_literal(text: str) -> Any:
+    """The value of `annotate(List[Optional[int]], [1, None])` (None when it is not a literal
+    this reader understands, e.g. a dict)."""
+    inner = text[len("annotate("):-1]
+    depth = 0
+    for i, ch in enumerate(inner):
+        depth += ch in "[(" and 1 or (-1 if ch in "])" else 0)
+        if ch == "," and depth == 0:
+            body = inner[i + 1:].strip()
+            break
+    else:
+        return None
+    if body == "{}":
+        return {}
+    value = _tuple_literal("(" + body + ",)")
+    return value[0] if value is not None else None
+
+
 def _as_ivalue(kind: str, value: Any) -> Any:
     return list(value) if kind in ("is", "fs", "ss") else value
 
 
-_LITERAL_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?inf|nan|None|True|False|'
+_LITERAL_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|\{[^{}]*\}|-?inf|nan|None|True|False|'
                             r'-?[0-9]+\.[0-9]*(?:e[-+]?[0-9]+)?|-?[0-9]+e[-+]?[0-9]+|-?[0-9]+|[(),\[\]])')
+
+
+_PRINTED_TENSOR_ITEM = re.compile(r'(?:[^(),\[\]"]|\((?:[0-9]+,)+\.,\.\) =)+\[ [A-Za-z0-9]+Type\{[0-9,]*\} \]')
 
 
 def _tuple_literal(text: str):
@@ -198,6 +203,13 @@ def _tuple_literal(text: str):
         return None
     tokens, pos = [], 0
     while pos < len(text):
+        # a tensor's printout starts right after `(` or after the `, ` separator
+        start = pos + 1 if tokens and tokens[-1] == "," and text.startswith(" ", pos) else pos
+        m = _PRINTED_TENSOR_ITEM.match(text, start)
+        if m is not None:
+            tokens.append(TensorData(parse_printed_tensor(m.group(0)), m.group(0)))
+            pos = m.end()
+            continue
         m = _LITERAL_TOKEN.match(text, pos)
         if m is None:
             return None
@@ -211,6 +223,8 @@ def _tuple_literal(text: str):
 
 def _literal(tokens: list, i: int):
     tok = tokens[i] if i < len(tokens) else None
+    if isinstance(tok, TensorData):
+        return tok, i + 1
     if tok in ("(", "["):
         close = ")" if tok == "(" else "]"
         items, i = [], i + 1
@@ -224,6 +238,9 @@ def _literal(tokens: list, i: int):
         return None, len(tokens) + 1  # malformed: makes the caller's length check fail
     if tok.startswith('"'):
         return unquote_string(tok), i + 1
+    if tok.startswith("{"):
+        data = _scalar_tensor(tok)
+        return (data, i + 1) if data is not None else (None, len(tokens) + 1)
     consts = {"None": None, "True": True, "False": False, "inf": float("inf"),
               "-inf": float("-inf"), "nan": float("nan")}
     if tok in consts:

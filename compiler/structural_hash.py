@@ -30,6 +30,8 @@ class _CanonicalPrinter(_Printer):
         if kind == "t":
             return super().attribute(kind, value) + _digest(value.array)
         if kind == "ts":
+            if value is None:  # `[<Tensors>]` read from text: data unknown
+                return super().attribute(kind, value)
             return "[" + ", ".join(_digest(t.array) for t in value) + "]"
         return super().attribute(kind, value)
 

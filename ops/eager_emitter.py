@@ -43,6 +43,10 @@ class EagerEmitter:
     def shape(self, x: Any) -> tuple:
         return tuple(np.shape(x))
 
+    def static_shape(self, x: Any) -> tuple:
+        """Arrays always know their shape (the symbolic emitter may not)."""
+        return tuple(np.shape(x))
+
     def size(self, x: Any) -> list:
         return list(np.shape(x))
 

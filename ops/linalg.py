@@ -206,6 +206,8 @@ def outer_grad(e, grads, inputs, outputs):
 
 def matmul_backward(e, g, a, b):
     """Gradients of matmul(a, b) for every rank combination (batch dims summed back)."""
+    if e.symbolic and (e.static_shape(a) is None or e.static_shape(b) is None):
+        return _matmul_backward_at_run_time(e, g, a, b)
     na, nb = len(e.shape(a)), len(e.shape(b))
     if na == 1 and nb == 1:
         return e.op("aten::mul", g, b), e.op("aten::mul", g, a)
@@ -222,6 +224,17 @@ def matmul_backward(e, g, a, b):
     ga = e.op("aten::matmul", g, _mT(e, b))
     gb = e.op("aten::matmul", _mT(e, a), g)
     return e.sum_to(ga, e.size(a)), e.sum_to(gb, e.size(b))
+
+
+def _matmul_backward_at_run_time(e, g, a, b):
+    """symbolic_script's matmul backward, for graphs whose shapes are not all static: the
+    TorchScript helpers `AD_mat_transpose` and `AD_matmul_bw_size` pick the product for the
+    ranks the tensors have when the backward runs."""
+    bw_size, transpose = e.function("AD_matmul_bw_size"), e.function("AD_mat_transpose")
+    a_size, b_size = e.op("aten::size", a), e.op("aten::size", b)
+    ga = e.op("aten::_grad_sum_to_size", e.call(bw_size, g, e.call(transpose, b), a_size), a_size)
+    gb = e.op("aten::_grad_sum_to_size", e.call(bw_size, e.call(transpose, a), g, b_size), b_size)
+    return ga, gb
 
 
 @derivative("aten::matmul")

@@ -312,7 +312,9 @@ def _matches(key: Any, t: str, loose: bool) -> bool:
         if key is type(None):
             return True
         t = t[:-1]
-    if t in ("Any", "t", "t1", "t2", "AnyEnumType"):
+    if t == "AnyEnumType":
+        return getattr(key, "is_enum_member", False)
+    if t in ("Any", "t", "t1", "t2"):
         return True
     if t == "Tensor":
         return key == "T"

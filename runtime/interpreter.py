@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from irjit.ops.enums import EnumMember
 from irjit.ops.errors import IRRuntimeError, IRTypeError
 from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
 from irjit.compiler.ir.constants import Device, constant_value
@@ -159,15 +160,34 @@ class Interpreter:
         if t == NamedType("Function") or (kind == "s" and node.has_attr("name")) or \
                 (kind is None and node.has_attr("name")):
             return FunctionRef(node.attr("name"), bool(node.attr("fallback", 0)), node)
+        if kind == "ty" and isinstance(t, NamedType) and t.name.startswith("Enum<"):
+            enum, _, member = str(node.attr("value")).rpartition(".")
+            return EnumMember(enum, member)  # `value=__torch__.Color.RED`, read as a type name
         if kind == "ival":
             v = node.attr("value")
-            return getattr(v, "value", v)
+            return _tensors_unboxed(getattr(v, "value", v))
         v = constant_value(node)
+        if kind == "ts" and v is None:
+            raise IRRuntimeError(f"tensor list constant %{node.outputs[0].name} is not printed in "
+                                 "the graph (`[<Tensors>]`)")
         if isinstance(v, tuple):
-            return list(v)
+            return _tensors_unboxed(list(v))
         if kind == "s" and isinstance(t, NamedType) and t.name == "Device":
             return Device(v)
         return v
+
+
+def _tensors_unboxed(value: Any) -> Any:
+    """A list or tuple constant's tensors (`[<Tensors>]`, `(1, {2})`) as run-time Tensors."""
+    if isinstance(value, TensorData):
+        if value.array is None:
+            raise IRRuntimeError("a tensor inside a constant is not printed in the graph (`<Tensor>`)")
+        return Tensor(value.array.copy())
+    if isinstance(value, list):
+        return [_tensors_unboxed(x) for x in value]
+    if isinstance(value, tuple):
+        return tuple(_tensors_unboxed(x) for x in value)
+    return value
 
 
 class _BailOut(Exception):

@@ -138,3 +138,46 @@ for _nd in (1, 2, 3):
 for _nd in (1, 2):
     LIBRARY_FUNCTIONS[f"_adaptive_max_pool{_nd}d"] = _adaptive_max(_nd, False)
     LIBRARY_FUNCTIONS[f"adaptive_max_pool{_nd}d_with_indices"] = _adaptive_max(_nd, True)
+
+
+# ---- symbolic_script's helpers (runtime/symbolic_script.cpp), which PyTorch's autodiff and
+# ours call from `df` graphs (`prim::CallFunction` of `AD_...`) when ranks are not static
+
+@library("AD_mat_transpose")
+def _ad_mat_transpose(mat):
+    dim = mat.dim()
+    if dim == 1:
+        return mat
+    if dim == 2:
+        return run_op("aten::t", mat)
+    dims = list(range(dim))
+    dims[-1], dims[-2] = dim - 2, dim - 1
+    return run_op("aten::permute", mat, dims)
+
+
+def _ad_matmul_bw_special_fold(mat1, mat2):
+    mat1_t = _ad_mat_transpose(mat1)
+    mat1_fold = run_op("aten::reshape", mat1_t, [-1, mat1_t.shape[-1]])
+    mat2_fold = run_op("aten::reshape", mat2, [-1, mat2.shape[-1]])
+    return run_op("aten::mm", run_op("aten::t", mat1_fold), mat2_fold)
+
+
+@library("AD_matmul_bw_size")
+def _ad_matmul_bw_size(mat1, mat2, out_size):
+    dim1, dim2, dim_out = mat1.dim(), mat2.dim(), len(out_size)
+    if dim1 == 0 or dim2 == 0:
+        return run_op("aten::mul", mat1, mat2)
+    if dim_out == 2 and dim1 == dim2 and dim1 >= 3:
+        return _ad_matmul_bw_special_fold(mat1, mat2)
+    if dim_out == 1 and dim1 - dim2 == 1 and dim1 >= 3:
+        out = _ad_matmul_bw_special_fold(mat1, run_op("aten::unsqueeze", mat2, -1))
+        return run_op("aten::squeeze", out, -1)
+    if dim1 + dim2 == dim_out:
+        target_dim2 = 0 if dim2 == 1 else -2
+        return run_op("aten::matmul", run_op("aten::unsqueeze", mat1, dim1),
+                      run_op("aten::unsqueeze", mat2, target_dim2))
+    if dim_out == dim1 - dim2:
+        return run_op("aten::squeeze", run_op("aten::matmul", mat1, run_op("aten::unsqueeze", mat2, dim2)), -1)
+    if dim_out == dim2 - dim1:
+        return run_op("aten::squeeze", run_op("aten::matmul", run_op("aten::unsqueeze", mat1, -2), mat2), -2)
+    return run_op("aten::matmul", mat1, mat2)

@@ -4,8 +4,10 @@ of tensors, dicts, tuples), read from JSON.
 The file is one JSON object mapping dotted attribute paths to values. Strings, numbers,
 booleans, `null` (None), lists and objects (dicts with string keys) are taken as they are;
 `{"$tensor": "KEY"}` is the array stored under KEY in the params `.npz`, as a Tensor, and
-`{"$tuple": [...]}` a tuple. For example
+`{"$tuple": [...]}` a tuple, `{"$enum": "__torch__.Color.RED"}` an enum member. For example
 `{"mode": "bilinear", "blocks.weights": [{"$tensor": "w0"}, {"$tensor": "w1"}], "bias": null}`.
+The entry `"$enums"` gives enum classes' values, which graphs do not print (`prim::EnumValue`
+needs them): `{"$enums": {"__torch__.Color": {"RED": 1, "GREEN": 2}}}`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from irjit.ops.enums import EnumMember, register_enum
 from irjit.ops.errors import IRTypeError
 from irjit.ops.tensor import Tensor
 
@@ -41,12 +44,31 @@ def read_attributes(text: str, arrays: dict[str, np.ndarray], where: str) -> tup
                 return Tensor(np.array(arrays[key]))
             if set(x) == {"$tuple"} and isinstance(x["$tuple"], list):
                 return tuple(value(e, f"{path}[{i}]") for i, e in enumerate(x["$tuple"]))
+            if set(x) == {"$enum"}:
+                enum, _, member = str(x["$enum"]).rpartition(".")
+                if not enum or not member:
+                    raise IRTypeError(f"{where}: {path}: {x['$enum']!r} is not an enum member "
+                                      "(`__torch__.Class.MEMBER`)")
+                return EnumMember(enum, member)
             return {k: value(v, f"{path}[{k!r}]") for k, v in x.items()}
         return x
 
+    _register_enums(doc.pop("$enums", {}), where)
     out = {}
     for path, x in doc.items():
         if not path or any(not part for part in path.split(".")):
             raise IRTypeError(f"{where}: {path!r} is not a dotted attribute path")
         out[path] = value(x, path)
     return out, used
+
+
+def _register_enums(enums: Any, where: str) -> None:
+    """`{"__torch__.Color": {"RED": 1, ...}, ...}`: make those enum values known."""
+    if not isinstance(enums, dict) or not all(
+            isinstance(members, dict) and all(isinstance(v, (int, float, str)) and not isinstance(v, bool)
+                                              for v in members.values())
+            for members in enums.values()):
+        raise IRTypeError(f"{where}: \"$enums\" must map enum class names to objects of member "
+                          "values (numbers or strings)")
+    for name, members in enums.items():
+        register_enum(name, members)

@@ -1,7 +1,8 @@
 """`irtool`: parse, format, run and optimize TorchScript IR files from the command line.
 
-Every error a user can cause is printed as `file:line:col: error: ...` (or `irtool: error:
-...`) with exit code 1; nothing is written unless the command succeeds.
+Every error a user can cause is printed as one line, `file:line:col: error: ...` (or `irtool:
+error: ...`), with exit code 1; nothing is written unless the command succeeds. A parse error
+also shows the offending line and a caret with `--verbose`, or when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def cmd_parse(args) -> int:
             if args.verify:
                 lint_parsed(g, name)
         except IRParseError as e:
-            print(str(e), file=sys.stderr)
+            print(parse_error_text(e, args.verbose), file=sys.stderr)
             status = 1
             continue
         except UsageError as e:
@@ -39,6 +40,14 @@ def cmd_parse(args) -> int:
         if not args.quiet:
             print(f"{name}: ok ({g.num_nodes()} nodes)")
     return status
+
+
+def parse_error_text(e: IRParseError, verbose: bool) -> str:
+    """`file:line:col: error: reason`, followed by the source line and a caret when asked for
+    (`--verbose`) or when a person is reading (stderr is a terminal)."""
+    if verbose or sys.stderr.isatty():
+        return str(e)
+    return f"{e.location()}: error: {e.reason}"
 
 
 def cmd_fmt(args) -> int:
@@ -71,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run_command.register(sub)
     opt_command.register(sub)
+    for command in sub.choices.values():
+        command.add_argument("-v", "--verbose", action="store_true",
+                             help="show the source line and a caret under a parse error")
     return p
 
 
@@ -80,7 +92,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return call_with_deep_stack(lambda: args.func(args))
     except IRParseError as e:
-        print(str(e), file=sys.stderr)
+        print(parse_error_text(e, args.verbose), file=sys.stderr)
         return 1
     except (IRTypeError, IRRuntimeError, UsageError, NestedTooDeeply) as e:
         print(f"irtool: error: {e}", file=sys.stderr)

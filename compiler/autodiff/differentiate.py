@@ -10,7 +10,7 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.ir.graph import Graph
 from irjit.compiler.ir.node import Block, Node, Value
-from irjit.ops.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, TensorType, TupleType,
+from irjit.ops.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, NamedType, TensorType, TupleType,
                                Type)
 
 from .gradient import Gradient
@@ -417,6 +417,8 @@ class _Reverse:
             return []
         if kind == "prim::AutogradAdd":
             return [grads[0], grads[0]]
+        if facts.has_tag(kind, "comparison"):
+            return [None] * len(node.inputs)  # a boolean result: no gradient, as in PyTorch
         e = SymbolicEmitter(self.f, node, self.f.block, self.sizes, shape_oracle=self.shapes)
         if kind == "prim::ConstantChunk":
             parts = [g if g is not None else e.zeros_like(o) for g, o in zip(grads, node.outputs)]
@@ -432,6 +434,10 @@ class _Reverse:
         for a, v in zip(entry.schema.arguments, node.inputs):
             if a.is_tensor_list and _is_tensor_list(v):
                 inputs.append([python_value(x) for x in self.list_elements(v)])
+            elif v.node.kind == "prim::ListConstruct" and not _is_tensor_list(v):
+                # a list of numbers built in the graph (layer_norm's `[x.size(-1)]`, permute's
+                # dims): formulas get its elements, constants as numbers, others as values
+                inputs.append([python_value(x) for x in v.node.inputs])
             else:
                 inputs.append(python_value(v))
         inputs += [python_value(v) for v in node.inputs[len(inputs):]]
@@ -489,10 +495,11 @@ def _add_reverse_inline(grad: Gradient, infer_shapes: bool = True) -> _Reverse:
 def _lift_constants(block: Block, target: Block) -> None:
     """Copy every constant the backward uses that is not defined at its top level (forward
     constants, constants inside GradOf blocks) to the top of the backward block (PyTorch's
-    liftConstants)."""
+    liftConstants). `Function` constants stay with their calls, as in PyTorch's df."""
     for n in list(block.nodes()) + [block.return_node]:
         for i, v in enumerate(list(n.inputs)):
-            if v.node.kind == "prim::Constant" and v.node.owning_block is not target:
+            if v.node.kind == "prim::Constant" and v.node.owning_block is not target \
+                    and v.type != NamedType("Function"):
                 c = target.graph.clone_node(v.node, {})
                 target.prepend_node(c)
                 n.replace_input(i, c.output)

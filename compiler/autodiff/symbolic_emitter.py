@@ -170,6 +170,18 @@ class SymbolicEmitter:
             sizes = self._shape_oracle(x)
         return tuple(sizes) if sizes is not None else None
 
+    def function(self, name: str) -> Value:
+        """A `Function` constant for the TorchScript helper `name` (symbolic_script's `AD_...`
+        functions, which the runtime provides)."""
+        fn = self.graph.create("prim::Constant", output_types=[NamedType("Function")])
+        fn.set_attr("name", "s", name)
+        return self.graph.insert_node(fn).output
+
+    def call(self, fn: Value, *args: Any) -> Value:
+        """`prim::CallFunction` of a helper from `function`, returning a Tensor."""
+        return self.graph.insert("prim::CallFunction", [fn, *(self._value(a) for a in args)],
+                                 output_types=[TENSOR]).output
+
     def dtype_code(self, x: Any) -> Any:
         """The ScalarType code of `x`, read at run time (`prim::dtype`, as PyTorch's
         `result.dtype` in symbolic_script): IR types may be stale."""

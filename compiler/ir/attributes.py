@@ -112,8 +112,13 @@ def quote_string(s: str) -> str:
     return "".join(out)
 
 
+# ir.cpp prints the data of tensors up to this many elements
+MAX_TENSOR_DISPLAY_SIZE = 10
+
+
 def format_tensor(array: Optional[np.ndarray]) -> str:
-    """A tensor attribute as PyTorch prints it: `{0.5}` for one element, else `<Tensor>`."""
+    """A tensor attribute as PyTorch prints it: `{0.5}` for one element, at::Tensor's printout
+    (newlines as spaces) up to ten, else `<Tensor>`."""
     if array is None:
         return "<Tensor>"
     if array.size == 1:
@@ -125,6 +130,9 @@ def format_tensor(array: Optional[np.ndarray]) -> str:
         if isinstance(v, complex):
             return "{(" + format_cpp_general(v.real) + "," + format_cpp_general(v.imag) + ")}"
         return "{%d}" % v
+    if array.size <= MAX_TENSOR_DISPLAY_SIZE:
+        from irjit.compiler.printed_tensor import format_printed_tensor
+        return format_printed_tensor(array)
     return "<Tensor>"
 
 

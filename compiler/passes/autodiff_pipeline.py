@@ -14,7 +14,7 @@ from irjit.ops.types import TENSOR, TensorType
 from .create_autodiff_subgraphs import create_autodiff_subgraphs
 from .inline_autodiff_subgraphs import run as inline_autodiff_subgraphs
 from .propagate_requires_grad import run as propagate_requires_grad
-from .registry import all_passes
+from .registry import AtLeast, all_passes
 
 REQUIRED = ("lower_grad_of", "remove_expands", "canonicalize_graph_fuser_ops", "eliminate_dead_code")
 OPTIMIZATION = ("eliminate_dead_code", "eliminate_common_subexpression", "constant_pooling",
@@ -117,4 +117,5 @@ except ImportError:  # the pass manager is not there: register as a plain pass
     from .registry import register_pass
     register_pass("autodiff")(autodiff)
 else:
-    register_pipeline("autodiff", autodiff)
+    register_pipeline("autodiff", autodiff,
+                      valid={"node_threshold": AtLeast(0), "inline_threshold": AtLeast(0)})

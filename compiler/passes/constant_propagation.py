@@ -6,22 +6,21 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
 
 from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
-from irjit.compiler.ir.constants import Device, constant_value, make_constant, tensor_type_of
+from irjit.compiler.ir.constants import Device, constant_value, make_constant
 from irjit.ops import facts
 from irjit.ops.evaluate import evaluate_entry
 from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.registry import find_op
-from irjit.ops.types import (BOOL, FLOAT, INT, NONE, STR, ListType, NamedType, TupleType, Type)
+from irjit.ops.types import TENSOR, ListType, NamedType, TupleType, Type
 
+from ._ivalue_constants import NOT_INSERTABLE, generic_attribute, insertable, is_tensor_list, value_type
 from ._side_effects import AliasDb, has_side_effects, is_mutable_type, is_nondeterministic
 from .eliminate_common_subexpression import node_key
 from .eliminate_dead_code import eliminate_dead_code
 from .registry import register_pass
 
-_NOT_FOLDED = object()
 
 
 class _ConstantPropagator:
@@ -153,10 +152,25 @@ def _input_value(v: Value) -> Any:
             raise ValueError("tensor constant without data")
         return data.array.copy()
     value = constant_value(node)
+    if kind == "ts" and value is None:
+        raise ValueError("tensor list constant without data")
     if kind == "ival" and hasattr(value, "value"):
         value = value.value
     if isinstance(value, tuple) and not isinstance(v.type, TupleType):
         value = list(value)
+    return _unboxed(value)
+
+
+def _unboxed(value: Any) -> Any:
+    """Tensors held inside list and tuple constants, as arrays."""
+    if isinstance(value, TensorData):
+        if value.array is None:
+            raise ValueError("tensor constant without data")
+        return value.array.copy()
+    if isinstance(value, list):
+        return [_unboxed(x) for x in value]
+    if isinstance(value, tuple):
+        return tuple(_unboxed(x) for x in value)
     return value
 
 
@@ -181,85 +195,38 @@ def run_node(n: Node) -> Optional[list]:
     return list(result)
 
 
-def _to_constant(value: Any, type_: Type) -> Any:
-    """A value `make_constant` can hold, or _NOT_FOLDED."""
-    if isinstance(value, np.ndarray):
-        return np.array(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    if value is None or isinstance(value, (bool, int, float, str, complex)):
-        return value
-    if isinstance(value, (list, tuple)):
-        items = [_to_constant(x, None) for x in value]
-        if any(x is _NOT_FOLDED for x in items):
-            return _NOT_FOLDED
-        if isinstance(value, list) and any(isinstance(x, (np.ndarray, list, tuple, type(None)))
-                                           for x in items):
-            return _NOT_FOLDED
-        return tuple(items) if isinstance(value, tuple) else items
-    return _NOT_FOLDED
-
-
-def _constant_type(value: Any, declared: Optional[Type] = None) -> Type:
-    """The type PyTorch gives a constant of `value` (`IValue::type`): containers keep their
-    element types, taken from the folded node's declared type where the value cannot tell
-    (an empty list)."""
-    if value is None:
-        return NONE
-    if isinstance(value, bool):
-        return BOOL
-    if isinstance(value, int):
-        return INT
-    if isinstance(value, float):
-        return FLOAT
-    if isinstance(value, str):
-        return STR
-    if isinstance(value, np.ndarray):
-        return tensor_type_of(value)
-    if isinstance(value, tuple):
-        elems = declared.elems if isinstance(declared, TupleType) and \
-            len(declared.elems) == len(value) else (None,) * len(value)
-        return TupleType(tuple(_constant_type(x, t) for x, t in zip(value, elems)))
-    if isinstance(value, list):
-        if isinstance(declared, ListType):
-            return declared
-        kinds = {_constant_type(x) for x in value}
-        if len(kinds) == 1:
-            return ListType(kinds.pop())
-    return NamedType("Any")
-
-
 def insert_constant(graph: Graph, value: Any, type_: Optional[Type] = None) -> Optional[Value]:
     """A `prim::Constant` for `value` at the insertion point (PyTorch's tryInsertConstant), or
-    None when the value cannot be a constant (objects, dicts, lists of tensors)."""
-    value = _to_constant(value, type_)
-    if value is _NOT_FOLDED:
+    None when the value cannot be a constant (objects, dicts)."""
+    value = insertable(value)
+    if value is NOT_INSERTABLE:
         return None
     if isinstance(value, tuple):
-        n = graph.create("prim::Constant", output_types=[_constant_type(value, type_)])
-        n.set_attr("value", "ival", value)
+        t = value_type(value, type_)
+        n = graph.create("prim::Constant", output_types=[t])
+        n.set_attr("value", "ival", generic_attribute(value, t))
         return graph.insert_node(n).output
     if isinstance(value, list):
-        if value and all(isinstance(x, str) for x in value):
-            pass
-        elif value and not all(isinstance(x, (bool, int, float)) for x in value):
-            return None
-        elif value and len({type(x) for x in value}) > 1:
-            return None
-        if not value:
-            if not isinstance(type_, ListType):
-                return None
-            n = graph.create("prim::Constant", output_types=[type_])
-            from irjit.compiler.ir.attributes import AnnotatedValue
-            elem = {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(
-                getattr(type_.elem, "name", ""), None)
-            if elem is None:
-                return None
-            n.set_attr("value", "ival", AnnotatedValue(f"annotate(List[{elem}], [])", []))
+        if is_tensor_list(value, type_):
+            n = graph.create("prim::Constant", output_types=[ListType(TENSOR)])
+            n.set_attr("value", "ts", tuple(TensorData(x) for x in value))
+            return graph.insert_node(n).output
+        if not value and not isinstance(type_, ListType):
+            return None  # an empty list's element type is unknown
+        if not value or not _plain_list(value):
+            t = value_type(value, type_)
+            n = graph.create("prim::Constant", output_types=[t])
+            n.set_attr("value", "ival", generic_attribute(value, t))
             return graph.insert_node(n).output
     if isinstance(value, str) and isinstance(type_, NamedType) and type_.name == "Device":
         value = Device(value)
     return graph.insert_node(make_constant(graph, value)).output
+
+
+def _plain_list(value: list) -> bool:
+    """A list of one scalar kind, which PyTorch stores as an `is`/`fs`/`ss` attribute."""
+    kinds = {type(x) for x in value}
+    return len(kinds) == 1 and kinds <= {bool, int, float, str}
 
 
 def propagate_constants(graph: Graph, aliasing_types: bool = True) -> bool:
@@ -272,8 +239,8 @@ def propagate_constants(graph: Graph, aliasing_types: bool = True) -> bool:
 
 
 @register_pass("constant_propagation")
-def run(graph: Graph, ignore_custom_classes: bool = False) -> bool:
-    """Fold nodes with constant inputs, constant-condition Ifs and never-run Loops, then DCE (PyTorch's ConstantPropagation).
-
-    `ignore_custom_classes` is accepted for PyTorch parity; irjit never folds objects."""
+def run(graph: Graph) -> bool:
+    """Fold nodes with constant inputs, constant-condition Ifs and never-run Loops, then DCE
+    (PyTorch's ConstantPropagation). PyTorch's `ignore_custom_classes` option is not offered:
+    irjit never folds nodes on objects, so it could change nothing."""
     return propagate_constants(graph, aliasing_types=True)

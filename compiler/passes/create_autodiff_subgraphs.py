@@ -13,7 +13,7 @@ from irjit.compiler.ir.node import Block, Node
 from irjit.ops import facts
 
 from ._side_effects import AliasDb
-from .registry import all_passes, register_pass
+from .registry import AtLeast, all_passes, register_pass
 
 DG = "prim::DifferentiableGraph"
 
@@ -148,7 +148,7 @@ def create_autodiff_subgraphs(graph, node_threshold: int = AUTODIFF_NODE_THRESHO
     return diff_nodes
 
 
-@register_pass("create_autodiff_subgraphs")
+@register_pass("create_autodiff_subgraphs", valid={"node_threshold": AtLeast(0)})
 def run(graph, node_threshold: int = AUTODIFF_NODE_THRESHOLD) -> bool:
     """Group differentiable nodes into prim::DifferentiableGraph subgraphs."""
     return bool(create_autodiff_subgraphs(graph, node_threshold))

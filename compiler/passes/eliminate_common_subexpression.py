@@ -21,6 +21,8 @@ def _attr_key(kind: str, value: Any) -> Any:
     if kind == "t":
         return _tensor_key(value)
     if kind == "ts":
+        if value is None:
+            return None  # `[<Tensors>]` read from text: data unknown
         keys = tuple(_tensor_key(t) for t in value)
         return None if any(k is None for k in keys) else keys
     if kind == "f" and isinstance(value, float) and value != value:

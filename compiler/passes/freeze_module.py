@@ -21,7 +21,7 @@ from .registry import get_pass, register_pass
 
 # PyTorch's runOptimization(unroll_non_constant_loops=false, const_prop_user_classes=false)
 _CLEANUP = ("eliminate_dead_code,eliminate_common_subexpression,peephole,"
-            "constant_propagation{ignore-custom-classes=true},constant_pooling")
+            "constant_propagation,constant_pooling")
 _AFTER_UNROLLING = "peephole,constant_propagation"
 
 

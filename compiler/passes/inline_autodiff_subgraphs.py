@@ -7,7 +7,7 @@ from irjit.compiler.ir.node import Block, Node
 from irjit.compiler.settings import AUTODIFF_INLINE_THRESHOLD
 from irjit.ops import facts
 
-from .registry import all_passes, register_pass
+from .registry import AtLeast, all_passes, register_pass
 
 
 def _can_run_with_autograd(n: Node) -> bool:
@@ -44,7 +44,7 @@ def _scan_block(block: Block, threshold: int) -> bool:
     return changed
 
 
-@register_pass("inline_autodiff_subgraphs")
+@register_pass("inline_autodiff_subgraphs", valid={"threshold": AtLeast(0)})
 def run(graph, threshold: int = AUTODIFF_INLINE_THRESHOLD) -> bool:
     """Inline DifferentiableGraphs smaller than `threshold` nodes, then remove dead code."""
     changed = _scan_block(graph.block, threshold)

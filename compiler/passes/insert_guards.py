@@ -20,7 +20,7 @@ from typing import Optional
 from irjit.compiler.ir import Block, Graph, Node, Value  # noqa: F401
 from irjit.ops.types import BOOL, FUNCTION, INT, TENSOR, TensorType, TupleType, merge_profiled
 
-from .registry import register_pass
+from .registry import OneOf, register_pass
 
 
 def profiled_type(v: Value) -> Optional[TensorType]:
@@ -169,7 +169,7 @@ def _real_users(v: Value) -> list:
     return users
 
 
-@register_pass("insert_guards")
+@register_pass("insert_guards", valid={"style": OneOf(("typecheck", "bailout"))})
 def run(graph: Graph, style: str = "typecheck", requires_grad_only: bool = False) -> bool:
     """Guard a profiled graph: TypeCheck/RequiresGradCheck + fallback, or BailOut nodes."""
     if style not in ("typecheck", "bailout"):

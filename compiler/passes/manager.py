@@ -30,7 +30,8 @@ class PassError(Exception):
     """A pass could not run: unknown name, bad options, or a broken graph after it."""
 
 
-def register_pipeline(name: str, fn: Callable[..., Any], description: str = "") -> None:
+def register_pipeline(name: str, fn: Callable[..., Any], description: str = "",
+                      valid: Optional[dict] = None) -> None:
     """Register `fn(graph, **options)` (which runs a sequence of passes) as pipeline `name`;
     it is also a pass name, so it can appear in `--passes` and other pipelines."""
     doc = description or (fn.__doc__ or "").strip().split("\n")[0]
@@ -40,7 +41,7 @@ def register_pipeline(name: str, fn: Callable[..., Any], description: str = "") 
         return True if changed is None else bool(changed)
     run.__doc__ = doc
     run.__wrapped__ = fn  # so option checking sees fn's parameters
-    register_pass(name, doc)(run)
+    register_pass(name, doc, valid)(run)
     _PIPELINES.add(name)
 
 
@@ -128,7 +129,7 @@ def check_options(info: PassInfo, options: dict[str, Any]) -> None:
                             f"(valid options: {valid})")
         if not option.accepts(value):
             raise PassError(f"option {option.spelling} of pass {info.name} takes "
-                            f"{option.kind}, not {value!r}")
+                            f"{option.expected}, not {value!r}")
 
 
 # ---- the manager

@@ -84,3 +84,63 @@ def test_gradients_match_tape(case):
         key = f"arg{i}"
         if i in got:
             np.testing.assert_allclose(got[i], want[key], rtol=1e-5, atol=1e-6)
+
+
+JIT_CASES = os.path.join(HERE, "jit_differentiate")
+# the cases torch's _jit_differentiate handled and ours once refused: layer_norm / permute with
+# sizes or dims built in the graph, and matmul without static shapes (profiled graphs are
+# untyped, so their inputs' shapes are given here)
+RUN_TIME_SHAPES = {
+    "002_shape_fn_layernorm": None,
+    "003_shape_fn_softmax_attention": None,
+    "006_shape_fn_gelu_chain": None,
+    "007_shape_fn_matops_lowered": None,
+    "009_profiled_fn_mlp_dg0": [(2,), (2, 5), (5,), (4, 3), (5, 3)],
+    "011_profiled_fn_softmax_attention_dg0": [(2, 5, 4), 2.0, (2, 4, 5), (2, 3, 4)],
+    "014_profiled_fn_gelu_chain_dg0": [(3, 4), (2, 3)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUN_TIME_SHAPES))
+def test_graphs_needing_run_time_sizes_differentiate_correctly(case):
+    """f and df give the tape's outputs and input gradients."""
+    text = open(os.path.join(JIT_CASES, case, "input.ir")).read()
+    g = irjit.parse_ir(text)
+    rng = np.random.default_rng(1)
+    shapes = RUN_TIME_SHAPES[case] or [v.type.sizes for v in g.inputs]
+    inputs = [s if isinstance(s, float) else rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grad = differentiate(irjit.parse_ir(text))
+    grad.f.lint()
+    grad.df.lint()
+    args = [Tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+    outs = run_forward(grad, args)
+    ogs = [rng.standard_normal(np.shape(o.data)).astype(np.float32) if isinstance(o, Tensor) else None
+           for o in outs[:grad.f_real_outputs]]
+    got = run_backward(grad, args, outs, ogs)
+
+    fn = irjit.load(g)
+    ref = fn.run(*inputs)
+    for o, r in zip(outs[:grad.f_real_outputs], ref):
+        if isinstance(r, Tensor):
+            np.testing.assert_allclose(o.data, r.data, rtol=1e-5, atol=1e-6)
+        else:
+            assert o == r  # sizes the graph returns (`_size_if_not_equal`)
+    want = fn.backward(ogs)
+    tensor_inputs = [i for i, x in enumerate(inputs) if isinstance(x, np.ndarray)]
+    assert sorted(got) == tensor_inputs
+    for i in tensor_inputs:
+        np.testing.assert_allclose(got[i], want[f"arg{i}"], rtol=1e-4, atol=1e-5)
+
+
+def test_comparison_gets_no_gradient_and_the_rest_differentiates():
+    """`gt` gives a boolean tensor: like PyTorch, differentiate() passes it no gradient instead
+    of refusing the graph (leaky-relu written with where)."""
+    text = ("graph(%x : Tensor):\n  %0 : int = prim::Constant[value=0]()\n"
+            "  %s : float = prim::Constant[value=0.1]()\n  %m : Tensor = aten::gt(%x, %0)\n"
+            "  %y : Tensor = aten::mul(%x, %s)\n  %r : Tensor = aten::where(%m, %x, %y)\n"
+            "  return (%r, %m)\n")
+    x = np.array([-2.0, -0.5, 0.5, 3.0], np.float32)
+    grad = differentiate(irjit.parse_ir(text))
+    outs = run_forward(grad, [Tensor(x)])
+    got = run_backward(grad, [Tensor(x)], outs, [np.ones(4, np.float32), None])
+    np.testing.assert_allclose(got[0], [0.1, 0.1, 1.0, 1.0], rtol=1e-6)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from irjit import parse_ir
 from irjit.compiler.passes import get_pass
 from irjit.ops.registry import is_registered
 
@@ -107,3 +108,40 @@ def test_nondeterministic_and_mutating_ops_are_not_folded():
 """)
     CP(g)
     assert "aten::add_" in [n.kind for n in g.nodes()]
+
+
+def test_folded_tensor_list_keeps_its_tensors_and_feeds_later_folds():
+    """A folded `Tensor[]` is a `ts` constant holding the arrays, so `cat` of it folds too."""
+    g = parse_ir("graph():\n  %0 : int = prim::Constant[value=0]()\n"
+                 "  %n : NoneType = prim::Constant()\n  %sz : int[] = prim::ListConstruct(%0)\n"
+                 "  %one : int = prim::Constant[value=2]()\n  %s : int[] = prim::ListConstruct(%one)\n"
+                 "  %t : Tensor = aten::zeros(%s, %n, %n, %n, %n)\n  %u : Tensor = aten::ones(%s, %n, %n, %n, %n)\n"
+                 "  %l : Tensor[] = prim::ListConstruct(%t, %u)\n  %c : Tensor = aten::cat(%l, %0)\n"
+                 "  return (%l, %c)\n")
+    get_pass("constant_propagation").run(g)
+    assert all(n.kind == "prim::Constant" for n in g.nodes())
+    (lst,) = [n for n in g.nodes() if n.attr_kind("value") == "ts"]
+    assert [d.array.tolist() for d in lst.attr("value")] == [[0.0, 0.0], [1.0, 1.0]]
+    (cat,) = [n for n in g.nodes() if n.attr_kind("value") == "t"]
+    assert cat.attr("value").array.tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_printed_tensor_list_constant_is_not_silently_empty():
+    """`[<Tensors>]` read from text has no data: running it is an error, folding skips it."""
+    from irjit.ops.errors import IRRuntimeError
+    from irjit.runtime.loader import load
+    text = ("graph():\n  %0 : int = prim::Constant[value=0]()\n"
+            "  %l : Tensor[] = prim::Constant[value=[<Tensors>]]()\n"
+            "  %c : Tensor = aten::cat(%l, %0)\n  return (%c)\n")
+    g = parse_ir(text)
+    assert not get_pass("constant_propagation").run(g)
+    with pytest.raises(IRRuntimeError, match=r"not printed in the graph \(`\[<Tensors>\]`\)"):
+        load(text).run()
+
+
+def test_annotated_list_constant_reads_its_values():
+    g = parse_ir("graph():\n  %o : int?[] = prim::Constant[value=annotate(List[Optional[int]], [1, None])]()\n"
+                 "  %t : (int, Tensor) = prim::Constant[value=(1, {2.5})]()\n  return (%o, %t)\n")
+    from irjit.runtime.loader import load
+    lst, tup = load(g).run()
+    assert lst == [1, None] and tup[0] == 1 and float(tup[1].data) == 2.5

@@ -19,7 +19,9 @@ from . import renumber
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "passes_frozen"
 PAIRS = json.loads((FIXTURES / "manifest.json").read_text())["pairs"]
-IMPLEMENTED = [p for p in PAIRS if p["pass"] in all_passes()]
+# lower_graph's before-graph still calls the submodule's method (torch inlines it from the live
+# module); tests/passes/test_lower_graph.py checks that pair from the inlined graph instead
+IMPLEMENTED = [p for p in PAIRS if p["pass"] in all_passes() and p["pass"] != "lower_graph"]
 # a tensor constant's printed value: torch prints small tensors' data, we print `<Tensor>` for
 # tensors we compute (their data is compared numerically instead)
 _TENSOR_LITERAL = re.compile(r"^(\s*%\S+ : [A-Z][A-Za-z]*\(.*\) = prim::Constant)\[value=.*\]\(\)",

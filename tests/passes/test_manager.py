@@ -113,3 +113,14 @@ def test_a_pass_taking_kwargs_cannot_be_registered():
         return False
     with pytest.raises(AssertionError, match="must declare its options"):
         register_pass("test_sloppy")(sloppy)
+
+
+def test_option_ranges_are_checked_before_running():
+    """Options with a range (thresholds, enum-like names) reject values outside it, naming the
+    option and what it takes; None stays allowed where it is the default."""
+    with pytest.raises(PassError, match=r"^option node-threshold of pass create_autodiff_subgraphs "
+                                        r"takes an integer >= 0, not -1$"):
+        PassManager("create_autodiff_subgraphs{node-threshold=-1}")
+    with pytest.raises(PassError, match=r"takes one of typecheck, bailout, not 'guards'$"):
+        PassManager([("insert_guards", {"style": "guards"})])
+    PassManager([("autodiff", {"node_threshold": None, "inline_threshold": 0})])

@@ -92,7 +92,13 @@ def test_opt_list(capsys):
 
 @pytest.mark.parametrize("pipeline,message", [
     ("autodiff{node-threshold=x}", "option node-threshold of pass autodiff takes an integer"),
-    ("insert_guards{style=weird}", "style must be typecheck or bailout"),
+    ("insert_guards{style=weird}",
+     "option style of pass insert_guards takes one of typecheck, bailout, not 'weird'"),
+    ("autodiff{node-threshold=-2}", "option node-threshold of pass autodiff takes an integer >= 0, not -2"),
+    ("create_autodiff_subgraphs{node-threshold=-1}",
+     "option node-threshold of pass create_autodiff_subgraphs takes an integer >= 0, not -1"),
+    ("inline_autodiff_subgraphs{threshold=-5}",
+     "option threshold of pass inline_autodiff_subgraphs takes an integer >= 0, not -5"),
 ])
 def test_bad_option_values_are_one_line_errors(pipeline, message, capsys):
     from irjit.tools.irtool import main

@@ -43,14 +43,25 @@ def test_parse_several_files_verify_quiet(capsys):
 
 
 def test_parse_malformed_reports_location(capsys):
-    """A malformed file: exit 1, `file:line:col: error: reason` and the line with a caret."""
-    assert main(["parse", str(BAD)]) == 1
+    """A malformed file with `--verbose`: exit 1, `file:line:col: error: reason` and the line
+    with a caret."""
+    assert main(["parse", "--verbose", str(BAD)]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     lines = err.splitlines()
     assert lines[0].startswith(f"{BAD}:4:16: error: ")
     assert lines[1] == "  %3 : Double(4!, 4, 5) = prim::Constant()"
     assert lines[2] == " " * 15 + "^"
+
+
+@pytest.mark.parametrize("command", [["parse"], ["fmt"], ["opt", "--passes=dce"], ["run"]])
+def test_parse_error_is_one_line_by_default(command, capsys):
+    """Without `--verbose` (and stderr not a terminal) a parse error is the one line
+    `file:line:col: error: reason`, whatever the command."""
+    assert main([*command, str(BAD)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"{BAD}:4:16: error: ")
 
 
 def test_parse_good_then_bad_file(capsys):

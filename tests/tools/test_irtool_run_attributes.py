@@ -56,3 +56,48 @@ def test_bad_sidecar_is_a_one_line_error_and_nothing_is_written(tmp_path, capsys
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.npz").exists()
+
+
+ENUM_GRAPH = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "roundtrip" / \
+    "0294_script_uses_enum_inlined.ir"
+
+
+@pytest.fixture
+def no_enums(monkeypatch):
+    """Enum values registered by a test stay in this test."""
+    from irjit.ops import enums
+    monkeypatch.setattr(enums, "_VALUES", {})
+
+
+@pytest.mark.parametrize("use_red, want", [(True, [2, 2]), (False, [-1, -1])])
+def test_enum_values_come_from_the_sidecar(tmp_path, capsys, no_enums, use_red, want):
+    """`prim::EnumValue` of an enum constant (printed by name only) reads `"$enums"`."""
+    (tmp_path / "attrs.json").write_text('{"$enums": {"__torch__.models.Color": {"RED": 1, "GREEN": 2}}}')
+    np.savez(tmp_path / "in.npz", arg0=np.ones(2, np.float32), arg1=np.array(use_red))
+    assert main(["run", str(ENUM_GRAPH), "--inputs", str(tmp_path / "in.npz"),
+                 "--attributes", str(tmp_path / "attrs.json"), "--out", str(tmp_path / "out.npz")]) == 0
+    with np.load(tmp_path / "out.npz") as f:
+        np.testing.assert_array_equal(f["out0"], want)
+
+
+@pytest.mark.parametrize("attrs, message", [
+    (None, 'give the enum\'s values in the attributes file as {"$enums": {"__torch__.models.Color"'),
+    ('{"$enums": {"__torch__.models.Color": [1, 2]}}', '"$enums" must map enum class names'),
+])
+def test_enum_value_unknown_or_malformed_is_a_one_line_error(tmp_path, capsys, no_enums, attrs, message):
+    np.savez(tmp_path / "in.npz", arg0=np.ones(2, np.float32), arg1=np.array(True))
+    extra = []
+    if attrs is not None:
+        (tmp_path / "attrs.json").write_text(attrs)
+        extra = ["--attributes", str(tmp_path / "attrs.json")]
+    assert main(["run", str(ENUM_GRAPH), "--inputs", str(tmp_path / "in.npz"), *extra]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("irtool: error: ") and message in err and err.count("\n") == 1
+
+
+def test_enum_attribute_from_the_sidecar(no_enums):
+    """An enum-valued module attribute is `{"$enum": "__torch__.Class.MEMBER"}`."""
+    from irjit.ops.enums import EnumMember
+    from irjit.runtime.sidecar import read_attributes
+    attrs, _ = read_attributes('{"mode": {"$enum": "__torch__.models.Color.GREEN"}}', {}, "a.json")
+    assert attrs == {"mode": EnumMember("__torch__.models.Color", "GREEN")}

@@ -15,6 +15,8 @@ What it writes (the formats of ``shared/fixtures``, see its README.md):
 * ``<out>/passes_frozen/``: before/after pairs of PyTorch's passes on frozen and inference
   graphs (``pass_pairs_frozen.py``, committed as ``tests/fixtures/passes_frozen``), with the
   frozen graphs' tensor constants as npz;
+* ``<out>/printed_tensors/``: tensor constants as at::Tensor's printout shows them, with their
+  exact values (``printed_tensors.py``);
 * ``<out>/summary.json``: counts and the cases torch itself failed on (skipped).
 
 Source paths in ``# file:line:col`` comments are normalised (torch ->
@@ -41,7 +43,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SECTIONS = ("roundtrip", "run", "pass_pairs_frozen")
+SECTIONS = ("roundtrip", "run", "pass_pairs_frozen", "printed_tensors")
 
 README = """# Generated IR fixtures
 
@@ -69,10 +71,12 @@ Formats are those of `shared/fixtures` (see its README.md); source paths are nor
   paths like `[0]['key']`; `constants.npz` is also written for non-frozen graphs that hold tensor
   constants (traced functions); `gradients.computed` is false with a `reason` when torch's own
   autograd cannot differentiate the case; `notes` flags graphs that mutate inputs or buffers.
+- `printed_tensors/NN_<name>.ir` + `values.npz`: tensor constants of up to ten elements as
+  at::Tensor's printout shows them (rank >= 3 blocks, scales, `Columns a to b`), with their exact values.
 - `summary.json`: counts and the cases torch itself failed on (skipped).
 """
 SECTION_DIRS = {"roundtrip": ("roundtrip", "autodiff"), "run": ("run",),
-                "pass_pairs_frozen": ("passes_frozen",)}
+                "pass_pairs_frozen": ("passes_frozen",), "printed_tensors": ("printed_tensors",)}
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -84,9 +88,12 @@ def _worker(section: str, out: Path):
         from . import roundtrip as mod
     elif section == "pass_pairs_frozen":
         from . import pass_pairs_frozen as mod
+    elif section == "printed_tensors":
+        from . import printed_tensors as mod
     else:
         from . import runcases as mod
-    stats = mod.generate(out / "passes_frozen" if section == "pass_pairs_frozen" else out)
+    folder = {"pass_pairs_frozen": "passes_frozen", "printed_tensors": "printed_tensors"}.get(section)
+    stats = mod.generate(out / folder if folder else out)
     import numpy
     import torch
 
