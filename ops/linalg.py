@@ -35,7 +35,15 @@ def _mm_check(a, b, as_mm=True):
 
 def _matmul_raw(a, b):
     with np.errstate(all="ignore"):
-        return np.asarray(np.matmul(a, b))
+        return np.asarray(fold_matmul(a, b))
+
+
+def fold_matmul(a, b):
+    """`np.matmul(a, b)`, with a stack of matrices times one matrix as a single GEMM over the
+    stacked rows (numpy multiplies the stack matrix by matrix, up to ~100x slower)."""
+    if a.ndim > 2 and b.ndim == 2:
+        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+    return np.matmul(a, b)
 
 
 @op("aten::mm(Tensor self, Tensor mat2) -> Tensor")

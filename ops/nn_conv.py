@@ -61,6 +61,8 @@ def _conv(x, w, stride, padding, dilation, groups):
             "Kernel size can't be greater than actual input size")
     win = _windows(xp, kern, stride, dilation)  # N, Cin, *O, *K
     out_sp = win.shape[2:2 + nd]
+    if groups == 1:
+        return _conv_one_group(win, w, n, cout, out_sp)
     cg, og = cin // groups, cout // groups
     win = win.reshape((n, groups, cg) + out_sp + tuple(kern))
     # -> N, g, *O, cg, *K  -> N, g, P, cg*K
@@ -70,6 +72,19 @@ def _conv(x, w, stride, padding, dilation, groups):
     out = np.matmul(cols, wm)  # N, g, P, og
     out = out.transpose(0, 1, 3, 2).reshape((n, cout) + out_sp)
     return out
+
+
+def _conv_one_group(win, w, n, cout, out_sp):
+    """An ungrouped convolution as one GEMM: weight (Cout, Cin*K) times the columns
+    (Cin*K, N*P), copied from the windows with output positions innermost (long contiguous
+    runs; receptive fields innermost copy a few elements at a time)."""
+    nd = len(out_sp)
+    perm = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    p = int(np.prod(out_sp))
+    rows = win.shape[1] * int(np.prod(win.shape[2 + nd:]))
+    cols = win.transpose(perm).reshape(rows, n * p)  # Cin*K, N*P
+    out = np.matmul(w.reshape(cout, rows), cols).reshape(cout, n, p)
+    return np.ascontiguousarray(out.transpose(1, 0, 2)).reshape((n, cout) + tuple(out_sp))
 
 
 def _conv_transpose(x, w, stride, padding, output_padding, dilation, groups):

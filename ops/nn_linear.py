@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .linalg import fold_matmul
 from .registry import derivative, op
 
 
@@ -19,7 +20,7 @@ def linear(input, weight, bias=None):
         m2 = wt.shape if wt.ndim == 2 else (wt.shape[0], 1)
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1[0]}x{m1[1]} and {m2[0]}x{m2[1]})")
     dt = np.result_type(input.dtype, weight.dtype)
-    out = np.matmul(input, wt)
+    out = fold_matmul(input, wt)
     if bias is not None:
         out = out + bias
     return np.asarray(out, dtype=dt, order="C")

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .dtypes import DEFAULT_FLOAT, scalar_type_name
+from .erf import erf as _erf, erfc as _erfc
 from .registry import derivative, op
 
 # ---- shared helpers
@@ -77,8 +78,6 @@ def neg(e, a):
 
 # ---- floating unary ops
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def _float_fn(fn):

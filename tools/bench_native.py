@@ -1,13 +1,21 @@
-"""Time the six benchmark workloads (tests/fixtures/bench) per call: irjit native vs irjit's
-interpreter (both under the profiling executor) and hand-written numpy forwards, all in this
-process, median of many calls after warm-up, with the machine's copy bandwidth and sgemm rate
-measured in the same run.
+"""Time the six benchmark workloads (tests/fixtures/bench) per call, forward and
+forward+backward, for every contender in this one process: irjit native and irjit's
+interpreter (both under the profiling executor), hand-written numpy and, when torch is
+importable, torch eager, TorchScript's profiling executor and torch.compile. Each result is
+printed with its ratio to the best peer and to the workload's bound (compulsory bytes over
+the all-core copy bandwidth, or flops over the sgemm rate, both measured in the same run).
+Then the real architectures of tests/fixtures/bench/arch (forward: irjit native and
+interpreter, torch eager and TorchScript with the same weights; geometric mean of native over
+eager), and per workload in fresh processes: native compile time per unit, cold and from the
+disk cache, peak RSS, and a loop of many forward+backward calls (RSS and time per call at its
+start and end).
 
-    python -m irjit.tools.bench_native [--repeat N]
+    python -m irjit.tools.bench_native [--repeat N] [--only NAME] [--loop-calls N] [--cores N]
+        [--clock wall|cpu]
+    .venv-torch/bin/python -m irjit.tools.bench_native           # with the torch contenders
 
 Re-executes itself with GLIBC_TUNABLES that keep freed memory mapped (on these VMs touching
 reclaimed pages costs 1-7 us per 4 KiB page), so every contender reuses its buffers alike.
-torch contenders are not here yet (issue 11).
 """
 
 from __future__ import annotations
@@ -15,111 +23,351 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable, Optional
 
 import numpy as np
 
+from irjit.tools.bench_workloads import NAMES, NUMPY_FORWARD, NUMPY_FORWARD_BACKWARD, load_workload
+
 TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
-BENCH = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bench"
+LOOP_SECONDS = 60.0  # a workload's call loop stops early past this (the chain at 4M elements)
 
 
-def _sigmoid(x):
-    with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid 0
-        return 1.0 / (1.0 + np.exp(-x))
+# wall time, or this process's CPU time (all its threads): with --cores 1 on a loaded machine
+# the CPU time leaves out the time other processes hold the core
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = CLOCKS["wall"]
 
 
-def _conv_relu(x, w):
-    from numpy.lib.stride_tricks import sliding_window_view
-    win = sliding_window_view(x, w.shape[2:], axis=(2, 3))  # N, C, H', W', kh, kw
-    return np.maximum(np.einsum("nchwij,ocij->nohw", win, w, optimize=True), 0)
-
-
-def _lstm(x, h, c, w_ih, w_hh, b_ih, b_hh):
-    i, f, g, o = np.split(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=1)
-    c2 = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
-    return _sigmoid(o) * np.tanh(c2), c2
-
-
-def _rnn(x, h, W, U):
-    for i in range(x.shape[0]):
-        h = np.tanh(x[i] @ W + h @ U)
-    return h
-
-
-NUMPY_FORWARD = {
-    "elementwise_chain": lambda x, a, b: np.tanh(x * a + b) * _sigmoid(x) + x * x,
-    "lstm_cell": _lstm,
-    "mlp": lambda x, w1, b1, w2, b2: np.maximum(x @ w1.T + b1, 0) @ w2.T + b2,
-    "rnn_loop": _rnn,
-    "seed_conv_relu": _conv_relu,
-    "tiny_linear_tanh": lambda x, h, W, b: np.tanh(x @ W.T + b + h),
-}
-
-
-def median_us(fn, repeat: int) -> float:
-    """Median wall time of `fn()` in microseconds, after warm-up calls."""
-    for _ in range(max(3, repeat // 10)):
+def median_us(fn: Callable, repeat: int, warmup: Optional[int] = None) -> float:
+    """Median time of `fn()` in microseconds on the chosen clock, after warm-up calls."""
+    for _ in range(max(5, repeat // 10) if warmup is None else warmup):
         fn()
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return float(np.median(times)) * 1e6
 
 
+def cores() -> int:
+    return len(os.sched_getaffinity(0))
+
+
 def machine_bounds(repeat: int) -> tuple[float, float]:
-    """(copy bandwidth in GB/s counting bytes read + written, sgemm GFLOP/s) measured now."""
-    src, dst = np.ones(1 << 25, np.float32), np.empty(1 << 25, np.float32)
-    copy_us = median_us(lambda: np.copyto(dst, src), max(5, repeat // 10))
+    """(copy bandwidth in GB/s counting bytes read + written, with one thread per core
+    copying its slice of 256 MB; sgemm GFLOP/s of numpy's BLAS) measured now."""
+    n = cores()
+    src, dst = np.ones(1 << 26, np.float32), np.empty(1 << 26, np.float32)
+    bounds = np.linspace(0, src.size, n + 1).astype(int)
+    pool = ThreadPoolExecutor(n)  # np.copyto releases the GIL for a plain copy
+
+    def copy_all():
+        list(pool.map(lambda k: np.copyto(dst[bounds[k]:bounds[k + 1]], src[bounds[k]:bounds[k + 1]]),
+                      range(n)))
+    copy_us = median_us(copy_all, max(5, repeat // 10))
+    pool.shutdown()
     a = np.ones((1024, 1024), np.float32)
     out = np.empty_like(a)
     gemm_us = median_us(lambda: np.matmul(a, a, out=out), max(5, repeat // 10))
     return 2 * src.nbytes / copy_us / 1e3, 2 * 1024 ** 3 / gemm_us / 1e3
 
 
-def bench(name: str, repeat: int) -> dict:
-    import irjit
-    meta = json.loads((BENCH / f"{name}.json").read_text())
-    rng = np.random.default_rng(0)
-    args = [rng.standard_normal(i["shape"]).astype(i["dtype"]) for i in meta["inputs"]]
-    row = {}
-    for backend in ("native", "interp"):
-        fn = irjit.load(BENCH / f"{name}.ir", executor="profiling", backend=backend)
-        row[f"{backend} fwd"] = median_us(lambda: fn.run(*args, requires_grad=False), repeat)
+def bound_us(workload, backward: bool, bandwidth: float, gflops: float) -> tuple[float, str]:
+    """The workload's lower bound in us and what sets it ("memory" or "flops")."""
+    mem = workload.bytes_moved(backward) / bandwidth / 1e3
+    flop = workload.flops(backward) / gflops / 1e3
+    return (mem, "memory") if mem >= flop else (flop, "flops")
 
-        def fwd_bwd():
+
+def format_ratio(value: Optional[float], reference: Optional[float]) -> str:
+    """`value / reference` as `1.23x`, or `-` when either is missing."""
+    if value is None or reference is None or reference <= 0:
+        return "-"
+    return f"{value / reference:.2f}x"
+
+
+def irjit_contenders(workload, args) -> dict[str, tuple[Callable, Callable]]:
+    """irjit native and interpreter; inputs are irjit Tensors made once (as the torch
+    contenders get torch tensors made once): arrays would be copied on every call."""
+    import irjit
+    from irjit.ops.tensor import Tensor
+    args = [Tensor(a) for a in args]
+    out = {}
+    for backend in ("native", "interp"):
+        fn = irjit.load(workload.ir_path, executor="profiling", backend=backend)
+
+        def fwd_bwd(fn=fn):
             fn.run(*args)
-            fn.backward()
-        row[f"{backend} fwd+bwd"] = median_us(fwd_bwd, repeat)
-    row["numpy fwd"] = median_us(lambda: NUMPY_FORWARD[name](*args), repeat)
-    row["bytes"] = sum(a.nbytes for a in args) + args[0].nbytes  # inputs read, one output written
-    return row
+            return fn.backward()
+        out[f"irjit {backend}"] = (lambda fn=fn: fn.run(*args, requires_grad=False), fwd_bwd)
+    return out
+
+
+def torch_contenders(workload, args) -> tuple[dict, dict[str, str]]:
+    """(label -> (forward, forward_backward)), (label -> why it is missing); both empty
+    without torch."""
+    try:
+        from irjit.tools import bench_torch
+    except ImportError:
+        return {}, {}
+    import irjit
+    from collections import Counter
+    graph = irjit.parse_ir(workload.ir_path.read_text())
+    if not bench_torch.same_graph(workload.name, Counter(n.kind for n in graph.walk())):
+        raise AssertionError(f"{workload.name}: the torch definition does not script to the bench graph")
+    ok, failed = {}, {}
+    for c in bench_torch.contenders(workload.name, args):
+        if c.fn is None:
+            failed[c.label] = c.error
+        else:
+            ok[c.label] = (c.forward, c.forward_backward)
+    return ok, failed
+
+
+def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
+    """(label -> {"fwd": us, "fwd+bwd": us}), (label -> why it is missing)."""
+    workload = load_workload(name)
+    args = workload.inputs()
+    fns = irjit_contenders(workload, args)
+    fns["numpy"] = (lambda: NUMPY_FORWARD[name](*args), lambda: NUMPY_FORWARD_BACKWARD[name](*args))
+    torch_fns, missing = torch_contenders(workload, args)
+    fns.update(torch_fns)
+    rows = {}
+    for label, (fwd, fwd_bwd) in fns.items():
+        rows[label] = {"fwd": median_us(fwd, repeat), "fwd+bwd": median_us(fwd_bwd, repeat)}
+    return rows, missing
+
+
+def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflops: float) -> None:
+    workload = load_workload(name)
+    bounds = {k: bound_us(workload, k == "fwd+bwd", bandwidth, gflops) for k in ("fwd", "fwd+bwd")}
+    print(f"\n{name}: bound fwd {bounds['fwd'][0]:.1f} us ({bounds['fwd'][1]}), "
+          f"fwd+bwd {bounds['fwd+bwd'][0]:.1f} us ({bounds['fwd+bwd'][1]})")
+    print(f"  {'contender':15} {'fwd us':>10} {'/best peer':>10} {'/bound':>8}"
+          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8}")
+    for label, r in rows.items():
+        cells = []
+        for k in ("fwd", "fwd+bwd"):
+            peers = [o[k] for other, o in rows.items() if other != label]
+            cells += [f"{r[k]:10.1f}", f"{format_ratio(r[k], min(peers) if peers else None):>10}",
+                      f"{format_ratio(r[k], bounds[k][0]):>8}"]
+        print(f"  {label:15} " + " ".join(cells))
+    for label, why in missing.items():
+        print(f"  {label:15} not run: {why}")
+
+
+# ---- real architectures (tests/fixtures/bench/arch, from tools/fixturegen/bench_archs.py)
+
+ARCH = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bench" / "arch"
+
+
+def _npz(path: Path) -> dict:
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+def arch_forwards(name: str) -> tuple[dict, dict]:
+    """Forward contenders of one architecture: irjit native and interpreter under the
+    profiling executor and, with torch, eager and TorchScript of the same module and weights
+    (label -> callable), and why a contender is missing."""
+    import irjit
+    folder = ARCH / name
+    from irjit.ops.tensor import Tensor
+    x = _npz(folder / "inputs.npz")["arg0"]
+    fns, missing = {}, {}
+    for backend in ("native", "interp"):
+        fn = irjit.load(folder / "graph.ir", params=_npz(folder / "params.npz"), executor="profiling",
+                        backend=backend)
+        fns[f"irjit {backend}"] = lambda fn=fn, t=Tensor(x): fn.run(t, requires_grad=False)
+    try:
+        import torch
+        from irjit.tools.fixturegen.bench_archs import build
+    except ImportError:
+        return fns, missing
+    model, _ = build(name)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in _npz(folder / "params.npz").items()
+                           if k in model.state_dict()})
+    tx = torch.from_numpy(x.copy())
+    scripted = torch.jit.script(model)
+
+    def eager():
+        with torch.no_grad():
+            return model(tx)
+
+    def script():
+        with torch.no_grad():
+            return scripted(tx)
+    fns.update({"torch eager": eager, "torchscript": script})
+    return fns, missing
+
+
+def print_architectures(repeat: int) -> None:
+    print(f"\nreal architectures, forward (median us per call, {repeat} calls after warm-up):")
+    names = sorted(p.name for p in ARCH.iterdir() if (p / "graph.ir").exists())
+    ratios = []
+    for name in names:
+        fns, missing = arch_forwards(name)
+        times = {label: median_us(fn, repeat) for label, fn in fns.items()}
+        cells = "  ".join(f"{label} {t:.0f}" for label, t in times.items())
+        line = f"  {name:14} {cells}"
+        if "torch eager" in times:
+            ratios.append(times["irjit native"] / times["torch eager"])
+            line += f"  native/eager {ratios[-1]:.2f}x"
+        print(line)
+    if ratios:
+        print(f"  geometric mean native/eager: {float(np.exp(np.mean(np.log(ratios)))):.2f}x")
+
+
+# ---- compile time, RSS and the call loop, in fresh processes
+
+def memory_kib(field: str) -> int:
+    """A `/proc/self/status` memory line: VmRSS (resident now) or VmHWM (peak resident; unlike
+    getrusage's ru_maxrss it does not carry over the parent's peak across fork and exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+def process_report(name: str, loop_calls: int) -> dict:
+    """Run `name` natively in this (fresh) process, forward and forward+backward: per-unit
+    compile ms and whether its object code came from the disk cache, then `loop_calls`
+    forward+backward calls, or as many as fit in LOOP_SECONDS (RSS sampled ten times, median
+    wall time of the first and last tenth)."""
+    from irjit.compiler.codegen import cache
+
+    units: list[tuple[float, bool, float]] = []  # (ms, from the disk cache, of which loading code)
+
+    class TimedUnit(cache.NativeUnit):
+        def __init__(self, *a, **k):
+            start = time.perf_counter()
+            super().__init__(*a, **k)
+            units.append(((time.perf_counter() - start) * 1e3, self.library.from_disk,
+                          self.library.compile_ms))
+
+    cache.NativeUnit = TimedUnit
+    import irjit
+    workload = load_workload(name)
+    args = workload.inputs()
+    fn = irjit.load(workload.ir_path, executor="profiling", backend="native")
+
+    def call():
+        fn.run(*args)
+        fn.backward()
+    for _ in range(5):
+        fn.run(*args, requires_grad=False)
+        call()
+    report = {"units": units}
+    if loop_calls:
+        every = max(1, loop_calls // 10)
+        times, rss, start = [], [memory_kib("VmRSS")], time.perf_counter()
+        for i in range(loop_calls):
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+            if (i + 1) % every == 0:
+                rss.append(memory_kib("VmRSS"))
+            if time.perf_counter() - start > LOOP_SECONDS and len(times) >= 20:
+                rss.append(memory_kib("VmRSS"))
+                break
+        tenth = max(1, len(times) // 10)
+        report.update(calls=len(times), rss_kib=rss, first_us=float(np.median(times[:tenth])) * 1e6,
+                      last_us=float(np.median(times[-tenth:])) * 1e6)
+    report["peak_rss_kib"] = memory_kib("VmHWM")
+    return report
+
+
+def fresh_process_report(name: str, cache_dir: str, loop_calls: int) -> dict:
+    env = dict(os.environ, IRJIT_CACHE_DIR=cache_dir, IRJIT_CACHE="1")
+    cmd = [sys.executable, "-m", "irjit.tools.bench_native", "--process-report", name,
+           "--loop-calls", str(loop_calls)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def print_process_reports(names: list[str], loop_calls: int) -> None:
+    print(f"\nnative compile per unit (ms; cold = empty disk cache, cached = fresh process reading "
+          f"it, (load) = of which reading and linking the object code), peak RSS, and a loop of "
+          f"up to {loop_calls} fwd+bwd calls (stops after {LOOP_SECONDS:.0f} s):")
+    print(f"  {'workload':18} {'units':>5} {'cold max':>9} {'cold sum':>9} {'cached max':>10} "
+          f"{'(load)':>7} "
+          f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19}")
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:
+            cold = fresh_process_report(name, cache_dir, 0)
+            warm = fresh_process_report(name, cache_dir, loop_calls)
+        cold_ms = [ms for ms, _, _ in cold["units"]]
+        warm_ms = [ms for ms, from_disk, _ in warm["units"] if from_disk]
+        warm_lib = [lib for _, from_disk, lib in warm["units"] if from_disk]
+        rss = warm.get("rss_kib", [0])
+        rss_cell = f"{rss[1] / 1024:.1f} -> {rss[-1] / 1024:.1f}" if len(rss) > 1 else "-"
+        time_cell = f"{warm['first_us']:.1f} -> {warm['last_us']:.1f}" if "first_us" in warm else "-"
+        print(f"  {name:18} {len(cold_ms):5d} {max(cold_ms, default=0):9.1f} {sum(cold_ms):9.1f} "
+              f"{max(warm_ms, default=0):10.1f} {max(warm_lib, default=0):7.1f} "
+              f"{warm['peak_rss_kib'] / 1024:11.1f} "
+              f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19}")
+
+
+def restrict_cores(count: int) -> None:
+    """Run this process (and the threads of every contender: irjit's, OpenBLAS's, torch's
+    OpenMP pool) on its first `count` allowed cores."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if not 1 <= count <= len(allowed):
+        raise SystemExit(f"--cores: between 1 and {len(allowed)}")
+    os.sched_setaffinity(0, allowed[:count])
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(count)
 
 
 def main(argv=None) -> int:
     if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
+        cores_arg = [a for a in sys.argv[1:] if a.startswith("--cores")]
+        if cores_arg:  # before the re-exec, so the BLAS and OpenMP pools start at that size
+            value = cores_arg[0].split("=", 1)[1] if "=" in cores_arg[0] else \
+                sys.argv[sys.argv.index(cores_arg[0]) + 1]
+            restrict_cores(int(value))
         os.environ["GLIBC_TUNABLES"] = TUNABLES
+        # inductor's pool of compile processes keeps a core busy for seconds after compiling,
+        # which stalls torch's OpenMP barriers (24 us calls took 24 ms): compile in-process
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
         os.execv(sys.executable, [sys.executable, "-m", "irjit.tools.bench_native", *sys.argv[1:]])
     ap = argparse.ArgumentParser(prog="python -m irjit.tools.bench_native")
     ap.add_argument("--repeat", type=int, default=200, help="timed calls per contender")
+    ap.add_argument("--only", choices=NAMES, action="append", help="run only this workload (repeatable)")
+    ap.add_argument("--loop-calls", type=int, default=10000, help="calls in the RSS/slowdown loop (0: skip)")
+    ap.add_argument("--cores", type=int, help="run every contender on this many cores (default: all)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall time, or CPU time of the process (use with --cores 1 when the machine is busy)")
+    ap.add_argument("--no-arch", action="store_true", help="skip the real architectures")
+    ap.add_argument("--process-report", metavar="NAME", choices=NAMES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.process_report:
+        print(json.dumps(process_report(args.process_report, args.loop_calls)))
+        return 0
+    names = args.only or list(NAMES)
+    global clock
+    clock = CLOCKS[args.clock]
     bandwidth, gflops = machine_bounds(args.repeat)
-    print(f"machine: copy {bandwidth:.1f} GB/s, sgemm {gflops:.1f} GFLOP/s; median us per call, "
-          f"{args.repeat} calls after warm-up")
-    print(f"{'workload':18} {'native fwd':>11} {'interp fwd':>11} {'numpy fwd':>10} "
-          f"{'native/numpy':>12} {'native f+b':>11} {'interp f+b':>11}")
-    for name in sorted(NUMPY_FORWARD):
+    print(f"machine: {cores()} cores, copy {bandwidth:.1f} GB/s (with all of them), sgemm {gflops:.1f} GFLOP/s; "
+          f"median us ({args.clock} clock) per call after warm-up ({args.repeat} calls, the "
+          f"4M-element chain a tenth)")
+    for name in names:
         repeat = args.repeat if name != "elementwise_chain" else max(10, args.repeat // 10)
-        r = bench(name, repeat)
-        print(f"{name:18} {r['native fwd']:11.1f} {r['interp fwd']:11.1f} {r['numpy fwd']:10.1f} "
-              f"{r['native fwd'] / r['numpy fwd']:12.2f} {r['native fwd+bwd']:11.1f} "
-              f"{r['interp fwd+bwd']:11.1f}")
-        if name == "elementwise_chain":
-            bound = r["bytes"] / bandwidth / 1e3
-            print(f"{'':18} memory bound {bound:.1f} us: native fwd at {r['native fwd'] / bound:.2f}x")
+        rows, missing = time_workload(name, repeat)
+        print_workload(name, rows, missing, bandwidth, gflops)
+    if not args.no_arch:
+        print_architectures(max(10, args.repeat // 10))
+    if args.loop_calls:
+        print_process_reports(names, args.loop_calls)
     return 0
 
 

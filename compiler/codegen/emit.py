@@ -90,14 +90,15 @@ class KernelEmitter:
         size = (self.kernel.outer + self.kernel.inner)[axis]
         b = self.builder
         pre = b.block
+        start, stop = self.loop_range(axis, size)
         header = self.fn.append_basic_block(f"loop{axis}")
         inside = self.fn.append_basic_block(f"loop{axis}.body")
         after = self.fn.append_basic_block(f"loop{axis}.end")
         b.branch(header)
         b.position_at_end(header)
         i = b.phi(I64, name=f"i{axis}")
-        i.add_incoming(ir.Constant(I64, 0), pre)
-        b.cbranch(b.icmp_signed("<", i, ir.Constant(I64, size)), inside, after)
+        i.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", i, stop), inside, after)
         b.position_at_end(inside)
         self.indices[axis] = i
         self.loops(rest, body)
@@ -106,6 +107,10 @@ class KernelEmitter:
         b.branch(header)
         b.position_at_end(after)
         self.indices[axis] = None
+
+    def loop_range(self, axis: int, size: int) -> tuple[ir.Value, ir.Value]:
+        """The [start, stop) of `axis`: all of it (threads.py runs one part per thread)."""
+        return ir.Constant(I64, 0), ir.Constant(I64, size)
 
     # ---- memory
     def address(self, access: Access) -> ir.Value:

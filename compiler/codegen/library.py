@@ -40,6 +40,7 @@ def _engine() -> llvm.ExecutionEngine:
     library reuse object code from disk and keep what MCJIT compiles."""
     tm = target_machine()
     backing = llvm.parse_assembly("")
+    backing.name = "irjit_engine_backing"  # compiled at the first finalize: never a library's name
     backing.triple = tm.triple
     engine = llvm.create_mcjit_compiler(backing, tm)
     engine.set_object_cache(lambda mod, buf: _OBJECTS_OUT.__setitem__(mod.name, buf),
@@ -110,6 +111,7 @@ class CodeLibrary:
         digest = cache.digest(text) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         mod = llvm.parse_assembly(text)
+        mod.name = self.name  # the object cache hooks find this module's object code by name
         mod.verify()
         if cached is not None:
             obj, self.llvm_ir = cached

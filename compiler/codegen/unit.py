@@ -11,11 +11,12 @@ import numpy as np
 
 from irjit.compiler.ir import Graph
 
-from .emit import emit_convolution, emit_kernel, emit_product
+from .emit import emit_convolution, emit_product
 from .entry import check_array_layout, emit_entry
 from .kernel import Convolution, Kernel
 from .library import CodeLibrary, new_module
 from .lower import lower_group
+from .threads import emit_kernel_on_threads
 
 
 def bounds_checks_enabled() -> bool:
@@ -38,7 +39,7 @@ class NativeUnit:
                    module, f"{name}_product{i}", self.buffers, p)
                for i, p in enumerate(self.lowered.products)]
         if self.kernel is not None:
-            fns.append(emit_kernel(module, self.kernel, self.bounds_checks))
+            fns.append(emit_kernel_on_threads(module, self.kernel, self.bounds_checks))
         addresses = emit_entry(module, name, self.buffers, fns)
         if self.lowered.products:
             from .blas import register_symbols

@@ -87,3 +87,17 @@ def test_tensordot():
     a, b = r.standard_normal((2, 3, 4)), r.standard_normal((4, 3, 5))
     np.testing.assert_allclose(run_op("aten::tensordot", T(a), T(b), [1, 2], [1, 0]).data,
                                np.tensordot(a, b, axes=([1, 2], [1, 0])))
+
+
+@pytest.mark.parametrize("sa,sb", [((4, 5, 3), (3, 6)), ((2, 3, 5, 3), (3, 2)), ((4, 0, 3), (3, 2))])
+def test_a_stack_times_a_matrix_is_one_product(sa, sb):
+    from irjit.ops.linalg import fold_matmul
+    a = r.standard_normal(sa).astype(np.float32)
+    b = r.standard_normal(sb).astype(np.float32)
+    strided = np.asfortranarray(a)  # not C-contiguous: reshape copies
+    for x in (a, strided, a[..., ::-1, :]):
+        got = fold_matmul(x, b)
+        assert got.shape == np.matmul(x, b).shape
+        np.testing.assert_allclose(got, np.matmul(x, b), rtol=1e-5, atol=1e-5)
+    out = run_op("aten::linear", T(a), T(b.T.copy()), None)
+    np.testing.assert_allclose(out.data, a @ b, rtol=1e-5, atol=1e-5)

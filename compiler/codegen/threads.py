@@ -1,0 +1,200 @@
+"""Native threads for large kernels: one outer axis of the loop nest is cut into chunks
+that one thread per core claims until none is left (an atomic counter), on threads the
+kernel's native entry creates and joins itself (`pthread_create`/`pthread_join`, resolved from the process's libc;
+no C compiler at run time). Each output element is computed, and each reduction summed, by
+exactly one thread in the order one thread would use, so results are bit-identical to the
+single-threaded kernel. Kernels below `WORK_THRESHOLD` stay single-threaded."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+from functools import lru_cache
+from typing import Optional
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+
+from .emit import I32, I64, PTR, KernelEmitter, emit_kernel
+from .kernel import Buffer, Kernel, Load, expr_children
+
+# Estimated work (loop iterations x expression nodes, see `kernel_work`) above which two
+# threads beat one on this 2-core VM: `python -m irjit.tools.bench_threads` measured the
+# element-wise chain (11 nodes per element) breaking even at ~130K elements (work ~1.4M;
+# creating and joining a thread costs ~100 us here) and 1.5-1.9x faster from 1M elements
+# (one range per thread, load average ~1.5).
+WORK_THRESHOLD = 1 << 21
+# Range boundaries fall on multiples of this many iterations of the split axis when it is
+# long enough, so threads do not write to the same cache lines.
+BOUNDARY_ALIGNMENT = 64
+CHUNKS_PER_THREAD = 8
+
+
+def thread_count() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def kernel_work(kernel: Kernel) -> int:
+    """Loop iterations times the expression nodes evaluated per iteration: a cost estimate."""
+    seen: set = set()
+
+    def count(e) -> None:
+        if e not in seen:
+            seen.add(e)
+            for c in expr_children(e):
+                count(c)
+    for store in kernel.stores:
+        count(store.value)
+    return int(np.prod(kernel.outer + kernel.inner, dtype=np.int64)) * max(1, len(seen) + len(kernel.stores))
+
+
+def split_axis(kernel: Kernel, threads: int) -> Optional[int]:
+    """The outermost outer axis with at least `threads` iterations along which every store
+    moves (so the ranges write disjoint elements), or None; kernels that read a buffer they
+    write are never split."""
+    stored = {s.access.buffer for s in kernel.stores}
+    loaded: set = set()
+
+    def visit(e) -> None:
+        if isinstance(e, Load):
+            loaded.add(e.access.buffer)
+        for c in expr_children(e):
+            visit(c)
+    for s in kernel.stores:
+        visit(s.value)
+    if stored & loaded:
+        return None
+    for axis, size in enumerate(kernel.outer):
+        if size >= threads and all(s.access.strides[axis] != 0 for s in kernel.stores):
+            return axis
+    return None
+
+
+def chunk_size(size: int, threads: int) -> int:
+    """Iterations of the split axis per claimed chunk: about eight chunks per thread, so a
+    thread slowed by another process leaves its share to the others; a multiple of
+    BOUNDARY_ALIGNMENT when the axis is long."""
+    chunk = -(-size // (threads * CHUNKS_PER_THREAD))
+    if size >= BOUNDARY_ALIGNMENT * threads * CHUNKS_PER_THREAD:
+        chunk = -(-chunk // BOUNDARY_ALIGNMENT) * BOUNDARY_ALIGNMENT
+    return max(1, chunk)
+
+
+def planned_threads(kernel: Kernel) -> tuple[int, Optional[int]]:
+    """(threads, split axis) for `kernel`: (1, None) when it stays single-threaded."""
+    threads = thread_count()
+    if threads < 2 or kernel_work(kernel) < WORK_THRESHOLD:
+        return 1, None
+    axis = split_axis(kernel, threads)
+    return (threads, axis) if axis is not None else (1, None)
+
+
+class _RangeEmitter(KernelEmitter):
+    """The kernel over [start, stop) of one axis: `i32 name(ptr p0, ..., ptr range)` where
+    range points at two i64s."""
+
+    def __init__(self, module: ir.Module, kernel: Kernel, bounds_checks: bool, axis: int):
+        bounds = Buffer(len(kernel.buffers), np.dtype(np.int64), (2,), (1,), False)
+        super().__init__(module, dataclasses.replace(kernel, name=kernel.name + "_range",
+                                                      buffers=[*kernel.buffers, bounds]),
+                         bounds_checks)
+        self.split = axis
+
+    def emit(self) -> ir.Function:
+        b, bounds = self.builder, self.fn.args[-1]
+        self.bounds = (b.load(bounds, typ=I64),
+                       b.load(b.gep(bounds, [ir.Constant(I64, 1)], source_etype=I64), typ=I64))
+        return super().emit()
+
+    def loop_range(self, axis: int, size: int) -> tuple[ir.Value, ir.Value]:
+        return self.bounds if axis == self.split else super().loop_range(axis, size)
+
+
+@lru_cache(maxsize=None)
+def register_symbols() -> None:
+    """Make `pthread_create` and `pthread_join` resolvable from JIT-linked modules."""
+    libc = ctypes.CDLL(None)
+    for name in ("pthread_create", "pthread_join"):
+        llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+
+
+def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    existing = module.globals.get(name)
+    return existing if existing is not None else ir.Function(module, fnty, name=name)
+
+
+def emit_threaded_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool,
+                         threads: int, axis: int) -> ir.Function:
+    """`i32 name(ptr p0, ...)`: the calling thread and `threads - 1` created ones claim chunks
+    of `axis` from an atomic counter until none is left (a thread that cannot be created
+    leaves its chunks to the others). Returns the first non-zero status, else 0."""
+    register_symbols()
+    n = len(kernel.buffers)
+    size = (kernel.outer + kernel.inner)[axis]
+    chunk = ir.Constant(I64, chunk_size(size, threads))
+    range_fn = _RangeEmitter(module, kernel, bounds_checks, axis).emit()
+    slot = lambda b, base, k: b.gep(base, [ir.Constant(I64, k)], source_etype=I64)  # noqa: E731
+    # shared: n buffer pointers, then the next unclaimed iteration; a task: shared, status
+    worker = ir.Function(module, ir.FunctionType(PTR, [PTR]), name=kernel.name + "_worker")
+    worker.linkage = "internal"
+    wb = ir.IRBuilder(worker.append_basic_block("entry"))
+    task = worker.args[0]
+    shared = wb.inttoptr(wb.load(slot(wb, task, 0), typ=I64), PTR)
+    ptrs = [wb.inttoptr(wb.load(slot(wb, shared, k), typ=I64), PTR) for k in range(n)]
+    bounds = wb.alloca(I64, size=2)
+    claim, run, done = (worker.append_basic_block(x) for x in ("claim", "run", "done"))
+    wb.branch(claim)
+    wb.position_at_end(claim)
+    start = wb.atomic_rmw("add", slot(wb, shared, n), chunk, "monotonic")
+    wb.cbranch(wb.icmp_signed("<", start, ir.Constant(I64, size)), run, done)
+    wb.position_at_end(run)
+    stop = wb.add(start, chunk)
+    stop = wb.select(wb.icmp_signed("<", stop, ir.Constant(I64, size)), stop, ir.Constant(I64, size))
+    wb.store(start, slot(wb, bounds, 0))
+    wb.store(stop, slot(wb, bounds, 1))
+    status = wb.call(range_fn, [*ptrs, bounds])
+    wb.store(wb.zext(status, I64), slot(wb, task, 1))
+    wb.cbranch(wb.icmp_unsigned("==", status, ir.Constant(I32, 0)), claim, done)
+    wb.position_at_end(done)
+    wb.ret(ir.Constant(PTR, None))
+
+    create = _declare(module, "pthread_create", ir.FunctionType(I32, [PTR, PTR, PTR, PTR]))
+    join = _declare(module, "pthread_join", ir.FunctionType(I32, [I64, PTR]))
+    fn = ir.Function(module, ir.FunctionType(I32, [PTR] * n), name=kernel.name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    shared = b.alloca(I64, size=n + 1)
+    for k in range(n):
+        b.store(b.ptrtoint(fn.args[k], I64), slot(b, shared, k))
+    b.store(ir.Constant(I64, 0), slot(b, shared, n))
+    tasks = [b.alloca(I64, size=2) for _ in range(threads)]
+    tids = [b.alloca(I64) for _ in range(threads)]
+    for t in range(threads):
+        b.store(b.ptrtoint(shared, I64), slot(b, tasks[t], 0))
+        b.store(ir.Constant(I64, 0), slot(b, tasks[t], 1))
+    created = []
+    for t in range(1, threads):
+        rc = b.call(create, [tids[t], ir.Constant(PTR, None), worker, tasks[t]])
+        created.append((t, b.icmp_signed("==", rc, ir.Constant(I32, 0))))
+    b.call(worker, [tasks[0]])
+    for t, ok in created:
+        with b.if_then(ok):
+            b.call(join, [b.load(tids[t], typ=I64), ir.Constant(PTR, None)])
+    result = ir.Constant(I64, 0)
+    for t in reversed(range(threads)):
+        s = b.load(slot(b, tasks[t], 1), typ=I64)
+        result = b.select(b.icmp_unsigned("!=", s, ir.Constant(I64, 0)), s, result)
+    b.ret(b.trunc(result, I32))
+    return fn
+
+
+def emit_kernel_on_threads(module: ir.Module, kernel: Kernel, bounds_checks: bool) -> ir.Function:
+    """The kernel's function, split across the cores when it is large enough (see
+    `planned_threads`), else the single-threaded loop nest."""
+    threads, axis = planned_threads(kernel)
+    if threads > 1:
+        return emit_threaded_kernel(module, kernel, bounds_checks, threads, axis)
+    return emit_kernel(module, kernel, bounds_checks)

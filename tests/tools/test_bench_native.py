@@ -1,0 +1,50 @@
+"""The benchmark's pure helpers: workload loading, bounds, ratio formatting, and the
+hand-written numpy contenders, whose outputs and gradients must be irjit's interpreter's."""
+
+import numpy as np
+import pytest
+
+import irjit
+from irjit.tools.bench_native import bound_us, format_ratio
+from irjit.tools.bench_workloads import NAMES, NUMPY_FORWARD, NUMPY_FORWARD_BACKWARD, load_workload
+
+
+def test_format_ratio():
+    assert format_ratio(3.0, 2.0) == "1.50x"
+    assert format_ratio(None, 2.0) == "-"
+    assert format_ratio(1.0, 0.0) == "-"
+
+
+def test_unknown_workload_names_the_known_ones():
+    with pytest.raises(ValueError, match="elementwise_chain"):
+        load_workload("resnet")
+
+
+def test_bound_is_the_larger_of_memory_and_flops():
+    chain, mlp = load_workload("elementwise_chain"), load_workload("mlp")
+    assert bound_us(chain, False, bandwidth=10.0, gflops=100.0) == (64e6 / 10e3, "memory")
+    assert bound_us(mlp, True, bandwidth=10.0, gflops=100.0) == (276957696 / 100e3, "flops")
+
+
+def test_inputs_follow_the_metadata_and_the_seed():
+    w = load_workload("lstm_cell")
+    a, b = w.inputs(), w.inputs()
+    assert [x.shape for x in a] == [tuple(i["shape"]) for i in w.meta["inputs"]]
+    assert all(x.dtype == np.float32 and np.array_equal(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numpy_contenders_match_the_interpreter(name):
+    w = load_workload(name)
+    args = w.inputs()
+    fn = irjit.load(w.ir_path, backend="interp")
+    outs = [t.data for o in fn.run(*args) for t in (o if isinstance(o, tuple) else (o,))]
+    grads = fn.backward()
+    got_outs, got_grads = NUMPY_FORWARD_BACKWARD[name](*args)
+    forward = NUMPY_FORWARD[name](*args)
+    forward = list(forward) if isinstance(forward, tuple) else [forward] * len(outs)
+    for want, fwd, full in zip(outs, forward, got_outs):
+        np.testing.assert_allclose(fwd, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(full, want, rtol=1e-5, atol=1e-5)
+    for i, g in enumerate(got_grads):
+        np.testing.assert_allclose(g, grads[f"arg{i}"], rtol=1e-4, atol=1e-4)
