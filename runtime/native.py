@@ -77,12 +77,14 @@ def _tensor_type(x: Tensor) -> Optional[TensorType]:
 
 def _value_key(x: Any):
     return ((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
-            else ("int[]", tuple(x)) if is_size_list(x) else type(x).__name__)
+            else ("int[]", tuple(x)) if is_size_list(x) else ("bool", x) if type(x) is bool
+            else type(x).__name__)
 
 
 def _layout_key(inputs: list, attributes: list) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
-    results a forward graph hands its backward graph) by value; anything else by type; the
+    results a forward graph hands its backward graph) and bools (such as batch norm's
+    `training`) by value; anything else by type; the
     same for the module attributes the graph reads (`attributes`: input position and path)."""
     key = tuple(_value_key(x) for x in inputs)
     if not attributes:
@@ -190,7 +192,7 @@ class NativeRunner:
         specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)
-        decompose_for_native(g)
+        decompose_for_native(g, grad_enabled=is_grad_enabled())
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)

@@ -50,13 +50,13 @@ def _never_mutated(v: Value) -> bool:
 
 
 def _determined_input(v: Value) -> bool:
-    """Tensors by their layout, int lists by value, None: what the plan's key records (a
-    number or a module is keyed by its type only)."""
+    """Tensors by their layout, int lists and bools by value, None: what the plan's key
+    records (a number or a module is keyed by its type only)."""
     t = v.type
     if isinstance(t, OptionalType):
         t = t.elem
-    return (isinstance(t, TensorType) or isinstance(t, ListType) and t.elem == NamedType("int")) \
-        and _never_mutated(v)
+    return (isinstance(t, TensorType) or t == NamedType("bool") or
+            isinstance(t, ListType) and t.elem == NamedType("int")) and _never_mutated(v)
 
 
 def _determines_outputs(node: Node) -> bool:
@@ -273,16 +273,17 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
 
 
 def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
-    """Inputs that are None or int lists in this call have that value in every call of the
-    plan (the key records the type of each non-tensor input and the value of each int list):
-    they become constants, so `_grad_sum_to_size(%g, %sizes)` in backward graphs is the
-    identity or a sum, which fuses."""
+    """Inputs that are None, bools or int lists in this call have that value in every call of
+    the plan (the key records the type of each non-tensor input and the value of each bool and
+    int list): they become constants, so `_grad_sum_to_size(%g, %sizes)` in backward graphs is
+    the identity or a sum, which fuses."""
     changed = False
     for v, x in zip(graph.inputs, inputs):
-        if isinstance(x, Tensor) or not v.uses or not (x is None or is_size_list(x) and _never_mutated(v)):
+        if isinstance(x, Tensor) or not v.uses or not (
+                x is None or type(x) is bool or is_size_list(x) and _never_mutated(v)):
             continue
         graph.set_insert_point(graph.block.first_node)
-        v.replace_all_uses_with(graph.insert_constant(None if x is None else list(x)))
+        v.replace_all_uses_with(graph.insert_constant(list(x) if isinstance(x, list) else x))
         changed = True
     return changed
 

@@ -1,5 +1,6 @@
 """Specialization-time decompositions for native code: multi-output ops of a fully typed
-graph become single-output nodes that have lowering rules, so they join native groups."""
+graph, and ops whose lowering is a composition of others (normalizations, conv variants),
+become single-output nodes that have lowering rules, so they join native groups."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from irjit.compiler.ir import Graph, Node
 from irjit.compiler.ir.constants import constant_value
 from irjit.ops.types import TensorType
 
+from . import decompose_nn  # noqa: F401  (registers its rules)
+from .decompose_rules import RULES, decomposes
 from .lower import contiguous_strides, tensor_layout
 
 
@@ -24,6 +27,7 @@ def _constant_list(v):
     return None
 
 
+@decomposes("aten::linear_backward")
 def _decompose_linear_backward(n: Node) -> bool:
     """`aten::linear_backward(x, g, w, mask)` with a 2-D weight: grad_input = g @ w,
     grad_weight = g2ᵀ @ x2 (g and x flattened to 2-D), grad_bias = g summed over the leading
@@ -70,10 +74,22 @@ def _decompose_linear_backward(n: Node) -> bool:
     return True
 
 
-def decompose_for_native(graph: Graph) -> bool:
-    """Rewrite the decomposable nodes of every block; True when anything changed."""
+def _interpreted_under_grad(n: Node) -> bool:
+    """Whether a group of `n`'s inputs may run interpreted under grad mode (native groups run
+    only when no input requires grad), where decomposing would only multiply interpreted nodes."""
+    return any(isinstance(v.type, TensorType) and v.type.requires_grad is not False for v in n.inputs)
+
+
+def decompose_for_native(graph: Graph, grad_enabled: bool = False) -> bool:
+    """Rewrite the decomposable nodes of every block; True when anything changed. With
+    `grad_enabled` (the mode the graph is specialized under), nodes whose inputs may require
+    grad are left whole."""
     changed = False
     for n in list(graph.walk()):
-        if n.kind == "aten::linear_backward":
-            changed |= _decompose_linear_backward(n)
+        if grad_enabled and _interpreted_under_grad(n):
+            continue
+        for rule in RULES.get(n.kind, ()):
+            if rule(n):
+                changed = True
+                break
     return changed

@@ -10,8 +10,8 @@ import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops
-from .kernel import (Access, Buffer, Const, Expr, Kernel, Load, Op, Reduce, dynamic_indices,
-                     expr_children)
+from .kernel import (Access, Buffer, CheckedIndex, Const, Expr, Gather, Kernel, Load, Op, Position,
+                     Reduce, dynamic_indices, expr_children)
 
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -138,6 +138,27 @@ class KernelEmitter:
         self.check_bounds(wrapped, index.size)
         return wrapped
 
+    def checked_value(self, e: CheckedIndex) -> ir.Value:
+        """A computed index, wrapped when negative and allowed; out of range returns the status."""
+        b = self.builder
+        raw = self.value(e.value)
+        size = ir.Constant(I64, e.size)
+        index = b.select(b.icmp_signed("<", raw, ir.Constant(I64, 0)), b.add(raw, size), raw) \
+            if e.wrap else raw
+        self.check_bounds(index, e.size)
+        return index
+
+    def gather(self, e: Gather) -> ir.Value:
+        b = self.builder
+        buf = self.kernel.buffers[e.buffer]
+        index = self.value(e.offset)
+        if self.checks:
+            self.check_bounds(index, buf.extent)
+        etype = scalar_ops.memory_type(buf.dtype)
+        ptr = b.gep(self.fn.args[e.buffer], [index], inbounds=True, source_etype=etype)
+        v = scalar_ops.from_memory(b, b.load(ptr, align=buf.dtype.itemsize, typ=etype), buf.dtype)
+        return v if buf.dtype == e.dtype else scalar_ops.cast(b, v, buf.dtype, e.dtype)
+
     def check_bounds(self, index: ir.Value, extent: int) -> None:
         b = self.builder
         if self.fail_block is None:
@@ -175,18 +196,29 @@ class KernelEmitter:
                                    [a.dtype for a in e.args], e.dtype)
         elif isinstance(e, Reduce):
             v = self.reduce(e)
+        elif isinstance(e, Position):
+            v = self.indices[e.axis]
+            assert v is not None, "a position used outside its loop"
+        elif isinstance(e, CheckedIndex):
+            v = self.checked_value(e)
+        elif isinstance(e, Gather):
+            v = self.gather(e)
         else:
             raise AssertionError(f"unknown expression {e!r}")
         self.scope.values[e] = v
         return v
 
-    def prepare_reduces(self, e: Expr) -> None:
+    def prepare_reduces(self, e: Expr, seen: Optional[set] = None) -> None:
         """Evaluate the reductions inside `e` at the current (outer) level, nested ones first."""
+        seen = set() if seen is None else seen
+        if id(e) in seen:
+            return
+        seen.add(id(e))
         if isinstance(e, Reduce):
             self.value(e)
             return
         for c in expr_children(e):
-            self.prepare_reduces(c)
+            self.prepare_reduces(c, seen)
 
     def reduce(self, e: Reduce) -> ir.Value:
         self.prepare_reduces(e.value)
@@ -209,15 +241,20 @@ def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) 
 
 
 def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) -> ir.Function:
-    """`i32 name(ptr...)`: conv2d forward through `conv.emit_conv2d_forward`."""
-    from .conv import emit_conv2d_forward
+    """`i32 name(ptr...)`: conv2d forward through `conv.emit_conv2d_forward`, or the transposed
+    convolution through `conv.emit_conv2d_grad_input`."""
+    from .conv import emit_conv2d_forward, emit_conv2d_grad_input
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     arg = lambda i: None if i is None else fn.args[i]  # noqa: E731
-    emit_conv2d_forward(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
-                        arg(conv.bias), arg(conv.out), arg(conv.scratch))
+    if conv.transposed:
+        emit_conv2d_grad_input(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
+                               arg(conv.out), arg(conv.scratch))
+    else:
+        emit_conv2d_forward(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
+                            arg(conv.bias), arg(conv.out), arg(conv.scratch))
     b.ret(ir.Constant(I32, 0))
     return fn
 

@@ -65,6 +65,16 @@ class Const:
     dtype: np.dtype
 
 
+def _cached_hash(self) -> int:
+    """The hash of a frozen expression, computed once: expressions are DAGs that share
+    subexpressions, which a recursive hash would visit once per path."""
+    h = self.__dict__.get("_hash")
+    if h is None:
+        h = hash((type(self).__name__,) + tuple(getattr(self, f) for f in self.__dataclass_fields__))
+        object.__setattr__(self, "_hash", h)
+    return h
+
+
 @dataclass(frozen=True)
 class Op:
     """A scalar operation: see `emit.SCALAR_OPS` for the names (math functions are `math.<f>`)."""
@@ -72,6 +82,8 @@ class Op:
     name: str
     args: tuple
     dtype: np.dtype
+
+    __hash__ = _cached_hash
 
 
 @dataclass(frozen=True)
@@ -82,8 +94,10 @@ class Reduce:
     value: "Expr"
     dtype: np.dtype
 
+    __hash__ = _cached_hash
 
-Expr = Union[Load, Const, Op, Reduce]
+
+Expr = Union[Load, Const, Op, Reduce, "Position", "CheckedIndex", "Gather"]
 
 
 @dataclass(frozen=True)
@@ -120,7 +134,8 @@ class Product:
 @dataclass(frozen=True)
 class Convolution:
     """`out = conv2d(x, weight, bias)` of contiguous NCHW/OIHW buffers (conv.py: im2col into
-    buffer `scratch` + GEMM)."""
+    buffer `scratch` + GEMM); `transposed`: out = conv_transpose2d(x, weight), the input gradient
+    of the convolution `shape` describes (GEMM + col2im), bias added by the loop nest."""
 
     shape: object  # conv.Conv2dShape
     x: int
@@ -129,6 +144,7 @@ class Convolution:
     out: int
     scratch: Optional[int]
     dtype: np.dtype
+    transposed: bool = False
 
 
 @dataclass
@@ -147,20 +163,31 @@ class Kernel:
 def expr_children(e: Expr) -> tuple:
     if isinstance(e, Op):
         return e.args
-    if isinstance(e, Reduce):
+    if isinstance(e, (Reduce, CheckedIndex)):
         return (e.value,)
+    if isinstance(e, Gather):
+        return (e.offset,)
     return ()
 
 
-def contains_reduce(e: Expr) -> bool:
-    return isinstance(e, Reduce) or any(contains_reduce(c) for c in expr_children(e))
+def contains_reduce(e: Expr, seen: Optional[set] = None) -> bool:
+    seen = set() if seen is None else seen
+    if id(e) in seen:
+        return False
+    seen.add(id(e))
+    return isinstance(e, Reduce) or any(contains_reduce(c, seen) for c in expr_children(e))
 
 
 def dynamic_indices(kernel: Kernel) -> list[Index]:
     """Every run-time index the kernel's accesses use, in a fixed order."""
     found: dict = {}
 
+    seen: set = set()
+
     def visit(e) -> None:
+        if id(e) in seen:
+            return
+        seen.add(id(e))
         if isinstance(e, Load):
             for index, _ in e.access.dynamic:
                 found.setdefault(index, None)
@@ -172,3 +199,39 @@ def dynamic_indices(kernel: Kernel) -> list[Index]:
             found.setdefault(index, None)
         visit(st.value)
     return list(found)
+
+
+# ---- data-dependent indexing: pooling windows, embedding, index_select, gather
+
+@dataclass(frozen=True)
+class Position:
+    """The int64 loop index of kernel axis `axis`."""
+
+    axis: int
+    dtype: np.dtype = np.dtype(np.int64)
+
+
+@dataclass(frozen=True)
+class CheckedIndex:
+    """`value` (int64) as an index into a dimension of `size`: negative ones count from the end
+    when `wrap`; any other value outside [0, size) makes the kernel return its out-of-bounds
+    status before anything reads through it (the interpreter then raises the user's error)."""
+
+    value: "Expr"
+    size: int
+    wrap: bool
+    dtype: np.dtype = np.dtype(np.int64)
+
+    __hash__ = _cached_hash
+
+
+@dataclass(frozen=True)
+class Gather:
+    """`buffer[offset]` at a computed int64 element offset, in range by construction (made of
+    clamped positions and CheckedIndex values)."""
+
+    buffer: int
+    offset: "Expr"
+    dtype: np.dtype
+
+    __hash__ = _cached_hash

@@ -17,6 +17,7 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, NamedType, TensorType
 
+from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
 from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
                              broadcast_axes)
@@ -137,7 +138,7 @@ class GroupLowering:
             return self.lower(need.space)
 
     def lower(self, space: Space) -> "LoweredGroup":
-        e = ExprEmitter(space)
+        e = LoweringEmitter(space)
         buffers = list(self.buffers)
 
         def allocate(dtype, sizes) -> int:
@@ -166,8 +167,9 @@ class GroupLowering:
             val = env[v]
             results.append(buf.position)
             if isinstance(val, View) and val.buffer >= n_in + n_out and val.offset == 0 and \
-                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype:
-                results[-1] = val.buffer  # a product's result is the output itself
+                    val.sizes == buf.sizes and val.strides == buf.strides and val.dtype == buf.dtype and \
+                    np.prod(buffers[val.buffer].sizes) == np.prod(buf.sizes):
+                results[-1] = val.buffer  # a product's result (reshaped) is the output itself
                 continue
             if isinstance(val, View) and self.allow_view_outputs:
                 continue
@@ -221,16 +223,24 @@ class GroupLowering:
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
-        out = node.output
-        dtype, sizes, _ = tensor_layout(out.type)
+        sizes = tensor_layout(node.outputs[0].type)[1]
         e.node_sizes = sizes
         e.node_axes = self.node_axes(e, node, env, sizes)
         result = entry.lowering(e, *with_defaults(entry, [env[v] for v in node.inputs]))
+        results = result if len(node.outputs) > 1 else (result,)  # a tuple for (values, indices)
+        if len(results) != len(node.outputs):
+            raise NotLowerable(f"{node.kind}: {len(results)} results for {len(node.outputs)} outputs")
+        for out, r in zip(node.outputs, results):
+            env[out] = self.bound(e, node, out, r)
+
+    def bound(self, e: ExprEmitter, node: Node, out: Value, result) -> Any:
+        """A rule's result as the value of `out`: a view as it is, else cast to its dtype and
+        expanded to its sizes."""
+        dtype, sizes, _ = tensor_layout(out.type)
         if isinstance(result, View):
             if result.dtype != dtype or result.sizes != sizes:
                 raise NotLowerable(f"{node.kind}: view of unexpected type")
-            env[out] = result
-            return
+            return result
         result = e.cast(result, dtype)
         if result.sizes != sizes:
             if len(result.sizes) > len(sizes) or any(
@@ -240,7 +250,7 @@ class GroupLowering:
                 result.expr, dtype, result.priority, sizes, (None,) * len(sizes))
             if result.sizes != sizes:
                 raise NotLowerable(f"{node.kind}: result sizes {result.sizes}, expected {sizes}")
-        env[out] = Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)
+        return Val(result.expr, dtype, DIMENSIONED if sizes else ZERO_DIM, sizes, result.axes)
 
 
 @dataclass
@@ -260,11 +270,12 @@ def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> Lo
 
 
 def is_candidate(node: Node) -> bool:
-    """Whether `node` may join a native group: one typed output, typed or constant arguments,
-    no blocks, an op with a lowering rule (or a pass-through prim)."""
-    if node.blocks or len(node.outputs) != 1:
+    """Whether `node` may join a native group: typed outputs (one, or several of one shape that
+    its rule returns as a tuple), typed or constant arguments, no blocks, an op with a lowering
+    rule (or a pass-through prim)."""
+    if node.blocks or not node.outputs:
         return False
     if facts.has_tag(node.kind, "identity"):
-        return len(node.inputs) == 1 and lowerable_args(node)
+        return len(node.inputs) == 1 and len(node.outputs) == 1 and lowerable_args(node)
     entry = entry_of(node)
     return entry is not None and entry.lowering is not None and lowerable_args(node, entry)

@@ -392,8 +392,8 @@ class ExprEmitter:
         from .conv import Conv2dShape, conv2d_scratch_elems
         from .kernel import Convolution
         views = [v for v in (x, weight, bias) if v is not None]
-        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and
-                   v.strides == _contiguous(v.sizes) for v in views) or self.allocate is None:
+        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
+                   for v in views) or self.allocate is None:
             raise NotLowerable("conv2d of computed or non-contiguous values")
         if x.dtype != weight.dtype or x.dtype.name not in ("float32", "float64") or \
                 (bias is not None and bias.dtype != x.dtype):
@@ -516,3 +516,8 @@ def _contiguous(sizes) -> tuple:
         out.append(acc)
         acc *= max(s, 1)
     return tuple(reversed(out))
+
+
+def is_contiguous_view(v: View) -> bool:
+    """Contiguous up to the strides of size-1 dims, which no element is read through."""
+    return all(n == 1 or s == c for n, s, c in zip(v.sizes, v.strides, _contiguous(v.sizes)))

@@ -160,6 +160,8 @@ SCALAR_OPS: dict[str, Callable] = {
     "not": lambda b, args, dt: b.not_(args[0]),
     "isnan": lambda b, args, dt: b.fcmp_unordered("uno", args[0], args[0]),
     **{name: _compare(name) for name in _CMP},
+    # index arithmetic (truncating, non-zero constant divisors)
+    "idiv": lambda b, args, dt: b.sdiv(*args), "irem": lambda b, args, dt: b.srem(*args),
 }
 
 
@@ -186,8 +188,8 @@ def emit_op(b: ir.IRBuilder, name: str, args: list, arg_dtypes: list, dtype: np.
 
 
 def reduce_identity(combine: str, dtype: np.dtype) -> ir.Constant:
-    if combine == "sum":
-        return constant(0, dtype)
+    if combine in ("sum", "prod"):
+        return constant(int(combine == "prod"), dtype)
     if is_float(dtype):
         return constant(-math.inf if combine == "max" else math.inf, dtype)
     if dtype == BOOL:
@@ -202,4 +204,6 @@ def combine(b: ir.IRBuilder, how: str, acc: ir.Value, x: ir.Value, dtype: np.dty
         if is_float(dtype):
             return b.fadd(acc, x, flags=("reassoc", "nsz"))
         return b.add(acc, x)
+    if how == "prod":
+        return b.fmul(acc, x) if is_float(dtype) else b.mul(acc, x)
     return SCALAR_OPS[how](b, [acc, x], dtype)

@@ -63,4 +63,5 @@ class NativeUnit:
                 else np.array(a, self.buffers[i].dtype) for i, a in enumerate(args)]
         outs = [np.empty(b.sizes, b.dtype) for b in self.outputs]
         status = self._fn(*args, *outs)
-        return status, [outs[i - self.n_inputs] for i in self.lowered.results]
+        return status, [outs[i - self.n_inputs].reshape(self.buffers[self.n_inputs + j].sizes)
+                        for j, i in enumerate(self.lowered.results)]
