@@ -15,15 +15,17 @@ from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
-from irjit.compiler.passes.constant_propagation import run as constant_propagation
-from irjit.ops import facts
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, TensorType
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, OptionalType, TensorType
 
 from .autograd import is_grad_enabled
 from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
+from .module import Module
+from .native_autograd import GroupGradients
+from .native_specialization import (attribute_reads, is_size_list, sink_views, specialize_shapes,
+                                    transpose_products)
 from .prims import _results, prim
 
 
@@ -73,72 +75,27 @@ def _tensor_type(x: Tensor) -> Optional[TensorType]:
     return TensorType(name, tuple(a.shape), strides, None, "cpu")
 
 
-def _is_size_list(x: Any) -> bool:
-    return isinstance(x, list) and all(type(i) is int for i in x)
+def _value_key(x: Any):
+    return ((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
+            else ("int[]", tuple(x)) if is_size_list(x) else ("bool", x) if type(x) is bool
+            else type(x).__name__)
 
 
-def _layout_key(inputs: list) -> tuple:
+def _layout_key(inputs: list, attributes: list) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
     results a forward graph hands its backward graph) and bools (such as batch norm's
-    `training`) by value; anything else by type."""
-    return tuple((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
-                 else ("int[]", tuple(x)) if _is_size_list(x)
-                 else ("bool", x) if type(x) is bool
-                 else type(x).__name__ for x in inputs)
-
-
-_SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
-                       "control_flow")
-
-
-def _shape_static(node: Node) -> bool:
-    """Whether the node's output shapes follow from its inputs' shapes and values alone."""
-    return not node.blocks and not any(facts.has_tag(node.kind, t) for t in _SHAPE_UNKNOWN_TAGS)
-
-
-def _fold_input_sizes(graph: Graph) -> bool:
-    """`aten::size(%v)` becomes a constant where %v's sizes follow from the graph inputs'
-    (a graph input, or an output of a top-level node whose inputs are such values or constants
-    and whose output shapes never depend on data): input sizes are part of the specialization,
-    so shape bookkeeping such as `_grad_sum_to_size` in backward graphs folds and fuses. Nodes
-    in loops and branches are left alone (one profiled run does not fix their shapes)."""
-    static = set(graph.inputs)
-    for n in graph.nodes():
-        if _shape_static(n) and all(v in static or v.node.kind == "prim::Constant" for v in n.inputs):
-            static.update(n.outputs)
-    changed = False
-    for n in list(graph.walk()):
-        if n.kind == "aten::size" and len(n.inputs) == 1 and n.inputs[0] in static:
-            t = n.inputs[0].type
-            sizes = t.complete_sizes() if isinstance(t, TensorType) else None
-            if sizes is None:
-                continue
-            graph.set_insert_point(n)
-            n.output.replace_all_uses_with(graph.insert_constant(list(sizes)))
-            n.destroy()
-            changed = True
-    return changed
-
-
-def _only_read(v) -> bool:
-    """No use of the list `v` mutates, keeps or calls out with it (folding it into a
-    constant must not change what the graph does to the caller's list)."""
-    return not any(facts.has_tag(u.user.kind, t) for u in v.uses for t in (
-        "side_effects", "writes_first_input", "may_alias_input", "opaque", "call"))
-
-
-def _fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
-    """Inputs that are None, bools or int lists in this call have that value in every call of the
-    plan (the layout key records the type of each non-tensor input and the value of each int
-    list): they become constants, so `_grad_sum_to_size(%g, None)` in backward graphs is a
-    plain copy and `_grad_sum_to_size(%g, %sizes)` a sum, both of which fuse."""
-    changed = False
-    for v, x in zip(graph.inputs, inputs):
-        if (x is None or type(x) is bool or _is_size_list(x) and _only_read(v)) and v.uses:
-            graph.set_insert_point(graph.block.first_node)
-            v.replace_all_uses_with(graph.insert_constant(list(x) if isinstance(x, list) else x))
-            changed = True
-    return changed
+    `training`) by value; anything else by type; the
+    same for the module attributes the graph reads (`attributes`: input position and path)."""
+    key = tuple(_value_key(x) for x in inputs)
+    if not attributes:
+        return key
+    read = []
+    for i, path in attributes:
+        obj = inputs[i] if i < len(inputs) else None
+        for name in path:
+            obj = obj.get(name, None) if isinstance(obj, Module) else None
+        read.append(_value_key(obj))
+    return key + tuple(read)
 
 
 def _same_layout(t: TensorType, x: Tensor) -> bool:
@@ -190,9 +147,11 @@ class NativeRunner:
         self._generic: Optional[Interpreter] = None
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
         self._lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
+        self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
+        self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
 
     def run(self, inputs: list) -> list:
-        key = _layout_key(inputs)
+        key = _layout_key(inputs, self._attributes)
         interp = self._plans.get(key)
         if interp is None:
             with self._lock:
@@ -216,17 +175,23 @@ class NativeRunner:
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
         typed = _types_complete(g, inputs)
+        keyed = frozenset(attribute_reads(g))
         outputs = None
         if not typed:
             env: dict = {}
             outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
+            keyed_optionals = keyed | set(g.inputs)  # whether they hold None is in the key
             for v, x in env.items():
-                if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                if isinstance(x, Tensor) and (isinstance(v.type, TensorType) or (
+                        v in keyed_optionals and isinstance(v.type, OptionalType)
+                        and isinstance(v.type.elem, TensorType))):
                     t = _tensor_type(x)
                     if t is not None:
-                        v.type = t.with_(requires_grad=v.type.requires_grad)
-        if _fold_input_sizes(g) | _fold_fixed_inputs(g, inputs):
-            constant_propagation(g)
+                        v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
+                                         if isinstance(v.type, TensorType) else None)
+        specialize_shapes(g, inputs, keyed)
+        transpose_products(g)
+        sink_views(g)
         decompose_for_native(g, grad_enabled=is_grad_enabled())
         native_partition(g)
         native, interpreted = _count_nodes(g)
@@ -272,9 +237,12 @@ class NativeRunner:
         sub = node.attr("Subgraph")
         if node.kind != GROUP and self.context is not None:
             return self.context.run_subgraph(interp, node, args)
-        if node.kind != GROUP or (is_grad_enabled() and not is_scalar_program(sub) and any(
-                isinstance(a, Tensor) and a.requires_grad for a in args)):  # numbers need no tape
+        if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
+        if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
+                isinstance(a, Tensor) and a.requires_grad for a in args):
+            outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
+            return outs if outs is not None else interp.sub_interpreter(sub).run(args)
         unit = self.unit_of(node)
         if unit is None:
             return interp.sub_interpreter(sub).run(args)

@@ -19,6 +19,13 @@ from irjit.runtime.autograd import GradNode, is_grad_enabled, no_grad
 from irjit.ops.tensor import Tensor
 
 
+def _contiguous(g) -> np.ndarray:
+    """A gradient in row-major layout: one layout per shape, so df's specialization (keyed
+    by its inputs' layouts) does not depend on how the gradient was computed upstream."""
+    g = np.asarray(g)
+    return g if g.flags.c_contiguous else np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
+
+
 class _Schema:
     name = "prim::DifferentiableGraph"
     full_name = name
@@ -68,7 +75,7 @@ class DifferentiableGraphOp:
                 ref = outs[i]
                 if g is None:
                     g = np.zeros_like(ref.data) if isinstance(ref, Tensor) else None
-                vjps.append(Tensor(np.asarray(g)) if g is not None else None)
+                vjps.append(Tensor(_contiguous(g)) if g is not None else None)
             with no_grad():
                 got = self.run_graph(grad.df, vjps + captured)
             if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple

@@ -1,0 +1,408 @@
+"""Specialization-time folds of a native runner's plan. A plan is keyed by its inputs' layouts
+(dtype, sizes, strides of each tensor), the values of its int-list inputs and which inputs are
+None; whatever that key determines becomes a constant, so the shape bookkeeping of backward
+graphs (`aten::size`, `_size_if_not_equal`, `_grad_sum_to_size`) folds away or fuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from irjit.compiler.codegen.lower import contiguous_strides, entry_of
+from irjit.compiler.ir import Block, Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.passes.constant_propagation import run as constant_propagation
+from irjit.compiler.passes.eliminate_dead_code import run as eliminate_dead_code
+from irjit.ops import facts
+from irjit.ops.dtypes import code_of
+from irjit.ops.registry import is_registered, overloads
+from irjit.ops.tensor import Tensor
+from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
+
+_SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
+                       "control_flow")
+_MUTATING_TAGS = ("side_effects", "writes_first_input", "opaque", "call")
+
+
+def is_size_list(x: Any) -> bool:
+    return isinstance(x, list) and all(type(i) is int for i in x)
+
+
+def _mutates(node: Node) -> bool:
+    """Whether the node may write one of its inputs (an op the registry does not know may)."""
+    if node.kind.startswith("aten::") and not is_registered(node.kind):
+        return True
+    return any(facts.has_tag(node.kind, t) for t in _MUTATING_TAGS) or \
+        any(e.schema.is_inplace for e in overloads(node.kind))
+
+
+def _never_mutated(v: Value) -> bool:
+    """No use of `v` may change it in place (an in-place op could change a tensor's shape,
+    `append` a list's value), nor hand out an alias of a list that could be."""
+    for u in v.uses:
+        if _mutates(u.user):
+            return False
+        if facts.has_tag(u.user.kind, "may_alias_input") and isinstance(v.type, ListType) and \
+                not all(_never_mutated(o) for o in u.user.outputs):
+            return False
+    return True
+
+
+def _determined_input(v: Value) -> bool:
+    """Tensors by their layout, int lists and bools by value, None: what the plan's key
+    records (a number or a module is keyed by its type only)."""
+    t = v.type
+    if isinstance(t, OptionalType):
+        t = t.elem
+    return (isinstance(t, TensorType) or t == NamedType("bool") or
+            isinstance(t, ListType) and t.elem == NamedType("int")) and _never_mutated(v)
+
+
+def _determines_outputs(node: Node) -> bool:
+    """Whether the node's output shapes (tensors) and values (everything else) follow from
+    its inputs' shapes and values alone (not from data, the grad mode, a module, chance)."""
+    if facts.has_tag(node.kind, "identity") or _pointwise_tensors(node):
+        return True  # (`aten::where` is data-dependent only in its one-argument form)
+    if node.blocks or any(facts.has_tag(node.kind, t) for t in _SHAPE_UNKNOWN_TAGS + ("not_foldable",)):
+        return False
+    return not (facts.has_tag(node.kind, "random") and
+                any(not isinstance(o.type, TensorType) for o in node.outputs))
+
+
+def attribute_reads(graph: Graph) -> dict[Value, tuple[int, tuple[str, ...]]]:
+    """The `prim::GetAttr` results reached from the graph's inputs: value -> (input position,
+    attribute path). None of them when the graph writes attributes (`prim::SetAttr`): then
+    what one read sees is no fact about the call's arguments."""
+    if any(n.kind == "prim::SetAttr" for n in graph.walk()):
+        return {}
+    paths: dict[Value, tuple[int, tuple[str, ...]]] = {v: (i, ()) for i, v in enumerate(graph.inputs)}
+    reads = {}
+    for n in graph.walk():
+        if n.kind == "prim::GetAttr" and n.inputs and n.inputs[0] in paths:
+            i, path = paths[n.inputs[0]]
+            paths[n.output] = reads[n.output] = (i, path + (n.attr("name"),))
+    return reads
+
+
+def determined_values(graph: Graph, keyed: frozenset = frozenset()) -> set[Value]:
+    """Values whose shape (tensors) or value (anything else) is the same in every call of a
+    plan: determined inputs, constants, and outputs of nodes that compute them from such
+    values. Inside a prim::If branch that holds whenever the branch runs; inside a loop body
+    only for loop-invariant values (the body's inputs change between iterations); the
+    outputs of prim::If and prim::Loop are never determined. `keyed` adds module attributes
+    the plan's key records (`attribute_reads`)."""
+    known = {v for v in list(graph.inputs) + list(keyed) if _determined_input(v)}
+    _visit(graph.block, known)
+    return known
+
+
+def _visit(block: Block, known: set) -> None:
+    for n in block.nodes():
+        if n.kind == "prim::Constant":
+            known.update(n.outputs)
+        elif n.kind in ("prim::If", "prim::Loop"):
+            for b in n.blocks:
+                _visit(b, known)
+        elif _determines_outputs(n) and all(v in known for v in _shape_inputs(n)) and \
+                all(_never_mutated(o) for o in n.outputs):
+            known.update(n.outputs)
+
+
+def _pointwise_tensors(node: Node) -> bool:
+    """A pointwise op making one tensor: its shape is its tensor inputs' broadcast."""
+    return facts.has_tag(node.kind, "pointwise") and len(node.outputs) == 1 and \
+        isinstance(node.output.type, TensorType) and not node.blocks
+
+
+def _shape_inputs(node: Node) -> list[Value]:
+    """The inputs the node's outputs depend on: for a pointwise op making a tensor, its tensor
+    inputs (numbers broadcast as scalars, so their values never change a shape); else all."""
+    if _pointwise_tensors(node):
+        return [v for v in node.inputs if _is_tensor(v.type)]
+    return list(node.inputs)
+
+
+def _is_tensor(t) -> bool:
+    return isinstance(t.elem if isinstance(t, OptionalType) else t, TensorType)
+
+
+def _static_sizes(v: Value):
+    t = v.type
+    return t.complete_sizes() if isinstance(t, TensorType) else None
+
+
+def _replace_by_constant(node: Node, value) -> None:
+    g = node.graph
+    g.set_insert_point(node)
+    node.output.replace_all_uses_with(g.insert_constant(value))
+    node.destroy()
+
+
+def _metadata(node: Node):
+    """The value of a metadata query (`aten::size`, `aten::dim`, `aten::numel`,
+    `prim::dtype`) about a tensor of complete type, or None when it is not one of those."""
+    sizes = _static_sizes(node.inputs[0])
+    t = node.inputs[0].type
+    if sizes is None:
+        return None
+    if node.kind == "aten::size" and len(node.inputs) == 1:
+        return list(sizes)
+    if node.kind == "aten::size" and len(node.inputs) == 2 and node.inputs[1].node.kind == "prim::Constant":
+        dim = constant_value(node.inputs[1].node)
+        return sizes[dim] if isinstance(dim, int) and -len(sizes) <= dim < len(sizes) else None
+    if node.kind == "aten::dim" and len(node.inputs) == 1:
+        return len(sizes)
+    if node.kind == "aten::numel" and len(node.inputs) == 1:
+        return int(np.prod(sizes, dtype=np.int64))
+    if node.kind == "prim::dtype" and t.scalar_type in SCALAR_TYPES:
+        return code_of(np.dtype(SCALAR_TYPES[t.scalar_type]))
+    return None
+
+
+def fold_metadata(graph: Graph, known: set) -> bool:
+    """Sizes, rank, element count and dtype of a tensor whose shape the key determines become
+    constants (its complete type says them)."""
+    changed = False
+    for n in list(graph.walk()):
+        if not facts.has_tag(n.kind, "metadata") or not n.inputs or n.inputs[0] not in known \
+                or len(n.outputs) != 1:
+            continue
+        value = _metadata(n)
+        if value is not None:
+            _replace_by_constant(n, value)
+            changed = True
+    return changed
+
+
+def fold_size_if_not_equal(graph: Graph) -> bool:
+    """`_size_if_not_equal(a, b)` of constant sizes is the constant None (equal) or `a`
+    (constant propagation leaves the list result, typed `int[]?`, alone)."""
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind != "aten::_size_if_not_equal" or len(n.inputs) != 2 or \
+                any(v.node.kind != "prim::Constant" for v in n.inputs):
+            continue
+        a, b = (constant_value(v.node) for v in n.inputs)
+        _replace_by_constant(n, None if list(a) == list(b) else list(a))
+        changed = True
+    return changed
+
+
+def fold_identity_sum_to_size(graph: Graph, known: set) -> bool:
+    """`_grad_sum_to_size(%g, None)` is `%g` (always), and so is `_grad_sum_to_size(%g, sizes)`
+    when %g's shape is determined and equals the constant sizes: the op returns its input
+    then, so nothing is left to run (nor to keep out of a fused group)."""
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind != "aten::_grad_sum_to_size" or len(n.inputs) != 2:
+            continue
+        g, size = n.inputs
+        if size.node.kind != "prim::Constant":
+            continue
+        target = constant_value(size.node)
+        if target is not None and (g not in known or _static_sizes(g) is None
+                                   or list(_static_sizes(g)) != list(target)):
+            continue
+        n.output.replace_all_uses_with(g)
+        n.destroy()
+        changed = True
+    return changed
+
+
+def _returns_defined(node: Node, defined: set) -> bool:
+    """An aten op with one `Tensor` result, given defined tensors, returns a defined tensor;
+    a pass-through returns its input."""
+    if facts.has_tag(node.kind, "identity"):
+        return bool(node.inputs) and node.inputs[0] in defined
+    entry = entry_of(node) if node.kind.startswith("aten::") else None
+    return entry is not None and len(entry.schema.returns) == 1 and \
+        entry.schema.returns[0].type == "Tensor" and \
+        all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
+
+
+def fold_defined_gradients(block: Block, defined: set) -> bool:
+    """What specializeAutogradZero does with known states, where definedness follows from
+    the graph: `prim::AutogradAdd` of two defined tensors is `aten::add`, of a
+    `prim::AutogradZero` the other side; a branch on `prim::AutogradAnyNonZero` of a defined
+    tensor is its first block, of zeros only its second. `defined` (tensors that are never
+    None: inputs the plan's key records as tensors, and what ops make of them) grows; True
+    when anything changed."""
+    changed = False
+    for n in list(block.nodes()):
+        if n.kind == "prim::AutogradAdd":
+            a, b = n.inputs
+            if a.node.kind == "prim::AutogradZero" or b.node.kind == "prim::AutogradZero":
+                n.output.replace_all_uses_with(b if a.node.kind == "prim::AutogradZero" else a)
+                n.destroy()
+                changed = True
+            elif a in defined and b in defined:
+                graph = n.graph
+                graph.set_insert_point(n)
+                add = graph.insert("aten::add", [a, b, graph.insert_constant(1)],
+                                   output_types=[n.output.type])
+                n.output.replace_all_uses_with(add.output)
+                n.destroy()
+                defined.add(add.output)
+                changed = True
+            elif a in defined or b in defined:
+                defined.add(n.output)
+        elif n.kind == "prim::If" and n.inputs[0].node.kind == "prim::AutogradAnyNonZero":
+            checked = n.inputs[0].node.inputs
+            if any(v in defined for v in checked):
+                taken = n.blocks[0]
+            elif all(v.node.kind == "prim::AutogradZero" for v in checked):
+                taken = n.blocks[1]
+            else:
+                for b in n.blocks:
+                    changed |= fold_defined_gradients(b, set(defined))
+                continue
+            fold_defined_gradients(taken, defined)
+            changed = True
+            for m in list(taken.nodes()):
+                m.move_before(n)
+            for o, inner in zip(n.outputs, taken.outputs):
+                o.replace_all_uses_with(inner)
+            n.destroy()
+        elif n.blocks:
+            for b in n.blocks:
+                changed |= fold_defined_gradients(b, set(defined))
+        elif _returns_defined(n, defined):
+            defined.add(n.output)
+    return changed
+
+
+def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
+    """Inputs that are None, bools or int lists in this call have that value in every call of
+    the plan (the key records the type of each non-tensor input and the value of each bool and
+    int list): they become constants, so `_grad_sum_to_size(%g, %sizes)` in backward graphs is
+    the identity or a sum, which fuses."""
+    changed = False
+    for v, x in zip(graph.inputs, inputs):
+        if isinstance(x, Tensor) or not v.uses or not (
+                x is None or type(x) is bool or is_size_list(x) and _never_mutated(v)):
+            continue
+        graph.set_insert_point(graph.block.first_node)
+        v.replace_all_uses_with(graph.insert_constant(list(x) if isinstance(x, list) else x))
+        changed = True
+    return changed
+
+
+def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()) -> None:
+    """Fold everything the plan's key determines: gradient bookkeeping on defined tensors, then
+    shapes to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
+    `_grad_sum_to_size` foldable)."""
+    folded = fold_fixed_inputs(graph, inputs) | fold_defined_gradients(
+        graph.block, {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor)})
+    if folded:
+        constant_propagation(graph)
+    while True:
+        known = determined_values(graph, keyed)
+        if not (fold_metadata(graph, known) | fold_size_if_not_equal(graph) |
+                fold_identity_sum_to_size(graph, known)):
+            break
+        folded = True
+        constant_propagation(graph)
+    if folded:
+        eliminate_dead_code(graph)
+
+
+def _batched_matrix_type(v: Value):
+    """A complete tensor type of rank two or more (strides known), else None."""
+    t = v.type
+    sizes = t.complete_sizes() if isinstance(t, TensorType) else None
+    return t if sizes is not None and len(sizes) >= 2 and t.strides is not None and \
+        None not in t.strides else None
+
+
+def _swaps_last_two_dims(node: Node) -> bool:
+    """`aten::t` of a matrix, or `aten::transpose` of the last two dims."""
+    t = _batched_matrix_type(node.inputs[0]) if node.inputs else None
+    if t is None:
+        return False
+    rank = len(t.complete_sizes())
+    if node.kind == "aten::t":
+        return rank == 2 and len(node.inputs) == 1
+    if node.kind != "aten::transpose" or len(node.inputs) != 3 or \
+            any(v.node.kind != "prim::Constant" for v in node.inputs[1:]):
+        return False
+    dims = [constant_value(v.node) for v in node.inputs[1:]]
+    return all(isinstance(d, int) and -rank <= d < rank for d in dims) and \
+        sorted(d % rank for d in dims) == [rank - 2, rank - 1]
+
+
+def _transposed(graph: Graph, v: Value, before: Node) -> Value:
+    """The view of `v` with its last two dims swapped (`aten::t` of a matrix)."""
+    t = _batched_matrix_type(v)
+    graph.set_insert_point(before)
+    if len(t.complete_sizes()) == 2:
+        node = graph.insert("aten::t", [v])
+    else:
+        node = graph.insert("aten::transpose", [v, graph.insert_constant(-2), graph.insert_constant(-1)])
+    sizes, strides = list(t.complete_sizes()), list(t.strides)
+    sizes[-2:], strides[-2:] = sizes[:-3:-1], strides[:-3:-1]
+    node.output.type = t.with_(sizes=tuple(sizes), strides=tuple(strides))
+    return node.output
+
+
+def transpose_products(graph: Graph) -> bool:
+    """The last two dims of a matmul swapped (`t(a @ b)`, `(a @ b).transpose(-2, -1)`), the
+    matmul used only there and both operands of rank two or more, become the product of the
+    swapped operands (`t(b) @ t(a)`): the same sums, computed into a tensor rather than
+    returned as a view of one (the weight gradient of a linear layer, `t(tᵀ(x) @ g)`), so it
+    fuses into the product's unit instead of staying an interpreted view."""
+    changed = False
+    for n in list(graph.walk()):
+        if not (n.kind in ("aten::t", "aten::transpose") and _swaps_last_two_dims(n)):
+            continue
+        product = n.inputs[0].node
+        if product.kind != "aten::matmul" or len(product.output.uses) != 1 or \
+                _batched_matrix_type(n.output) is None or \
+                not all(_batched_matrix_type(v) is not None for v in product.inputs):
+            continue
+        a, b = product.inputs
+        new = graph.create("aten::matmul", [_transposed(graph, b, n), _transposed(graph, a, n)])
+        new.insert_before(n)
+        new.output.type = n.output.type.with_(strides=contiguous_strides(n.output.type.complete_sizes()))
+        n.output.replace_all_uses_with(new.output)
+        n.destroy()
+        product.destroy()
+        changed = True
+    return changed
+
+
+def _in_block(node: Node, block: Block) -> Node:
+    """The node of `block` that is `node` or holds it in a nested block (None: outside)."""
+    while node is not None and node.owning_block is not block:
+        owner = node.owning_block.owning_node if node.owning_block is not None else None
+        node = owner
+    return node
+
+
+def _is_pure_view(node: Node) -> bool:
+    entry = entry_of(node) if node.kind.startswith("aten::") else None
+    return entry is not None and entry.schema.is_view and not entry.schema.is_inplace and \
+        len(node.outputs) == 1 and not node.blocks
+
+
+def sink_views(graph: Graph) -> bool:
+    """A view moves down to just before its first user when nothing in between may write
+    memory: it reads no data, so the value is the same there, and next to its consumers it
+    joins their native group instead of being cut off as a view no unit may output."""
+    changed = False
+    for block in [graph.block] + [b for n in graph.walk() for b in n.blocks]:
+        for n in reversed(list(block.nodes())):
+            if not _is_pure_view(n) or not n.output.uses:
+                continue
+            users = {_in_block(u.user, block) for u in n.output.uses}
+            if None in users:
+                continue
+            between, m = [], n.next
+            while m not in users and m is not block.return_node:
+                between.append(m)
+                m = m.next
+            if not between or any(_mutates(m) or m.blocks for m in between):
+                continue
+            n.move_before(m)
+            changed = True
+    return changed

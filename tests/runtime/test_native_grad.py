@@ -1,0 +1,211 @@
+"""Native groups under grad mode (runtime/native_autograd.py): a group whose arguments require
+grad runs as a differentiated forward graph and records a backward graph, both native; the
+outputs and gradients are the interpreter's, and the executed nodes ran in native units."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irjit.compiler import parse_ir
+from irjit.ops.errors import IRRuntimeError
+from irjit.ops.tensor import Tensor
+from irjit.runtime import no_grad
+from irjit.runtime.autograd import backward
+from irjit.runtime.interpreter import Interpreter
+from irjit.runtime.native import NativeRunner
+from irjit.runtime.native_autograd import group_gradient, outputs_may_alias_inputs
+
+from .native_coverage import measured
+
+CONV_RELU = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %p : int[] = prim::Constant[value=[0, 0]]()
+  %one : int = prim::Constant[value=1]()
+  %c : Tensor = aten::conv2d(%x, %w, %b, %s, %p, %s, %one)
+  %r : Tensor = aten::relu(%c)
+  return (%r)"""
+
+LINEAR_TANH = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %h : Tensor = aten::linear(%x, %w, %b)
+  %y : Tensor = aten::tanh(%h)
+  return (%y)"""
+
+ATTENTION = """graph(%q : Tensor, %k : Tensor, %v : Tensor):
+  %m1 : int = prim::Constant[value=-1]()
+  %m2 : int = prim::Constant[value=-2]()
+  %scale : float = prim::Constant[value=0.5]()
+  %none : NoneType = prim::Constant()
+  %kt : Tensor = aten::transpose(%k, %m2, %m1)
+  %s : Tensor = aten::matmul(%q, %kt)
+  %z : Tensor = aten::mul(%s, %scale)
+  %a : Tensor = aten::softmax(%z, %m1, %none)
+  %o : Tensor = aten::matmul(%a, %v)
+  return (%o)"""
+
+# tanh_backward has no derivative formula: the interpreter records nothing for it, and the
+# group holding it cannot be differentiated, so it stays interpreted under grad
+NO_FORMULA = """graph(%x : Tensor, %w : Tensor, %y : Tensor):
+  %a : Tensor = aten::mul(%x, %w)
+  %t : Tensor = aten::tanh_backward(%a, %y)
+  %o : Tensor = aten::mul(%t, %x)
+  return (%o)"""
+
+
+def _arrays(shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def _forward_backward(run, arrays, requires_grad):
+    """Outputs and the gradients of sum(outputs) w.r.t. the inputs flagged in requires_grad."""
+    xs = [Tensor(a.copy(), rg) for a, rg in zip(arrays, requires_grad)]
+    outs = run(xs)
+    roots = [o for o in outs if o.requires_grad]
+    leaves = [x for x in xs if x.requires_grad]
+    with no_grad():
+        grads = backward(roots, inputs=leaves) if roots else [None] * len(leaves)
+    return [o.data for o in outs], grads, outs
+
+
+def _check(text, shapes, monkeypatch, requires_grad=None, runner=None, calls=3):
+    """Native vs interpreter over `calls` calls (the graph's first call profiles its layouts,
+    and the backward graph's first call, in the second, its own); the last call's Coverage
+    (which executed aten:: nodes ran natively)."""
+    requires_grad = requires_grad or [True] * len(shapes)
+    arrays = _arrays(shapes)
+    want_outs, want_grads, _ = _forward_backward(Interpreter(parse_ir(text)).run, arrays, requires_grad)
+    runner = runner or NativeRunner(parse_ir(text))
+    for call in range(calls):
+        with measured(monkeypatch) as cov:
+            got_outs, got_grads, outs = _forward_backward(runner.run, arrays, requires_grad)
+        monkeypatch.undo()
+        for g, w in zip(got_outs, want_outs):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        assert [g is None for g in got_grads] == [w is None for w in want_grads]
+        for g, w in zip(got_grads, want_grads):
+            if w is not None:
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    return cov, runner, outs
+
+
+def test_conv_relu_with_a_grad_input_runs_forward_and_relu_backward_natively(monkeypatch):
+    cov, _, _ = _check(CONV_RELU, [(1, 3, 8, 8), (4, 3, 3, 3), (4,)], monkeypatch,
+                       requires_grad=[True, False, False])
+    assert cov.native["aten::conv2d"] == 1 and cov.native["aten::relu"] == 1
+    assert cov.native["aten::mul"] == 1  # relu's backward (the gradient times x > 0), in df
+    # convolution_backward has no lowering yet: the only node df leaves to the interpreter
+    assert dict(cov.interpreted) == {"aten::convolution_backward": 1}
+
+
+def test_linear_with_grad_runs_entirely_natively(monkeypatch):
+    cov, _, _ = _check(LINEAR_TANH, [(6, 5), (3, 5), (3,)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::linear"] == 1 and cov.native["aten::tanh_backward"] == 1
+
+
+def test_attention_like_graph_runs_natively_with_the_interpreters_gradients(monkeypatch):
+    cov, _, _ = _check(ATTENTION, [(2, 3, 4), (2, 5, 4), (2, 5, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::softmax"] == 1 and cov.native["aten::_softmax_backward_data"] == 1
+
+
+def test_each_requires_grad_pattern_gets_its_own_gradient(monkeypatch):
+    """Which arguments require grad decides what df computes; the same runner serves both."""
+    shapes = [(6, 5), (3, 5), (3,)]
+    _, runner, _ = _check(LINEAR_TANH, shapes, monkeypatch, requires_grad=[True, False, False])
+    cov, _, _ = _check(LINEAR_TANH, shapes, monkeypatch, requires_grad=[False, True, True],
+                       runner=runner, calls=2)
+    assert dict(cov.interpreted) == {}
+    assert len(runner._gradients._ops) == 2
+
+
+def test_a_group_without_a_derivative_formula_stays_interpreted_and_correct(monkeypatch):
+    cov, _, _ = _check(NO_FORMULA, [(4, 5), (4, 5), (4, 5)], monkeypatch)
+    assert sum(cov.native.values()) == 0
+    assert cov.interpreted["aten::tanh_backward"] == 1
+
+
+def test_backward_twice_gives_the_same_gradients(monkeypatch):
+    _, runner, outs = _check(ATTENTION, [(2, 3, 4), (2, 5, 4), (2, 5, 4)], monkeypatch)
+    xs = [Tensor(a, True) for a in _arrays([(2, 3, 4), (2, 5, 4), (2, 5, 4)], seed=3)]
+    out = runner.run(xs)[0]
+    with no_grad():
+        first = backward([out], inputs=xs)
+        second = backward([out], inputs=xs)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_outputs_that_do_not_depend_on_a_grad_input_do_not_require_grad():
+    text = """graph(%x : Tensor, %y : Tensor):
+  %a : Tensor = aten::tanh(%x)
+  %b : Tensor = aten::sigmoid(%y)
+  return (%a, %b)"""
+    runner = NativeRunner(parse_ir(text))
+    x, y = (Tensor(a) for a in _arrays([(3, 4), (3, 4)]))
+    x.requires_grad = True
+    for _ in range(2):
+        a, b = runner.run([x, y])
+        assert a.requires_grad and a.grad_fn is not None
+        assert not b.requires_grad and b.grad_fn is None
+
+
+def test_no_grad_runs_groups_natively_without_recording():
+    runner = NativeRunner(parse_ir(LINEAR_TANH))
+    xs = [Tensor(a, True) for a in _arrays([(6, 5), (3, 5), (3,)])]
+    with no_grad():
+        runner.run(xs)
+        out = runner.run(xs)[0]
+    assert not out.requires_grad and out.grad_fn is None
+    assert not runner._gradients._ops  # no group was differentiated
+
+
+def test_groups_whose_outputs_may_alias_inputs_are_not_differentiated():
+    view = parse_ir("""graph(%x : Float(4, 5, strides=[5, 1], device=cpu)):
+  %t : Float(5, 4, strides=[1, 5], device=cpu) = aten::t(%x)
+  %c : Float(5, 4, strides=[1, 5], device=cpu) = aten::contiguous(%t)
+  return (%c)""")
+    assert outputs_may_alias_inputs(view)
+    assert group_gradient(view, (True,)) is None
+    computed = parse_ir("""graph(%x : Float(4, 5, strides=[5, 1], device=cpu)):
+  %t : Float(5, 4, strides=[1, 5], device=cpu) = aten::t(%x)
+  %r : Float(5, 4, strides=[4, 1], device=cpu) = aten::relu(%t)
+  return (%r)""")
+    assert not outputs_may_alias_inputs(computed)
+    assert group_gradient(computed, (True,)) is not None
+
+
+@pytest.mark.parametrize("flags", [(True, True, True), (True, False, True)])
+def test_the_gradient_of_a_group_recomputes_captured_views_in_df(flags):
+    """f outputs only what it computes (views of its inputs that df needs, such as the
+    transposed weight of a matmul, are recomputed in df), and df takes no vjps of f's
+    temporaries (they are always zero)."""
+    sub = parse_ir("""graph(%x : Float(6, 5, strides=[5, 1], device=cpu),
+      %w : Float(3, 5, strides=[5, 1], device=cpu),
+      %b : Float(3, strides=[1], device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %wt : Float(5, 3, strides=[1, 5], device=cpu) = aten::t(%w)
+  %m : Float(6, 3, strides=[3, 1], device=cpu) = aten::matmul(%x, %wt)
+  %h : Float(6, 3, strides=[3, 1], device=cpu) = aten::add(%m, %b, %one)
+  %y : Float(6, 3, strides=[3, 1], device=cpu) = aten::tanh(%h)
+  return (%y)""")
+    grad = group_gradient(sub, flags)
+    assert all(o.node.kind != "aten::t" for o in grad.f.outputs)
+    assert all(i < grad.f_real_outputs for i in grad.df_input_vjps)
+    assert grad.df_output_vjps == [i for i, f in enumerate(flags) if f]
+
+
+@pytest.mark.parametrize("runner_of", [Interpreter, NativeRunner])
+def test_backward_fails_when_a_saved_argument_was_written_in_place(runner_of):
+    """x does not require grad but w's gradient needs it: writing x afterwards makes backward
+    fail, natively as in the interpreter."""
+    runner = runner_of(parse_ir(LINEAR_TANH))
+    arrays = _arrays([(6, 5), (3, 5), (3,)])
+    for _ in range(3):
+        x, w, b = Tensor(arrays[0].copy()), Tensor(arrays[1].copy(), True), Tensor(arrays[2].copy(), True)
+        out = runner.run([x, w, b])[0]
+    x.bump_version()
+    with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
+        with no_grad():
+            backward([out], inputs=[w, b])

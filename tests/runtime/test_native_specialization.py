@@ -1,0 +1,224 @@
+"""Specialization-time folds of native plans (runtime/native_specialization.py): only what the
+plan's key (tensor layouts, int-list values, None) determines becomes a constant."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irjit.compiler import parse_ir
+from irjit.ops.tensor import Tensor
+from irjit.runtime import no_grad
+from irjit.runtime.interpreter import Interpreter
+from irjit.runtime.native import NativeRunner
+from irjit.runtime.native_specialization import (determined_values, fold_defined_gradients,
+                                                 sink_views, specialize_shapes,
+                                                 transpose_products)
+
+
+def _kinds(graph) -> list[str]:
+    return [n.kind for n in graph.walk() if n.kind != "prim::Constant"]
+
+
+def _names(values) -> set[str]:
+    return {v.name for v in values}
+
+
+def test_sizes_computed_from_a_number_input_are_not_folded():
+    """Numbers are keyed by type only: a shape made from one differs between calls."""
+    text = """graph(%x : Tensor, %n : int):
+  %none : NoneType = prim::Constant()
+  %s : int[] = prim::ListConstruct(%n)
+  %z : Tensor = aten::zeros(%s, %none, %none, %none, %none)
+  %sz : int[] = aten::size(%z)
+  return (%sz)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(np.zeros(3, np.float32))
+    with no_grad():
+        assert runner.run([x, 2]) == [[2]]
+        assert runner.run([x, 3]) == [[3]]
+
+
+def test_determined_values_inside_loops_are_the_loop_invariant_ones():
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu), %n : int):
+  %true : bool = prim::Constant[value=1]()
+  %r : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %acc : Tensor):
+      %inv : Tensor = aten::tanh(%x)
+      %var : Tensor = aten::mul(%acc, %inv)
+      %cnt : Tensor = aten::mul(%x, %i)
+      -> (%true, %var)
+  %after : Tensor = aten::relu(%r)
+  return (%after)""")
+    known = _names(determined_values(g))
+    assert {"x", "inv", "cnt"} <= known  # a pointwise op's shape ignores its number operands
+    assert not {"n", "i", "acc", "var", "r", "after"} & known
+
+
+def test_mutated_lists_and_in_place_tensors_are_not_determined():
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu), %s : int[]):
+  %one : int = prim::Constant[value=1]()
+  %l : int[] = prim::ListConstruct(%one)
+  %a : int[] = aten::append(%l, %one)
+  %y : Tensor = aten::relu(%x)
+  %z : Tensor = aten::unsqueeze_(%y, %one)
+  return (%l, %z, %s)""")
+    known = _names(determined_values(g))
+    assert "s" in known and not {"l", "y"} & known
+
+
+def test_shape_bookkeeping_of_a_backward_graph_folds_away():
+    """`_size_if_not_equal` of folded sizes is constant, `_grad_sum_to_size` by None or by
+    the input's own sizes is the identity, and a real reduction stays."""
+    text = """graph(%g : Tensor, %b : Tensor, %none : int[]?):
+  %sg : int[] = aten::size(%g)
+  %sb : int[] = aten::size(%b)
+  %k : int[]? = aten::_size_if_not_equal(%sb, %sg)
+  %same : int[]? = aten::_size_if_not_equal(%sg, %sg)
+  %r : Tensor = aten::_grad_sum_to_size(%g, %none)
+  %q : Tensor = aten::_grad_sum_to_size(%r, %same)
+  %gb : Tensor = aten::_grad_sum_to_size(%q, %k)
+  return (%q, %gb)"""
+    rng = np.random.default_rng(0)
+    g, b = Tensor(rng.standard_normal((4, 5)).astype(np.float32)), Tensor(np.zeros(5, np.float32))
+    runner = NativeRunner(parse_ir(text))
+    expected = Interpreter(parse_ir(text)).run([g, b, None])
+    for _ in range(2):
+        with no_grad():
+            got = runner.run([g, b, None])
+        for x, y in zip(got, expected):
+            np.testing.assert_allclose(x.data, y.data, rtol=1e-6)
+    plan = next(iter(runner._plans.values())).graph
+    kinds = [n.kind for n in plan.walk()] + [m.kind for n in plan.walk() if n.has_attr("Subgraph")
+                                             for m in n.attr("Subgraph").walk()]
+    assert "aten::size" not in kinds and "aten::_size_if_not_equal" not in kinds
+    assert kinds.count("aten::_grad_sum_to_size") == 1  # the sum over the broadcast dim
+
+
+def test_gradient_bookkeeping_folds_on_defined_tensors():
+    g = parse_ir("""graph(%a : Tensor, %b : Tensor):
+  %z : Tensor = prim::AutogradZero()
+  %s : Tensor = prim::AutogradAdd(%a, %z)
+  %c : int = prim::AutogradAnyNonZero(%s)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::tanh(%s)
+      -> (%t)
+    block1():
+      %u : Tensor = prim::AutogradZero()
+      -> (%u)
+  %o : Tensor = prim::AutogradAdd(%r, %b)
+  return (%o)""")
+    assert fold_defined_gradients(g.block, set(g.inputs))
+    assert [n.kind for n in g.nodes() if n.outputs and n.output.uses] == ["aten::tanh", "prim::Constant",
+                                                                          "aten::add"]
+
+
+def test_an_undefined_gradient_keeps_its_branch():
+    g = parse_ir("""graph(%a : Tensor, %b : Tensor?):
+  %c : int = prim::AutogradAnyNonZero(%b)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::tanh(%b)
+      -> (%t)
+    block1():
+      %u : Tensor = prim::AutogradZero()
+      -> (%u)
+  return (%r)""")
+    assert not fold_defined_gradients(g.block, {g.inputs[0]})
+    assert "prim::If" in _kinds(g)
+
+
+def test_a_transposed_product_becomes_a_product_of_transposes():
+    text = """graph(%x : Float(6, 4, strides=[4, 1], device=cpu), %g : Float(6, 3, strides=[3, 1], device=cpu)):
+  %xt : Float(4, 6, strides=[1, 4], device=cpu) = aten::t(%x)
+  %m : Float(4, 3, strides=[3, 1], device=cpu) = aten::matmul(%xt, %g)
+  %w : Float(3, 4, strides=[1, 3], device=cpu) = aten::t(%m)
+  return (%w)"""
+    g = parse_ir(text)
+    assert transpose_products(g)
+    assert _kinds(g) == ["aten::t", "aten::t", "aten::t", "aten::matmul"]
+    assert g.outputs[0].type.strides == (4, 1)
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in [(6, 4), (6, 3)]]
+    with no_grad():
+        np.testing.assert_allclose(Interpreter(g).run(xs)[0].data,
+                                   Interpreter(parse_ir(text)).run(xs)[0].data, rtol=1e-5)
+
+
+def test_a_product_used_elsewhere_is_not_rewritten():
+    g = parse_ir("""graph(%a : Float(2, 3, strides=[3, 1], device=cpu), %b : Float(3, 2, strides=[2, 1], device=cpu)):
+  %m : Float(2, 2, strides=[2, 1], device=cpu) = aten::matmul(%a, %b)
+  %w : Float(2, 2, strides=[1, 2], device=cpu) = aten::t(%m)
+  return (%w, %m)""")
+    assert not transpose_products(g)
+
+
+def test_views_sink_to_their_first_user_unless_something_writes_in_between():
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu), %y : Float(2, 3, strides=[3, 1], device=cpu)):
+  %v : Float(3, 2, strides=[1, 3], device=cpu) = aten::t(%x)
+  %a : Float(2, 3, strides=[3, 1], device=cpu) = aten::tanh(%y)
+  %r : Float(3, 2, strides=[2, 1], device=cpu) = aten::relu(%v)
+  return (%r, %a)""")
+    assert sink_views(g)
+    assert _kinds(g) == ["aten::tanh", "aten::t", "aten::relu"]
+    blocked = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu)):
+  %v : Float(3, 2, strides=[1, 3], device=cpu) = aten::t(%x)
+  %w : Float(2, 3, strides=[3, 1], device=cpu) = aten::relu_(%x)
+  %r : Float(3, 2, strides=[2, 1], device=cpu) = aten::relu(%v)
+  return (%r)""")
+    assert not sink_views(blocked)
+
+
+def test_specialize_shapes_folds_dtype_dim_and_numel_of_determined_tensors():
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu)):
+  %d : int = prim::dtype(%x)
+  %k : int = aten::dim(%x)
+  %n : int = aten::numel(%x)
+  return (%d, %k, %n)""")
+    specialize_shapes(g, [Tensor(np.zeros((2, 3), np.float32))])
+    assert _kinds(g) == []
+    assert [v.node.attr("value") for v in g.outputs] == [6, 2, 6]
+
+
+def test_module_attributes_the_graph_reads_are_part_of_the_plans_key():
+    """A parameter's sizes fold like an input's: replacing it by one of another shape makes
+    a new plan, never a stale constant."""
+    from irjit.runtime.module import Module
+    text = """graph(%self : __torch__.M, %x : Tensor):
+  %w : Tensor = prim::GetAttr[name="w"](%self)
+  %b : Tensor? = prim::GetAttr[name="b"](%self)
+  %s : int[] = aten::size(%w)
+  %y : Tensor = aten::add(%x, %w, %b)
+  return (%s, %y)"""
+    runner = NativeRunner(parse_ir(text))
+    m = Module("__torch__.M")
+    x = Tensor(np.ones((2, 3), np.float32))
+    for shape in [(2, 3), (3,), (2, 3)]:
+        m.set("w", Tensor(np.ones(shape, np.float32)))
+        m.set("b", 2)
+        with no_grad():
+            sizes, y = runner.run([m, x])
+        assert sizes == list(shape)
+        np.testing.assert_array_equal(y.data, np.full((2, 3), 3, np.float32))
+    assert len(runner._plans) == 2
+
+
+def test_a_graph_that_writes_attributes_does_not_key_them():
+    g = parse_ir("""graph(%self : __torch__.M, %x : Tensor):
+  %w : Tensor = prim::GetAttr[name="w"](%self)
+   = prim::SetAttr[name="w"](%self, %x)
+  return (%w)""")
+    from irjit.runtime.native_specialization import attribute_reads
+    assert attribute_reads(g) == {}
+
+
+def test_a_three_argument_where_has_a_determined_shape():
+    """`aten::where` is data-dependent only in its one-argument form (indices of nonzeros)."""
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu), %y : Float(3, strides=[1], device=cpu)):
+  %zero : int = prim::Constant[value=0]()
+  %c : Tensor = aten::gt(%x, %zero)
+  %w : Tensor = aten::where(%c, %x, %y)
+  %idx : Tensor[] = aten::where(%c)
+  return (%w, %idx)""")
+    known = _names(determined_values(g))
+    assert {"c", "w"} <= known and "idx" not in known
