@@ -16,3 +16,15 @@ from __future__ import annotations
 
 class NotLowerable(Exception):
     """A rule cannot lower these arguments natively; the node stays interpreted."""
+
+
+class Comparisons:
+    """The comparison methods of an emitter (lt, le, gt, ge, eq, ne), each its `_compare` by
+    name: the tensor and the number emitters share them."""
+
+    def _compare(self, name: str, x, y):
+        raise NotImplementedError
+
+
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(Comparisons, _name, lambda self, x, y, _name=_name: self._compare(_name, x, y))

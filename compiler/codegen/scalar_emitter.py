@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from irjit.ops.dtypes import DEFAULT_FLOAT, result_type
-from irjit.ops.lowering_common import NotLowerable
+from irjit.ops.lowering_common import Comparisons, NotLowerable
 
 from .kernel import Access, ClampedAxis, Const, Expr, Load, Op, Position, Reduce
 from .scalar_ops import BOOL, SUPPORTED_DTYPES, is_float, math_functions
@@ -116,7 +116,7 @@ def _sample(v: Val) -> Any:
     return np.empty((1,) if v.priority == DIMENSIONED else (), v.dtype)
 
 
-class ExprEmitter:
+class ExprEmitter(Comparisons):
     """Builds kernel expressions for lowering rules."""
 
     def __init__(self, space: Space = None):
@@ -316,24 +316,6 @@ class ExprEmitter:
 
     def _compare(self, name, x, y):
         return self._binary(name, x, y, dtype=BOOL)
-
-    def lt(self, x, y):
-        return self._compare("lt", x, y)
-
-    def le(self, x, y):
-        return self._compare("le", x, y)
-
-    def gt(self, x, y):
-        return self._compare("gt", x, y)
-
-    def ge(self, x, y):
-        return self._compare("ge", x, y)
-
-    def eq(self, x, y):
-        return self._compare("eq", x, y)
-
-    def ne(self, x, y):
-        return self._compare("ne", x, y)
 
     def isnan(self, x):
         x = self._val(x)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from llvmlite import ir
 
-from irjit.ops.lowering_common import NotLowerable
+from irjit.ops.lowering_common import Comparisons, NotLowerable
 
 from .entry import ArrayGuards
 from .kernel import Buffer
@@ -50,7 +50,7 @@ class ListArg:
     kind: str
 
 
-class NumberEmitter:
+class NumberEmitter(Comparisons):
     """Builds number code at `b`; `refuse_if(cond)` leaves through the function's refusal block."""
 
     def __init__(self, builder: ir.IRBuilder, refuse: ir.Block, guards: ArrayGuards):
@@ -290,24 +290,6 @@ class NumberEmitter:
         fi = b.fptosi(b.select(big, ir.Constant(F64, 0.0), f), I64)
         by_int = b.select(big, ir.Constant(I1, int(op in ("<", "<=", "!="))), b.icmp_signed(op, i, fi))
         return b.select(b.fcmp_ordered("==", d, f), by_int, by_float)
-
-    def lt(self, x, y):
-        return self._compare("lt", x, y)
-
-    def le(self, x, y):
-        return self._compare("le", x, y)
-
-    def gt(self, x, y):
-        return self._compare("gt", x, y)
-
-    def ge(self, x, y):
-        return self._compare("ge", x, y)
-
-    def eq(self, x, y):
-        return self._compare("eq", x, y)
-
-    def ne(self, x, y):
-        return self._compare("ne", x, y)
 
     def _pick(self, x, y, better: str) -> Num:
         """The interpreter's prim::max/min (Python's max/min: `y if y (>|<) x else x`), a
