@@ -11,7 +11,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from irjit.compiler.autodiff import Gradient, differentiate
-from irjit.compiler.autodiff.differentiate import DifferentiationError
+from irjit.compiler.autodiff.differentiate import DifferentiationError, requires_grad
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
 from irjit.compiler.ir import Graph, Node, Value
@@ -130,6 +130,21 @@ def recompute_captured_views(grad: Gradient) -> None:
     get_pass("eliminate_dead_code").run(f)
 
 
+def _no_grad_through_underivable_ops(g: Graph) -> None:
+    """As the tape records it: an op without a derivative formula (`zeros_like(x)`) makes
+    tensors that do not require grad, nor do the aten values computed only from them."""
+    for n in g.nodes():
+        if not n.kind.startswith("aten::"):
+            continue
+        entry = entry_of(n)
+        underivable = entry is not None and entry.derivative is None
+        needs = any(requires_grad(v) for v in n.inputs
+                    if isinstance(v.type, TensorType) or v.type.contained())
+        for o in n.outputs:
+            if isinstance(o.type, TensorType) and o.type.requires_grad and (underivable or not needs):
+                o.type = o.type.with_(requires_grad=False)
+
+
 def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
     """The Gradient of a group's subgraph when the arguments flagged in `requires_grad` need
     gradients; None when the group must stay interpreted under grad (an op without a
@@ -146,6 +161,7 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
             if isinstance(v.type, TensorType):
                 v.type = v.type.with_(requires_grad=None)
     get_pass("propagate_requires_grad").run(g)
+    _no_grad_through_underivable_ops(g)
     try:
         grad = differentiate(g)
     except (DifferentiationError, NotSymbolic):

@@ -43,8 +43,8 @@ ATTENTION = """graph(%q : Tensor, %k : Tensor, %v : Tensor):
   %o : Tensor = aten::matmul(%a, %v)
   return (%o)"""
 
-# tanh_backward has no derivative formula: the interpreter records nothing for it, and the
-# group holding it cannot be differentiated, so it stays interpreted under grad
+# tanh_backward has no derivative formula: the interpreter records nothing for it (its output
+# does not require grad), and the native group treats it the same way
 NO_FORMULA = """graph(%x : Tensor, %w : Tensor, %y : Tensor):
   %a : Tensor = aten::mul(%x, %w)
   %t : Tensor = aten::tanh_backward(%a, %y)
@@ -120,10 +120,26 @@ def test_each_requires_grad_pattern_gets_its_own_gradient(monkeypatch):
     assert len(runner._gradients._ops) == 2
 
 
-def test_a_group_without_a_derivative_formula_stays_interpreted_and_correct(monkeypatch):
+def test_an_op_without_a_derivative_formula_passes_no_gradient_as_on_the_tape(monkeypatch):
+    """The interpreter's tape records nothing for such an op: x gets the gradient through the
+    last mul only, and w none; the group runs natively with exactly those gradients."""
     cov, _, _ = _check(NO_FORMULA, [(4, 5), (4, 5), (4, 5)], monkeypatch)
-    assert sum(cov.native.values()) == 0
-    assert cov.interpreted["aten::tanh_backward"] == 1
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::tanh_backward"] == 1
+
+
+def test_zeros_like_in_a_group_needs_no_gradient(monkeypatch):
+    text = """graph(%x : Tensor, %y : Tensor):
+  %none : NoneType = prim::Constant()
+  %zero : int = prim::Constant[value=0]()
+  %m : Tensor = aten::gt(%x, %zero)
+  %z : Tensor = aten::zeros_like(%x, %none, %none, %none, %none, %none)
+  %e : Tensor = aten::where(%m, %x, %z)
+  %o : Tensor = aten::mul(%e, %y)
+  return (%o)"""
+    cov, _, _ = _check(text, [(3, 4), (3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::zeros_like"] == 1
 
 
 def test_backward_twice_gives_the_same_gradients(monkeypatch):
