@@ -128,35 +128,15 @@ def _int_implicit(e, t):
     return e.to_int(x)
 
 
-@lowering("aten::Float.int", "aten::Float.bool", "aten::Float.Scalar")
-def _to_float(e, a):
-    return e.to_float(a)
-
-
-@lowering("aten::Int.float", "aten::Int.bool", "aten::Int.Scalar")
-def _to_int(e, a):
-    return e.to_int(a)
-
-
-@lowering("aten::Bool.int", "aten::Bool.float")
-def _to_bool(e, a):
-    return e.to_bool(a)
-
-
-@lowering("aten::floor.int", "aten::floor.float")
-def _floor(e, a):
-    return e.floor(a)
-
-
-@lowering("aten::ceil.int", "aten::ceil.float")
-def _ceil(e, a):
-    return e.ceil(a)
-
-
-@lowering("aten::round.int", "aten::round.float")
-def _round(e, a):
-    return e.round(a)
-
+# conversions and roundings whose rule is the emitter method of that name
+for _method, _overloads in (
+        ("to_float", ("aten::Float.int", "aten::Float.bool", "aten::Float.Scalar")),
+        ("to_int", ("aten::Int.float", "aten::Int.bool", "aten::Int.Scalar")),
+        ("to_bool", ("aten::Bool.int", "aten::Bool.float")),
+        ("floor", ("aten::floor.int", "aten::floor.float")),
+        ("ceil", ("aten::ceil.int", "aten::ceil.float")),
+        ("round", ("aten::round.int", "aten::round.float"))):
+    lowering(*_overloads)(lambda e, a, _method=_method: getattr(e, _method)(a))
 
 for _name in ("isnan", "isinf", "isfinite"):
     lowering(f"aten::{_name}.float")(lambda e, a, _name=_name: getattr(e, _name)(a))

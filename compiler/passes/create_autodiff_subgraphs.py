@@ -12,16 +12,11 @@ from irjit.compiler.settings import AUTODIFF_NODE_THRESHOLD
 from irjit.compiler.ir.node import Block, Node
 from irjit.ops import facts
 
+from ._rewrite import reads_any
 from ._side_effects import AliasDb
 from .registry import AtLeast, all_passes, register_pass
 
 DG = "prim::DifferentiableGraph"
-
-
-def _uses_any(n: Node, produced: set) -> bool:
-    if any(v in produced for v in n.inputs):
-        return True
-    return any(_uses_any(m, produced) for b in n.blocks for m in b.nodes())
 
 
 def move_before_topologically_valid(p: Node, c: Node) -> bool:
@@ -35,10 +30,10 @@ def move_before_topologically_valid(p: Node, c: Node) -> bool:
         return False
     moved, produced = [], set(p.outputs)
     for m in between:
-        if _uses_any(m, produced):
+        if reads_any(m, produced):
             moved.append(m)
             produced.update(m.outputs)
-    if moved and _uses_any(c, set(v for m in moved for v in m.outputs)):
+    if moved and reads_any(c, set(v for m in moved for v in m.outputs)):
         return False
     p.move_before(c)
     anchor = c

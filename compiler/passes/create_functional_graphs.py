@@ -14,6 +14,7 @@ from __future__ import annotations
 from irjit.compiler.autodiff.subgraph_utils import merge_node_into_subgraph, unmerge_subgraph
 from irjit.compiler.ir import Block, Graph, Node, Value
 
+from ._rewrite import reads_any
 from ._side_effects import AliasDb, has_side_effects
 from .registry import get_pass, register_pass
 
@@ -54,12 +55,12 @@ class _Mover:
         while cur is not group:
             if has_side_effects(cur):
                 return False
-            if _uses_any(cur, produced) or any(self.memory_dependent(m, cur) for m in [n, *moving]):
+            if reads_any(cur, produced) or any(self.memory_dependent(m, cur) for m in [n, *moving]):
                 moving.append(cur)
                 produced.update(cur.outputs)
             cur = cur.next
         moved_outputs = {v for m in moving for v in m.outputs}
-        if _uses_any(group, moved_outputs) or any(self.memory_dependent(m, group) for m in moving):
+        if reads_any(group, moved_outputs) or any(self.memory_dependent(m, group) for m in moving):
             return False
         n.move_before(group)
         anchor = group
@@ -67,12 +68,6 @@ class _Mover:
             m.move_after(anchor)
             anchor = m
         return True
-
-
-def _uses_any(n: Node, values: set) -> bool:
-    return any(v in values for m in [n, *n.walk()] for v in m.inputs) or \
-        any(v in values for m in n.walk() for b in m.blocks for v in b.outputs) or \
-        any(v in values for b in n.blocks for v in b.outputs)
 
 
 class _Slicer:
