@@ -102,12 +102,16 @@ def irjit_contenders(workload, args) -> dict[str, tuple[Callable, Callable]]:
     args = [Tensor(a) for a in args]
     out = {}
     for backend in ("native", "interp"):
-        fn = irjit.load(workload.ir_path, executor="profiling", backend=backend)
+        # one Function per mode, as inference and training code each hold theirs: a profiling
+        # executor specialized for calls without grad runs later calls with grad on its
+        # unoptimized fallback graph
+        fwd, train = (irjit.load(workload.ir_path, executor="profiling", backend=backend)
+                      for _ in range(2))
 
-        def fwd_bwd(fn=fn):
+        def fwd_bwd(fn=train):
             fn.run(*args)
             return fn.backward()
-        out[f"irjit {backend}"] = (lambda fn=fn: fn.run(*args, requires_grad=False), fwd_bwd)
+        out[f"irjit {backend}"] = (lambda fn=fwd: fn.run(*args, requires_grad=False), fwd_bwd)
     return out
 
 
@@ -258,13 +262,14 @@ def process_report(name: str, loop_calls: int) -> dict:
     import irjit
     workload = load_workload(name)
     args = workload.inputs()
-    fn = irjit.load(workload.ir_path, executor="profiling", backend="native")
+    infer, train = (irjit.load(workload.ir_path, executor="profiling", backend="native")
+                    for _ in range(2))  # one Function per mode, as in irjit_contenders
 
     def call():
-        fn.run(*args)
-        fn.backward()
+        train.run(*args)
+        train.backward()
     for _ in range(5):
-        fn.run(*args, requires_grad=False)
+        infer.run(*args, requires_grad=False)
         call()
     report = {"units": units}
     if loop_calls:
