@@ -102,3 +102,15 @@ def _narrow(e, x, dim, start, length):
 @lowering("aten::slice.Tensor")
 def _slice(e, x, dim=0, start=None, end=None, step=1):
     return e.slice(x, dim, start, end, step)
+
+
+@lowering("aten::select_backward")
+def _select_backward(e, grad, input_sizes, dim, index):
+    """Zeros of `input_sizes` with `grad` at `index` along `dim`: the gradient read where the
+    output's position along `dim` is the (checked) index."""
+    rank = len(input_sizes)
+    if rank == 0 or not isinstance(dim, int):
+        raise NotLowerable("select_backward of a 0-dim input")
+    dim %= rank
+    at = e.checked_index(index, input_sizes[dim], wrap=True)
+    return e.where(e.eq(e.position(dim), at), e.unsqueeze(grad, dim), 0)

@@ -21,8 +21,7 @@ BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
 # relu run with grad mode on outside a DifferentiableGraph, as a native group differentiated on
 # its own); matmul's backward in the executors' DifferentiableGraphs without static shapes is
 # symbolic_script's AD_matmul_bw_size (an interpreted library function: its size and
-# sum-to-size count here); rnn_loop's select with a run-time index has no
-# lowering under the profiling executor's plan here
+# sum-to-size count here)
 REMAINING = {
     ("elementwise_chain", "profiling"): {},
     ("elementwise_chain", "legacy"): {},
@@ -32,8 +31,8 @@ REMAINING = {
     ("mlp", "legacy"): {},
     ("tiny_linear_tanh", "profiling"): {},
     ("tiny_linear_tanh", "legacy"): {"aten::size": 2, "aten::_grad_sum_to_size": 2},
-    ("rnn_loop", "profiling"): {"aten::select": 16},
-    ("rnn_loop", "legacy"): {"aten::select": 16, "aten::size": 64, "aten::_grad_sum_to_size": 64},
+    ("rnn_loop", "profiling"): {},
+    ("rnn_loop", "legacy"): {"aten::size": 64, "aten::_grad_sum_to_size": 64},
     ("seed_conv_relu", "profiling"): {"aten::convolution_backward": 1},
     ("seed_conv_relu", "legacy"): {"aten::convolution_backward": 1},
 }

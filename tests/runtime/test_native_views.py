@@ -204,3 +204,28 @@ def test_a_view_of_a_layout_it_cannot_view_raises_as_interpreted():
         with pytest.raises(Exception) as got:
             runner.run([Tensor(x)])
         assert (got.type, str(got.value)) == (want.type, str(want.value))
+
+
+SELECT_BACKWARD = """graph(%g : Tensor, %i : int):
+  %s : int[] = prim::Constant[value=[4, 3, 5]]()
+  %d : int = prim::Constant[value=-2]()
+  %y : Tensor = aten::select_backward(%g, %s, %d, %i)
+  return (%y)"""
+
+
+def test_select_backward_at_a_run_time_index_runs_natively_and_checks_it(checks):
+    g = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    runner = NativeRunner(parse_ir(SELECT_BACKWARD))
+    with no_grad():
+        runner.run([Tensor(g), 0])
+        for index in (0, 2, -1, -3):
+            got = runner.run([Tensor(g), index])[0]
+            want = Interpreter(parse_ir(SELECT_BACKWARD)).run([Tensor(g), index])[0]
+            np.testing.assert_array_equal(got.data, want.data)
+        assert runner.stats.nodes_interpreted == 0 and runner.stats.bailouts == 0
+        with pytest.raises(Exception) as want:
+            Interpreter(parse_ir(SELECT_BACKWARD)).run([Tensor(g), 3])
+        with pytest.raises(Exception) as got:
+            runner.run([Tensor(g), 3])
+    assert (got.type, str(got.value)) == (want.type, str(want.value))
+    assert runner.stats.bailouts == 1
