@@ -6,6 +6,7 @@ codes. The result is the argument list in schema order that `runtime.autograd.ca
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 import numpy as np
@@ -39,11 +40,25 @@ def _dtype_code(v: Any) -> Any:
     return v
 
 
-def _convert(v: Any, type_: str) -> Any:
+def _list_sizes(entry: OpEntry) -> dict[str, int]:
+    """The declared length of each fixed-size list argument (`int[2] stride` -> 2), which the
+    registry's normalised types drop; a single int given for one is repeated that often."""
+    sizes = entry.extras.get("eager_list_sizes")
+    if sizes is None:
+        sizes = entry.extras["eager_list_sizes"] = {
+            m.group(2): int(m.group(1))
+            for m in re.finditer(r"int\[(\d+)\]\??\s+([A-Za-z_][A-Za-z0-9_]*)", entry.schema.text)}
+    return sizes
+
+
+def _convert(v: Any, type_: str, size: int) -> Any:
     if type_ in _DTYPE_TYPES or (type_ == "int?" and isinstance(v, (np.dtype, type))):
         return _dtype_code(v)
     if isinstance(v, tuple) and type_.rstrip("?").endswith("[]"):
         return list(v)
+    if type_.rstrip("?") in ("int[]", "SymInt[]") and isinstance(v, (int, np.integer)) \
+            and not isinstance(v, bool):
+        return [int(v)] * size
     if isinstance(v, np.ndarray) and type_.startswith("Tensor"):
         return Tensor(v)
     return v
@@ -62,10 +77,10 @@ def _bind(entry: OpEntry, args: tuple, kwargs: dict, loose: bool) -> Optional[li
         if name in bound or all(p.name != name for p in params):
             return None
         bound[name] = v
-    values = []
+    values, sizes = [], _list_sizes(entry)
     for p in params:
         if p.name in bound:
-            v = _convert(bound[p.name], p.type)
+            v = _convert(bound[p.name], p.type, sizes.get(p.name, 1))
         elif p.default is not NO_DEFAULT:
             v = p.default
         else:
@@ -76,17 +91,22 @@ def _bind(entry: OpEntry, args: tuple, kwargs: dict, loose: bool) -> Optional[li
     return values
 
 
-def _packed(entry: OpEntry, args: tuple, first: int) -> Optional[tuple]:
-    """`x.view(2, 3)` / `zeros(2, 3)`: trailing ints packed into the int-list argument at
-    position `first` (as torch's parser allows), or None when that does not apply."""
-    params = entry.schema.arguments
-    if len(params) <= first or not params[first].type.rstrip("?") in ("int[]", "SymInt[]"):
-        return None
-    rest = args[first:]
-    if len(rest) < 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                for v in rest):
-        return None
-    return tuple(args[:first]) + ([int(v) for v in rest],)
+def _packed(entry: OpEntry, args: tuple) -> Optional[tuple]:
+    """`x.view(2, 3)`, `zeros(2, 3)`, `einsum("ij,jk", a, b)`: the trailing positional arguments
+    packed into the list argument they start at (as torch's parser and torch.einsum allow), or
+    None when that does not apply."""
+    for first, param in enumerate(entry.schema.arguments[:len(args)]):
+        kind = _PACKABLE.get(param.type.rstrip("?"))
+        if kind is None:
+            continue
+        rest = args[first:]
+        if len(rest) < 2 or not all(isinstance(v, kind) and not isinstance(v, bool) for v in rest):
+            return None
+        return tuple(args[:first]) + (list(rest),)
+    return None
+
+
+_PACKABLE = {"int[]": (int, np.integer), "SymInt[]": (int, np.integer), "Tensor[]": (Tensor,)}
 
 
 def resolve(kind: str, args: tuple, kwargs: dict, method: bool = False) -> tuple[OpEntry, list]:
@@ -99,7 +119,7 @@ def resolve(kind: str, args: tuple, kwargs: dict, method: bool = False) -> tuple
             if values is not None:
                 return entry, values
     for entry in candidates:
-        packed = _packed(entry, args, 1 if method else 0)
+        packed = _packed(entry, args)
         if packed is not None:
             values = _bind(entry, packed, kwargs, True)
             if values is not None:

@@ -26,12 +26,13 @@ class BatchNorm2d(Module):
     _torch_module = "torch.nn.modules.batchnorm"
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1,
-                 affine: bool = True, track_running_stats: bool = True):
+                 affine: bool = True, track_running_stats: bool = True, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.register_parameter("weight", Parameter(np.ones(num_features, np.float32)) if affine else None)
-        self.register_parameter("bias", Parameter(np.zeros(num_features, np.float32)) if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_features, np.float32))
+                                if affine and bias else None)
         if track_running_stats:
             self.register_buffer("running_mean", Tensor(np.zeros(num_features, np.float32)))
             self.register_buffer("running_var", Tensor(np.ones(num_features, np.float32)))
@@ -45,7 +46,7 @@ class BatchNorm2d(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class LayerNorm(Module):
@@ -64,7 +65,8 @@ class LayerNorm(Module):
         return nn_modules.layer_norm_forward(self, x)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class Embedding(Module):
