@@ -109,20 +109,33 @@ def _packed(entry: OpEntry, args: tuple) -> Optional[tuple]:
 _PACKABLE = {"int[]": (int, np.integer), "SymInt[]": (int, np.integer), "Tensor[]": (Tensor,)}
 
 
+_resolved: dict[tuple, tuple[OpEntry, bool, bool]] = {}
+
+
 def resolve(kind: str, args: tuple, kwargs: dict, method: bool = False) -> tuple[OpEntry, list]:
     """The overload of `kind` these arguments select and the bound argument list; raises
-    ArgumentError naming the op and the schemas it accepts."""
+    ArgumentError naming the op and the schemas it accepts. The choice is cached by the
+    arguments' types, as the registry caches its own overload resolution."""
+    key = (kind, tuple(_type_key(a) for a in args), tuple((k, _type_key(v)) for k, v in kwargs.items()))
+    hit = _resolved.get(key)
+    if hit is not None:
+        entry, packed, loose = hit
+        values = _bind(entry, _packed(entry, args) if packed else args, kwargs, loose)
+        if values is not None:
+            return entry, values
     candidates = tensor_overloads(kind)
     for loose in (False, True):
         for entry in candidates:
             values = _bind(entry, args, kwargs, loose)
             if values is not None:
+                _resolved[key] = (entry, False, loose)
                 return entry, values
     for entry in candidates:
         packed = _packed(entry, args)
         if packed is not None:
             values = _bind(entry, packed, kwargs, True)
             if values is not None:
+                _resolved[key] = (entry, True, True)
                 return entry, values
     raise ArgumentError(_mismatch(kind, args, kwargs, method, candidates))
 
