@@ -73,6 +73,10 @@ class Module(RuntimeModule):
             return default
         raise KeyError(f"{self.path}.{name}" if self.path else name)
 
+    def set(self, name: str, value: Any) -> None:
+        """What a graph's `prim::SetAttr` does: an attribute assignment."""
+        setattr(self, name, value)
+
     # ---- attribute registration
 
     def __setattr__(self, name: str, value: Any) -> None:
