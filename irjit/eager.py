@@ -181,7 +181,7 @@ def _as_operand(v: Any, like: Tensor) -> Any:
     """A Python number on the left of an operator, as the 0-dim tensor torch makes of it."""
     if isinstance(v, Tensor):
         return v
-    return run("scalar_tensor", v) if isinstance(v, (int, float)) else tensor(v)
+    return tensor(v)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
@@ -211,6 +211,7 @@ _OPERATORS = {
     "__bool__": _bool, "__len__": _len, "__iter__": _iter,
     "__float__": _scalar(float), "__int__": _scalar(int), "__index__": _index,
     "__array__": _array, "__hash__": object.__hash__,
+    "__contains__": lambda self, v: bool(run("any", run("eq", self, v))),
 }
 
 _METHODS = {

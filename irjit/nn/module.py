@@ -183,6 +183,13 @@ class Module(RuntimeModule):
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
+    def apply(self, fn) -> "Module":
+        """Call `fn` on every submodule, then on this module (for custom initialisation)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
     # ---- modes
 
     def train(self, mode: bool = True) -> "Module":

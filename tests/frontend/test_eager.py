@@ -119,6 +119,15 @@ def test_tensor_basics_as_torch():
     assert {x: 1}[x] == 1  # hashable by identity, as torch
 
 
+def test_numbers_on_the_left_keep_torch_dtypes():
+    i = irjit.tensor([1, 2, 4])
+    assert (7 // i).tolist() == [7, 3, 1] and (7 // i).dtype == irjit.int64
+    assert (7 % i).tolist() == [0, 1, 3] and (2 ** i).dtype == irjit.int64
+    assert (1 / i).dtype == irjit.float32 and (0.5 * i).dtype == irjit.float32
+    assert (1.5 - irjit.ones(2, dtype=irjit.float64)).dtype == irjit.float64
+    assert 4 in i and 3 not in i
+
+
 def test_setitem_writes_in_place_and_differentiates():
     x = irjit.zeros(3, 4)
     x[0] = 1.0

@@ -169,6 +169,9 @@ def test_module_registration_traversal_and_modes():
     out = net(irjit.randn(3, 4))
     out.sum().backward()
     assert net.head.weight.grad.shape == (2, 8) and net.features[0].bias.grad.shape == (8,)
+    seen = []
+    assert net.apply(lambda m: seen.append(type(m).__name__)) is net
+    assert seen == ["Linear", "ReLU", "Sequential", "Linear", "Net"]  # children first, as torch
     net.zero_grad()
     assert net.head.weight.grad is None
     with pytest.raises(TypeError, match="cannot assign 'int' as 'scale'"):
