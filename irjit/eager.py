@@ -26,7 +26,6 @@ from .eager_binding import ArgumentError, resolve, tensor_overloads
 from .eager_indexing import getitem, setitem
 
 
-
 def is_op(name: str) -> bool:
     """Whether `aten::<name>` has an overload a torch user can call (one taking or giving a tensor)."""
     return bool(tensor_overloads(f"aten::{name}"))
@@ -62,10 +61,12 @@ def run(name: str, *args: Any, **kwargs: Any) -> Any:
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, numbers, numpy arrays or
     tensors); dtypes are inferred as torch does (floats float32, ints int64)."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"irjit tensors live on the CPU (got device={device!r})")
     if isinstance(data, Tensor):
         data = data.data
     if isinstance(data, (np.ndarray, np.generic)):
-        arr = np.array(data, dtype=dtype if dtype is not None else None, copy=True)
+        arr = np.array(data, dtype=dtype, copy=True)
     else:
         arr = run("tensor", data, dtype=dtype).data
     if requires_grad and not is_floating(arr.dtype):

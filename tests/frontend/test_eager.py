@@ -101,6 +101,8 @@ def test_factories_dtypes_and_requires_grad():
     assert irjit.full_like(r, 2.0).sum().item() == 24.0
     with pytest.raises(RuntimeError, match="floating point"):
         irjit.tensor([1, 2], requires_grad=True)
+    with pytest.raises(ValueError, match="CPU"):
+        irjit.tensor([1.0], device="cuda")
 
 
 def test_tensor_basics_as_torch():
