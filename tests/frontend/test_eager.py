@@ -156,6 +156,11 @@ def test_backward_rules_as_torch():
     with irjit.no_grad():
         assert not (x * 2).requires_grad
 
+    @irjit.no_grad()
+    def doubled(t):
+        return t * 2
+    assert not doubled(x).requires_grad and (x * 2).requires_grad
+
 
 def test_every_registry_op_with_a_tensor_self_is_a_method():
     from irjit.ops.registry import all_entries
