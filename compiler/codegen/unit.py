@@ -72,8 +72,9 @@ class NativeUnit:
         status = self._fn(*args, *outs)
         if status:
             return status, []
-        results = [None if i is None else outs[i - self.n_inputs].reshape(self.buffers[self.n_inputs + j].sizes)
-                   for j, i in enumerate(self.lowered.results)]
+        sizes = [self.buffers[self.n_inputs + j].sizes for j in range(len(self.lowered.results))]
+        results = [None if i is None else outs[i - self.n_inputs].reshape(s)
+                   for i, s in zip(self.lowered.results, sizes)]
         return 0, self.views.fill(results, offsets, args, outs)
 
 
