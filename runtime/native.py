@@ -254,20 +254,17 @@ class NativeRunner:
 
 
 def _wrap_outputs(outs: list, args: list, aliases: Optional[list]) -> list:
-    """A unit's outputs as run-time values: a view of an input shares that tensor's version
-    counter and base, as the interpreter's views do."""
-    results = []
-    for j, o in enumerate(outs):
-        if isinstance(o, (bool, int, float)):
-            results.append(o)
+    """A unit's outputs as run-time values: a view of an input (or of another output) shares
+    that tensor's version counter and base, as the interpreter's views do."""
+    results = [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
+    for j, alias in enumerate(aliases or ()):
+        if alias is None:
             continue
-        i = aliases[j] if aliases else None
-        base = args[i] if i is not None and isinstance(args[i], Tensor) else None
-        t = Tensor(o)
-        if base is not None:
-            t._version = base._version
-            t._base = base._base if base._base is not None else base
-        results.append(t)
+        kind, i = alias
+        base = args[i] if kind == "input" else results[i]
+        if isinstance(base, Tensor):
+            results[j]._version = base._version
+            results[j]._base = base._base if base._base is not None else base
     return results
 
 

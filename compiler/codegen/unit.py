@@ -51,7 +51,7 @@ class NativeUnit:
         for global_name, address in addresses.items():
             ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.n_inputs = len(graph.inputs)
-        self.views = ViewOutputs(self.lowered.views, self.n_inputs, len(graph.outputs))
+        self.views = ViewOutputs(self.lowered.views, self.n_inputs, self.lowered.results)
         self.aliases = self.views.aliases
         self.outputs = [b for b in self.buffers if b.is_output]  # outputs, then scratch
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.buffers))

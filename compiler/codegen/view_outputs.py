@@ -66,15 +66,19 @@ class ViewOutput:
 
 
 class ViewOutputs:
-    """The view outputs of a lowered group (by output index) and the input each aliases."""
+    """The view outputs of a lowered group (by output index) and what each aliases."""
 
-    def __init__(self, views: dict[int, View], n_inputs: int, n_outputs: int):
+    def __init__(self, views: dict[int, View], n_inputs: int, results: list[Optional[int]]):
         self.outputs = {j: ViewOutput(v) for j, v in views.items()}
         self.n_inputs = n_inputs
-        # per output: the input position it is a view of, or None
-        self.aliases: list[Optional[int]] = [
-            views[j].buffer if j in views and views[j].buffer < n_inputs else None
-            for j in range(n_outputs)]
+        # per output: ("input", i) or ("output", k) for a view of input i or of the buffer
+        # that output k is, else None
+        self.aliases: list[Optional[tuple[str, int]]] = [None] * len(results)
+        for j, v in views.items():
+            if v.buffer < n_inputs:
+                self.aliases[j] = ("input", v.buffer)
+            elif v.buffer in results:
+                self.aliases[j] = ("output", results.index(v.buffer))
 
     def offsets(self, args: list) -> Optional[dict[int, int]]:
         """Per view output its byte offset; None when a run-time index is out of range."""
@@ -125,7 +129,7 @@ class ViewUnit:
         self.name = name
         self.buffers = lowered.buffers
         self.tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
-        self.views = ViewOutputs(lowered.views, len(graph.inputs), len(graph.outputs))
+        self.views = ViewOutputs(lowered.views, len(graph.inputs), lowered.results)
         self.aliases = self.views.aliases
 
     def call(self, args: list) -> tuple[int, list]:

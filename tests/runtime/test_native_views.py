@@ -120,14 +120,20 @@ def test_the_output_types_are_the_layouts_the_unit_hands_out():
 
 
 def test_a_view_of_a_computed_buffer_is_an_output_of_its_unit():
-    text = _graph("  %p : Tensor = aten::mm(%a, %b)\n  %y : Tensor = aten::t(%p)\n  return (%y)",
+    text = _graph("  %p : Tensor = aten::mm(%a, %b)\n  %y : Tensor = aten::t(%p)\n  return (%y, %p)",
                   "%a : Tensor, %b : Tensor")
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 5)).astype(np.float32)
     want, got, runner = _both(text, [a, b])
-    np.testing.assert_allclose(got[0].data, want[0].data, rtol=1e-5, atol=1e-5)
-    assert got[0].data.strides == want[0].data.strides
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.data, w.data, rtol=1e-5, atol=1e-5)
+        assert g.data.strides == w.data.strides
     assert runner.stats.nodes_interpreted == 0 and runner.stats.bailouts == 0
+    # the view shares the product's memory, version counter and base, as interpreted
+    assert np.shares_memory(got[0].data, got[1].data) and np.shares_memory(want[0].data, want[1].data)
+    assert got[0]._base is got[1] and want[0]._base is want[1]
+    got[1].bump_version()
+    assert got[0].version == got[1].version
 
 
 def test_in_place_writes_through_a_boundary_view_reach_the_base():
