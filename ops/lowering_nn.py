@@ -295,6 +295,41 @@ def _conv_transpose2d(e, x, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
     return e.add(y, e.reshape(bias, [y.sizes[1], 1, 1]))
 
 
+@lowering("aten::convolution_backward")
+def _convolution_backward(e, grad, x, weight, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):
+    """The gradients `output_mask` asks for: of input and weight as convolution products
+    (conv.py; 1-D convolutions as 2-D ones of (N, C, 1, L) views, unbatched inputs as a batch of
+    one), of the bias as a sum of the output gradient in the loop nest."""
+    if not all(_is_tensor(v) for v in (grad, x, weight)) or not isinstance(output_mask, list) or \
+            len(output_mask) != 3 or not all(isinstance(m, bool) for m in output_mask):
+        raise NotLowerable("convolution_backward operands")
+    nd = len(weight.sizes) - 2
+    if nd not in (1, 2) or len(x.sizes) not in (nd + 1, nd + 2) or len(grad.sizes) != len(x.sizes):
+        raise NotLowerable("convolution_backward of other than batched or unbatched 1-D or 2-D")
+    unbatched = len(x.sizes) == nd + 1  # as a batch of one
+    spatial = lambda v, fill: [fill] + _flat(v)[-1:] if nd == 1 else v  # noqa: E731
+    grad_input, grad_weight = e.convolution_backward(
+        _conv2d_view(e, grad, nd, unbatched), _conv2d_view(e, x, nd, unbatched), _conv2d_view(e, weight, nd, False),
+        spatial(stride, 1), spatial(padding, 0), spatial(dilation, 1), transposed, groups, output_mask,
+        (x.sizes, weight.sizes))
+    grad_bias = None
+    if output_mask[2]:
+        channel = 0 if unbatched else 1
+        grad_bias = e.reduce("sum", grad, [d for d in range(len(grad.sizes)) if d != channel], False)
+    return grad_input, grad_weight, grad_bias
+
+
+def _conv2d_view(e, v, nd: int, add_batch: bool):
+    """A 1-D convolution's (N, C, L) tensor as (N, C, 1, L); with `add_batch` a leading 1."""
+    sizes = list(v.sizes)
+    if nd == 1:
+        sizes.insert(len(sizes) - 1, 1)
+    if add_batch:
+        sizes.insert(0, 1)
+    return e.reshape(v, sizes) if sizes != list(v.sizes) else v
+
+
 MAX_SCATTER_WORK = 1 << 22  # multiply-adds above which embedding's backward stays interpreted
 
 

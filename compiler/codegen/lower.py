@@ -107,7 +107,8 @@ def lowerable_args(node: Node, entry: Optional[OpEntry] = None) -> bool:
             if number_dtype(v.type) is None or i >= len(params) or \
                     params[i].type not in _NUMERIC_ARGS:
                 return False
-    return all(tensor_layout(o.type) is not None for o in node.outputs)
+    return all(tensor_layout(o.type) is not None for o in node.outputs
+               if o.uses or len(node.outputs) == 1)  # unread outputs of several may be untyped
 
 
 def _is_view(node: Node) -> bool:
@@ -254,7 +255,10 @@ class GroupLowering:
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
-        dtype, sizes, _ = tensor_layout(node.outputs[0].type)
+        # the first typed output (outputs nothing reads, such as gradients an output mask
+        # leaves out, may have no type)
+        dtype, sizes, _ = next(layout for layout in map(tensor_layout, (o.type for o in node.outputs))
+                               if layout is not None)
         e.node_sizes, e.node_dtype = sizes, dtype
         e.node_axes = self.node_axes(e, node, env, sizes)
         inputs = [env[v] for v in node.inputs]
@@ -263,6 +267,10 @@ class GroupLowering:
         if len(results) != len(node.outputs):
             raise NotLowerable(f"{node.kind}: {len(results)} results for {len(node.outputs)} outputs")
         for out, r in zip(node.outputs, results):
+            if r is None:  # an output the rule does not compute (not asked for)
+                if out.uses:
+                    raise NotLowerable(f"{node.kind}: no result for a used output")
+                continue
             if isinstance(r, Val) and any(r is x for x in inputs) and \
                     (r.dtype, r.sizes) == tensor_layout(out.type)[:2]:
                 env[out] = r  # the op returns its input: one tensor, stored once
