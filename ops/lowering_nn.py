@@ -137,20 +137,18 @@ def _max_pool2d_with_indices(e, x, kernel_size, stride=(), padding=0, dilation=1
     return _max_pool(e, x, 2, kernel_size, stride, padding, dilation, ceil_mode, with_indices=True)
 
 
-@lowering("aten::max_pool2d_with_indices_backward")
-def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    """grad_input[.., ih, iw]: the sum of grad_output over the windows that contain (ih, iw) and
-    whose recorded index is this position."""
-    k, s, p, d, sp, out = _pool_geometry(x, 2, kernel_size, stride, padding, dilation, ceil_mode)
-    if tuple(grad.sizes) != tuple(indices.sizes) or tuple(grad.sizes[-2:]) != tuple(out) or \
-            indices.dtype.kind != "i":
-        raise NotLowerable("max_pool2d backward shapes")
+def _input_position(e, x, nd):
+    """(leading positions, spatial positions) of the current node's output, which has `x`'s shape:
+    a pooling backward computes each input element's gradient."""
     rank = len(x.sizes)
-    lead = [e.position(j) for j in range(rank - 2)]
-    ih, iw = e.position(rank - 2), e.position(rank - 1)
-    here = e.add(e.mul(ih, sp[1]), iw)
+    return [e.position(j) for j in range(rank - nd)], [e.position(rank - nd + i) for i in range(nd)]
+
+
+def _windows_containing(e, positions, k, s, p, d, out):
+    """Per spatial dim, the (output index clamped into range, condition) pairs of the pooling
+    windows whose tap t reaches input position `pos`: o * s - p + t * d == pos, 0 <= o < out."""
     taps = []
-    for i, pos in enumerate((ih, iw)):
+    for i, pos in enumerate(positions):
         options = []
         for t in range(k[i]):
             num = e.sub(e.add(pos, p[i]), t * d[i])  # o * stride when this tap reaches pos
@@ -160,13 +158,61 @@ def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, cei
                 cond = e.logical_and(cond, e.eq(e.index_rem(num, s[i]), 0))
             options.append((e.minimum(e.maximum(o, 0), out[i] - 1), cond))
         taps.append(options)
+    return _product(taps)
+
+
+def _sum_of(e, terms):
     total = None
-    for (oh, ch), (ow, cw) in _product(taps):
-        at = lead + [oh, ow]
-        hit = e.logical_and(e.logical_and(ch, cw), e.eq(e.load_at(indices, at), here))
-        term = e.where(hit, e.load_at(grad, at), 0)
+    for term in terms:
         total = term if total is None else e.add(total, term)
     return total
+
+
+@lowering("aten::max_pool2d_with_indices_backward")
+def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """grad_input[.., ih, iw]: the sum of grad_output over the windows that contain (ih, iw) and
+    whose recorded index is this position."""
+    k, s, p, d, sp, out = _pool_geometry(x, 2, kernel_size, stride, padding, dilation, ceil_mode)
+    if tuple(grad.sizes) != tuple(indices.sizes) or tuple(grad.sizes[-2:]) != tuple(out) or \
+            indices.dtype.kind != "i":
+        raise NotLowerable("max_pool2d backward shapes")
+    lead, (ih, iw) = _input_position(e, x, 2)
+    here = e.add(e.mul(ih, sp[1]), iw)
+    terms = []
+    for (oh, ch), (ow, cw) in _windows_containing(e, (ih, iw), k, s, p, d, out):
+        at = lead + [oh, ow]
+        hit = e.logical_and(e.logical_and(ch, cw), e.eq(e.load_at(indices, at), here))
+        terms.append(e.where(hit, e.load_at(grad, at), 0))
+    return _sum_of(e, terms)
+
+
+@lowering("aten::avg_pool2d_backward")
+def _avg_pool2d_backward(e, grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override):
+    """grad_input[.., ih, iw]: the sum, over the windows that contain (ih, iw), of grad_output
+    divided by the window's divisor."""
+    if not _is_tensor(grad) or not e.is_float(grad) or grad.dtype != x.dtype:
+        raise NotLowerable("average pooling backward of integers")
+    k, s, p, d, sp, out = _pool_geometry(x, 2, kernel_size, stride, padding, 1, ceil_mode)
+    if tuple(grad.sizes) != tuple(x.sizes[:-2]) + tuple(out) or not isinstance(count_include_pad, bool):
+        raise NotLowerable("average pooling backward shapes")
+    lead, positions = _input_position(e, x, 2)
+    terms = []
+    for window in _windows_containing(e, positions, k, s, p, d, out):
+        value = e.load_at(grad, lead + [o for o, _ in window])
+        if divisor_override:
+            value = e.div(value, float(divisor_override))
+        else:
+            divisor = None
+            for i, (o, _) in enumerate(window):
+                start = e.sub(e.mul(o, s[i]), p[i])
+                end = e.minimum(e.add(start, k[i]), sp[i] + p[i])
+                size = e.sub(end, start) if count_include_pad else \
+                    e.sub(e.minimum(end, sp[i]), e.maximum(start, 0))
+                divisor = size if divisor is None else e.mul(divisor, size)
+            value = e.div(value, e.cast(divisor, x.dtype))
+        terms.append(e.where(e.logical_and(window[0][1], window[1][1]), value, 0))
+    return _sum_of(e, terms)
 
 
 def _avg_pool(e, x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -253,6 +299,72 @@ def _adaptive_avg_pool2d(e, x, output_size):
 def _adaptive_max_pool2d(e, x, output_size):
     windows, _ = _adaptive_windows(e, x, output_size)
     return _running_max(e, windows, x.dtype, with_indices=True)
+
+
+def _adaptive_windows_containing(e, x, grad):
+    """Per spatial dim, (output index clamped into range, condition) pairs of the adaptive
+    pooling windows [floor(o * n / out), ceil((o + 1) * n / out)) that contain the current input
+    position: o from floor(i * out / n) to ceil((i + 1) * out / n) - 1, unrolled to the widest."""
+    if not (_is_tensor(x) and _is_tensor(grad)) or len(x.sizes) not in (3, 4) or \
+            len(grad.sizes) != len(x.sizes) or tuple(grad.sizes[:-2]) != tuple(x.sizes[:-2]) or \
+            0 in x.sizes or 0 in grad.sizes:
+        raise NotLowerable("adaptive pooling backward shapes")
+    sp, out = list(x.sizes[-2:]), list(grad.sizes[-2:])
+    lead, positions = _input_position(e, x, 2)
+    options, width_total = [], 1
+    for i, pos in enumerate(positions):
+        n, m = sp[i], out[i]
+        width = max(-(-((j + 1) * m) // n) - (j * m) // n for j in range(n))
+        width_total *= width
+        lo = e.index_div(e.mul(pos, m), n)
+        hi = e.index_div(e.add(e.mul(pos, m), m + n - 1), n)
+        options.append([(e.minimum(e.add(lo, t), m - 1), e.lt(e.add(lo, t), hi) if t else None)
+                        for t in range(width)])
+    if width_total > MAX_WINDOW:
+        raise NotLowerable("adaptive pooling backward windows too large to unroll")
+    return lead, positions, _product(options)
+
+
+def _both(e, a, b):
+    return a if b is None else (b if a is None else e.logical_and(a, b))
+
+
+@lowering("aten::_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward(e, grad, x):
+    """grad_input[.., ih, iw]: the sum, over the windows that contain (ih, iw), of grad_output
+    divided by the window's element count."""
+    if not _is_tensor(grad) or not e.is_float(grad):
+        raise NotLowerable("adaptive average pooling backward of integers")
+    lead, _, windows = _adaptive_windows_containing(e, x, grad)
+    sp, out = list(x.sizes[-2:]), list(grad.sizes[-2:])
+    terms = []
+    for window in windows:
+        count = None
+        for i, (o, _) in enumerate(window):
+            start = e.index_div(e.mul(o, sp[i]), out[i])
+            end = e.index_div(e.add(e.mul(o, sp[i]), sp[i] + out[i] - 1), out[i])
+            size = e.sub(end, start)
+            count = size if count is None else e.mul(count, size)
+        value = e.div(e.load_at(grad, lead + [o for o, _ in window]), e.cast(count, grad.dtype))
+        cond = _both(e, window[0][1], window[1][1])
+        terms.append(value if cond is None else e.where(cond, value, 0))
+    return _sum_of(e, terms)
+
+
+@lowering("aten::adaptive_max_pool2d_backward")
+def _adaptive_max_pool2d_backward(e, grad, x, indices):
+    """grad_input[.., ih, iw]: the sum of grad_output over the windows that contain (ih, iw) and
+    whose recorded index is this position."""
+    if not _is_tensor(indices) or tuple(indices.sizes) != tuple(grad.sizes) or indices.dtype.kind != "i":
+        raise NotLowerable("adaptive max pooling backward indices")
+    lead, (ih, iw), windows = _adaptive_windows_containing(e, x, grad)
+    here = e.add(e.mul(ih, x.sizes[-1]), iw)
+    terms = []
+    for window in windows:
+        at = lead + [o for o, _ in window]
+        hit = _both(e, _both(e, window[0][1], window[1][1]), e.eq(e.load_at(indices, at), here))
+        terms.append(e.where(hit, e.load_at(grad, at), 0))
+    return _sum_of(e, terms)
 
 
 # ---- lookups at run-time indices

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node, Value
+from irjit.compiler.ir.attributes import AnnotatedValue
 from irjit.compiler.ir.constants import constant_value
 from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
@@ -55,12 +56,20 @@ def _dummy(v: Value) -> Any:
     if is_tensor_list(v):
         return [_dummy(x) for x in v.node.inputs]
     if v.node.kind == "prim::Constant":
-        value = constant_value(v.node)
-        return list(value) if isinstance(value, tuple) else value
+        return rule_constant(v.node)
     t = v.type
     if isinstance(t, NamedType):
         return {"int": 0, "float": 0.0, "bool": False, "NoneType": None}.get(t.name, object())
     return object()
+
+
+def rule_constant(node: Node) -> Any:
+    """A constant as lowering rules get it: tuples as lists, values printed with their type
+    (`annotate(List[int], [])`) as the values."""
+    value = constant_value(node)
+    if isinstance(value, AnnotatedValue):
+        value = value.value
+    return list(value) if isinstance(value, tuple) else value
 
 
 def entry_of(node: Node) -> Optional[OpEntry]:
@@ -243,8 +252,7 @@ class GroupLowering:
 
     def lower_node(self, e: ExprEmitter, node: Node, env: dict) -> None:
         if node.kind == "prim::Constant":
-            value = constant_value(node)
-            env[node.output] = list(value) if isinstance(value, tuple) else value
+            env[node.output] = rule_constant(node)
             return
         if facts.has_tag(node.kind, "identity"):
             env[node.output] = env[node.inputs[0]]
