@@ -442,6 +442,33 @@ def _conv2d_view(e, v, nd: int, add_batch: bool):
     return e.reshape(v, sizes) if sizes != list(v.sizes) else v
 
 
+@lowering("aten::conv1d")
+def _conv1d(e, x, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    """conv1d as conv2d of (N, C, 1, L) views."""
+    if isinstance(padding, str) or not _is_tensor(x) or len(x.sizes) != 3 or len(weight.sizes) != 3:
+        raise NotLowerable("string padding or other than a batched 1-D convolution")
+    spatial = lambda v, fill: [fill] + _flat(v)[-1:]  # noqa: E731
+    y = e.conv2d(_conv2d_view(e, x, 1, False), _conv2d_view(e, weight, 1, False), bias, spatial(stride, 1),
+                 spatial(padding, 0), spatial(dilation, 1), groups)
+    return e.reshape(y, (y.sizes[0], y.sizes[1], y.sizes[3]))
+
+
+@lowering("aten::convolution", "aten::_convolution", "aten::_convolution.deprecated")
+def _convolution(e, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+                 *_backend_flags):
+    """What traced graphs call: conv1d, conv2d or conv_transpose2d by the weight's rank."""
+    if not _is_tensor(weight) or not isinstance(transposed, bool):
+        raise NotLowerable("convolution operands")
+    nd = len(weight.sizes) - 2
+    if transposed and nd == 2:
+        return _conv_transpose2d(e, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    if not transposed and nd == 1:
+        return _conv1d(e, x, weight, bias, stride, padding, dilation, groups)
+    if transposed or nd != 2 or not _is_tensor(x) or len(x.sizes) != 4:
+        raise NotLowerable("other than a batched 1-D or 2-D convolution")
+    return e.conv2d(x, weight, bias, stride, padding, dilation, groups)
+
+
 MAX_SCATTER_WORK = 1 << 22  # multiply-adds above which embedding's backward stays interpreted
 
 
@@ -468,6 +495,29 @@ def _embedding_backward(e, grad, indices, num_weights, padding_idx, scale_grad_b
     if padding_idx >= 0:
         hit = e.logical_and(hit, e.ne(row, padding_idx))
     return e.reduce("sum", e.where(hit, e.load_at(grad, at + [e.position(1, space)]), 0), [2], False)
+
+
+@lowering("aten::index_select_backward")
+def _index_select_backward(e, grad, self_sizes, dim, index):
+    """grad_input[.., j, ..]: the sum of grad[.., k, ..] over the index positions k holding j (a
+    reduction over an extra trailing axis k; each index checked in range)."""
+    if not isinstance(self_sizes, list) or not self_sizes or not all(isinstance(n, int) for n in self_sizes) or \
+            not (e.is_view(grad) and e.is_view(index)) or index.dtype.kind not in "iu" or len(index.sizes) != 1:
+        raise NotLowerable("index_select_backward operands")
+    rank = len(self_sizes)
+    dim %= rank
+    count = index.sizes[0]
+    sizes = tuple(self_sizes)
+    if tuple(grad.sizes) != sizes[:dim] + (count,) + sizes[dim + 1:] or 0 in sizes or count == 0 or \
+            math.prod(sizes) * count > MAX_SCATTER_WORK:
+        raise NotLowerable("index_select_backward shapes")
+    space = sizes + (count,)
+    e.reduction_space(space, [rank])
+    k = e.position(rank, space)
+    target = e.checked_index(e.load_at(index, [k]), sizes[dim], wrap=False)
+    hit = e.eq(target, e.position(dim, space))
+    at = [k if d == dim else e.position(d, space) for d in range(rank)]
+    return e.reduce("sum", e.where(hit, e.load_at(grad, at), 0), [rank], False)
 
 
 def _scatter_add(e, base, dim, index, src):

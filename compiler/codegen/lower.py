@@ -10,8 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node, Value
-from irjit.compiler.ir.attributes import AnnotatedValue
-from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.ir.constants import plain_constant_value
 from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
@@ -66,9 +65,7 @@ def _dummy(v: Value) -> Any:
 def rule_constant(node: Node) -> Any:
     """A constant as lowering rules get it: tuples as lists, values printed with their type
     (`annotate(List[int], [])`) as the values."""
-    value = constant_value(node)
-    if isinstance(value, AnnotatedValue):
-        value = value.value
+    value = plain_constant_value(node)
     return list(value) if isinstance(value, tuple) else value
 
 

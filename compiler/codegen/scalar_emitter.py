@@ -627,6 +627,8 @@ class ExprEmitter(Comparisons):
         if -1 in sizes:
             known = int(np.prod([s for s in sizes if s != -1]))
             sizes[sizes.index(-1)] = total // known if known else 0
+        if isinstance(x, View) and is_contiguous_view(x):  # the result is contiguous too
+            return self._view(x, sizes, _contiguous(sizes))
         if [s for s in x.sizes if s != 1] == [s for s in sizes if s != 1]:
             kept = iter([st for s, st in zip(x.sizes, x.strides) if s != 1] if isinstance(x, View)
                         else [a for s, a in zip(x.sizes, x.axes) if s != 1])
@@ -634,8 +636,6 @@ class ExprEmitter(Comparisons):
             if isinstance(x, Val):
                 return Val(x.expr, x.dtype, DIMENSIONED if sizes else ZERO_DIM, tuple(sizes), tuple(mapped))
             return self._view(x, sizes, mapped)
-        if isinstance(x, View) and tuple(x.strides) == _contiguous(x.sizes):
-            return self._view(x, sizes, _contiguous(sizes))
         raise NotLowerable("reshape that needs a copy")
 
 

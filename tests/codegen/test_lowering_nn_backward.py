@@ -1,12 +1,18 @@
-"""The backwards of average, adaptive average and adaptive max pooling run natively with the
-interpreter's results (float32 and float64, stride, padding, ceil_mode, count_include_pad,
-divisor_override, windows that overlap or leave gaps, 3-D inputs), with and without bounds checks;
-max pooling whose stride list is printed as `annotate(List[int], [])` lowers too."""
+"""The backwards of average, adaptive average and adaptive max pooling and of index_select run
+natively with the interpreter's results (float32 and float64, stride, padding, ceil_mode,
+count_include_pad, divisor_override, windows that overlap or leave gaps, 3-D inputs, repeated
+indices), with and without bounds checks;
+an index out of range bails out; max pooling whose stride list is printed as
+`annotate(List[int], [])` lowers too."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from irjit.ops.errors import IRRuntimeError
+from irjit.ops.tensor import Tensor
+from irjit.runtime import no_grad
 
 from .test_lowering_nn import _rand, assert_all_native, run_both
 from .test_lowering_nn_conv_backward import checks  # noqa: F401  (the bounds-checks fixture)
@@ -80,3 +86,29 @@ def test_max_pool2d_with_the_stride_list_printed_as_annotated_empty_list():
   %y : Tensor = aten::max_pool2d(%x, %k, %s, %p, %d, %c)
   return (%y)"""
     assert_all_native(run_both(text, [_rand((2, 3, 6, 7))]))
+
+
+INDEX_SELECT_BACKWARD = """graph(%g : Tensor, %i : Tensor):
+  %sizes : int[] = prim::Constant[value={sizes}]()
+  %d : int = prim::Constant[value={dim}]()
+  %y : Tensor = aten::index_select_backward(%g, %sizes, %d, %i)
+  return (%y)"""
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_select_backward_sums_the_gradients_of_repeated_indices(checks, dtype, dim):  # noqa: F811
+    sizes = [4, 5, 3]
+    index = np.array([1, 2, 1, 0, 1])
+    g_shape = list(sizes)
+    g_shape[dim] = len(index)
+    text = INDEX_SELECT_BACKWARD.format(sizes=sizes, dim=dim)
+    assert_all_native(run_both(text, [_rand(g_shape, dtype), index]))
+
+
+def test_index_select_backward_of_an_index_out_of_range_bails_out():
+    text = INDEX_SELECT_BACKWARD.format(sizes=[4, 3], dim=0)
+    runner = run_both(text, [_rand((2, 3)), np.array([0, 3])])
+    with no_grad(), pytest.raises(IRRuntimeError, match="index 4 is out of bounds"):
+        runner.run([Tensor(_rand((2, 3))), Tensor(np.array([0, 4]))])
+    assert runner.stats.bailouts == 1
