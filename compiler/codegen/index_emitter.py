@@ -12,7 +12,7 @@ import numpy as np
 from irjit.ops.lowering_common import NotLowerable
 
 from .kernel import CheckedIndex, Const, Convolution, Gather, Position
-from .scalar_emitter import (DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View,
+from .scalar_emitter import (DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View, _contiguous,
                              is_contiguous_view)
 
 INT64 = np.dtype(np.int64)
@@ -144,7 +144,7 @@ class LoweringEmitter(ExprEmitter):
         scratch = self.allocate(x.dtype, (elems,)) if elems else None
         self.products.append(Convolution(shape, None, weight.buffer, None, out, scratch, x.dtype,
                                          mode="grad_input", grad=x.buffer))
-        return View(out, x.dtype, out_sizes, contiguous(out_sizes))
+        return View(out, x.dtype, out_sizes, _contiguous(out_sizes))
 
     def convolution_backward(self, grad, x, weight, stride, padding, dilation, transposed: bool,
                              groups, mask, sizes) -> tuple:
@@ -179,7 +179,7 @@ class LoweringEmitter(ExprEmitter):
             fields = dict(x=None, weight=None, bias=None, grad=None) | operands
             self.products.append(Convolution(shape, out=out, scratch=scratch, dtype=x.dtype, mode=mode,
                                              **fields))
-            return View(out, x.dtype, tuple(out_sizes), contiguous(out_sizes))
+            return View(out, x.dtype, tuple(out_sizes), _contiguous(out_sizes))
 
         grad_input = grad_weight = None
         if mask[0]:
@@ -188,8 +188,3 @@ class LoweringEmitter(ExprEmitter):
         if mask[1]:
             grad_weight = product(sizes[1], "grad_weight", x=conv_in.buffer, grad=conv_out.buffer)
         return grad_input, grad_weight
-
-
-def contiguous(sizes) -> tuple[int, ...]:
-    """Row-major strides (in elements) of `sizes`."""
-    return tuple(int(np.prod(sizes[k + 1:])) for k in range(len(sizes)))
