@@ -1,5 +1,5 @@
 """Specialization-time decompositions for native code: multi-output ops of a fully typed
-graph, and ops whose lowering is a composition of others (normalizations, conv variants),
+graph, and ops whose lowering is a composition of others (normalizations),
 become single-output nodes that have lowering rules, and in-place ops on fresh tensors their
 functional ops, so they join native groups."""
 

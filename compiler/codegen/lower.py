@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node, Value
-from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.ir.constants import plain_constant_value
 from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
@@ -55,12 +55,18 @@ def _dummy(v: Value) -> Any:
     if is_tensor_list(v):
         return [_dummy(x) for x in v.node.inputs]
     if v.node.kind == "prim::Constant":
-        value = constant_value(v.node)
-        return list(value) if isinstance(value, tuple) else value
+        return rule_constant(v.node)
     t = v.type
     if isinstance(t, NamedType):
         return {"int": 0, "float": 0.0, "bool": False, "NoneType": None}.get(t.name, object())
     return object()
+
+
+def rule_constant(node: Node) -> Any:
+    """A constant as lowering rules get it: tuples as lists, values printed with their type
+    (`annotate(List[int], [])`) as the values."""
+    value = plain_constant_value(node)
+    return list(value) if isinstance(value, tuple) else value
 
 
 def entry_of(node: Node) -> Optional[OpEntry]:
@@ -107,7 +113,8 @@ def lowerable_args(node: Node, entry: Optional[OpEntry] = None) -> bool:
             if number_dtype(v.type) is None or i >= len(params) or \
                     params[i].type not in _NUMERIC_ARGS:
                 return False
-    return all(tensor_layout(o.type) is not None for o in node.outputs)
+    return all(tensor_layout(o.type) is not None for o in node.outputs
+               if o.uses or len(node.outputs) == 1)  # unread outputs of several may be untyped
 
 
 def _is_view(node: Node) -> bool:
@@ -248,8 +255,7 @@ class GroupLowering:
 
     def lower_node(self, e: ExprEmitter, node: Node, env: dict) -> None:
         if node.kind == "prim::Constant":
-            value = constant_value(node)
-            env[node.output] = list(value) if isinstance(value, tuple) else value
+            env[node.output] = rule_constant(node)
             return
         if facts.has_tag(node.kind, "identity"):
             env[node.output] = env[node.inputs[0]]
@@ -260,7 +266,10 @@ class GroupLowering:
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
-        dtype, sizes, _ = tensor_layout(node.outputs[0].type)
+        # the first typed output (outputs nothing reads, such as gradients an output mask
+        # leaves out, may have no type)
+        dtype, sizes, _ = next(layout for layout in map(tensor_layout, (o.type for o in node.outputs))
+                               if layout is not None)
         e.node_sizes, e.node_dtype = sizes, dtype
         e.node_axes = self.node_axes(e, node, env, sizes)
         inputs = [env[v] for v in node.inputs]
@@ -269,6 +278,10 @@ class GroupLowering:
         if len(results) != len(node.outputs):
             raise NotLowerable(f"{node.kind}: {len(results)} results for {len(node.outputs)} outputs")
         for out, r in zip(node.outputs, results):
+            if r is None:  # an output the rule does not compute (not asked for)
+                if out.uses:
+                    raise NotLowerable(f"{node.kind}: no result for a used output")
+                continue
             if isinstance(r, Val) and any(r is x for x in inputs) and \
                     (r.dtype, r.sizes) == tensor_layout(out.type)[:2]:
                 env[out] = r  # the op returns its input: one tensor, stored once
