@@ -1,13 +1,141 @@
 """Native lowering rules of tensor ops that move or select elements by their position: detach,
-flip, roll, repeat, tril and triu; each output element is a load at an index computed from the
-output position (or a select on it), so they fuse with the ops around them."""
+flip, roll, repeat, tril, triu and slice_backward. Each output element is a load from an input view at an index
+computed from the output position (or a select on that position), so they fuse with the ops
+that read them; every computed index is in range by construction."""
 
 from __future__ import annotations
 
 from . import views  # noqa: F401
+from .lowering_common import NotLowerable
 from .registry import lowering
 
 
 @lowering("aten::detach")
 def _detach(e, x):
     return e.alias(x)
+
+
+def _dims(dims, rank: int) -> list:
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    if any(not isinstance(d, int) or not -rank <= d < rank for d in dims):
+        raise NotLowerable("a dim out of range")  # the interpreter raises IndexError
+    return [d % rank for d in dims]
+
+
+def _nonempty(x):
+    if 0 in x.sizes:
+        raise NotLowerable("an empty tensor")
+    return x
+
+
+def _gather(e, x, indices: list):
+    """`x` at `indices` (one per dim of x, each in range)."""
+    if not e.is_view(x):
+        raise NotLowerable("positional loads read input views")
+    return e.load_at(x, indices)
+
+
+@lowering("aten::flip")
+def _flip(e, x, dims):
+    _nonempty(x)
+    rank = len(x.sizes)
+    axes = _dims(dims, rank) if rank else []
+    if len(set(axes)) != len(axes):
+        raise NotLowerable("flip dims have duplicates")  # an error in the interpreter
+    if all(x.sizes[d] == 1 for d in axes):
+        return e.value(x)
+    return _gather(e, x, [e.sub(x.sizes[d] - 1, e.position(d)) if d in axes else e.position(d)
+                          for d in range(rank)])
+
+
+def _rolled(e, position, size: int, shift: int):
+    """The source index of `position` along a dim of `size` rolled by `shift`."""
+    back = -shift % size
+    return position if back == 0 else e.index_rem(e.add(position, back), size)
+
+
+@lowering("aten::roll")
+def _roll(e, x, shifts, dims=()):
+    shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    sizes, rank = tuple(_nonempty(x).sizes), len(x.sizes)
+    if not all(isinstance(s, int) for s in shifts) or not rank:
+        raise NotLowerable("roll by run-time shifts or of a 0-dim tensor")
+    if not dims:
+        if len(shifts) != 1:
+            raise NotLowerable("shifts and dims must align")
+        total, strides = 1, []
+        for n in reversed(sizes):
+            strides.insert(0, total)
+            total *= n
+        flat = e.cast(0, "int64")
+        for d in range(rank):
+            flat = e.add(flat, e.mul(e.position(d), strides[d]))
+        source = _rolled(e, flat, total, shifts[0])
+        return _gather(e, x, [e.index_rem(e.index_div(source, strides[d]), sizes[d]) for d in range(rank)])
+    if len(shifts) != len(dims):
+        raise NotLowerable("shifts and dims must align")
+    total_shift = [0] * rank
+    for s, d in zip(shifts, _dims(dims, rank)):
+        total_shift[d] += s
+    return _gather(e, x, [_rolled(e, e.position(d), sizes[d], total_shift[d]) for d in range(rank)])
+
+
+@lowering("aten::repeat")
+def _repeat(e, x, repeats):
+    sizes = tuple(_nonempty(x).sizes)
+    if not isinstance(repeats, (list, tuple)) or len(repeats) < len(sizes) or \
+            not all(isinstance(r, int) and r > 0 for r in repeats):
+        raise NotLowerable("repeat counts")
+    lead = len(repeats) - len(sizes)
+    if all(r == 1 for r in repeats) and not lead:
+        return e.value(x)
+    if not sizes:
+        raise NotLowerable("repeat of a 0-dim tensor")
+    # a size-1 dim reads index 0 (load_at keeps its position's shape); the new leading dims
+    # join the first index times 0, so the load runs along every output dim
+    indices = [e.index_rem(e.position(lead + k), n) if n != 1 else e.position(lead + k)
+               for k, n in enumerate(sizes)]
+    for d in range(lead):
+        indices[0] = e.add(indices[0], e.mul(e.position(d), 0))
+    return _gather(e, x, indices)
+
+
+def _triangle(e, x, diagonal, lower: bool):
+    if len(x.sizes) < 2 or not isinstance(diagonal, int):
+        raise NotLowerable("tril/triu of fewer than 2 dims or by a run-time diagonal")
+    offset = e.sub(e.position(-1), e.position(-2))  # column - row
+    keep = e.le(offset, diagonal) if lower else e.ge(offset, diagonal)
+    return e.where(keep, x, 0)
+
+
+@lowering("aten::tril")
+def _tril(e, x, diagonal=0):
+    return _triangle(e, x, diagonal, lower=True)
+
+
+@lowering("aten::triu")
+def _triu(e, x, diagonal=0):
+    return _triangle(e, x, diagonal, lower=False)
+
+
+@lowering("aten::slice_backward")
+def _slice_backward(e, grad, input_sizes, dim, start, end, step):
+    """Zeros of `input_sizes` holding `grad` at the sliced positions: each output position
+    loads the gradient at its (clamped) slice index and keeps it only where it was sliced."""
+    sizes = tuple(input_sizes) if isinstance(input_sizes, (list, tuple)) else None
+    if sizes is None or tuple(e.node_sizes) != sizes or not sizes or \
+            not all(isinstance(v, int) for v in (dim, start, step)) or step < 1:
+        raise NotLowerable("slice_backward with run-time geometry")
+    dim = _dims(dim, len(sizes))[0]
+    n, count = sizes[dim], grad.sizes[dim]
+    start = min(max(start + n if start < 0 else start, 0), n)
+    if count == 0 or 0 in grad.sizes:
+        raise NotLowerable("slice_backward of an empty slice")
+    rel = e.sub(e.position(dim), start)
+    inside = e.logical_and(e.ge(rel, 0), e.lt(rel, count * step))
+    if step != 1:
+        inside = e.logical_and(inside, e.eq(e.index_rem(e.maximum(rel, 0), step), 0))
+    index = e.minimum(e.maximum(e.index_div(e.maximum(rel, 0), step), 0), count - 1)
+    value = _gather(e, grad, [index if d == dim else e.position(d) for d in range(len(sizes))])
+    return e.where(inside, value, 0)

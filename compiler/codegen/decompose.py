@@ -13,7 +13,7 @@ from irjit.compiler.passes.remove_mutation import remove_tensor_mutation
 from irjit.ops import facts
 from irjit.ops.types import TensorType
 
-from . import decompose_nn  # noqa: F401  (registers its rules)
+from . import decompose_nn, decompose_tensor  # noqa: F401  (register their rules)
 from .decompose_rules import RULES, decomposes
 from .lower import contiguous_strides, entry_for, tensor_layout
 

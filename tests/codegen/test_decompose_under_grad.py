@@ -1,7 +1,7 @@
 """Decompositions in graphs specialized under grad mode: layer norm, group norm and batch norm
 in eval mode decompose and run as differentiated native groups with the interpreter's outputs
-and gradients (running statistics get none); batch norm in training and max/min over a dim,
-whose decompositions would differ from the op on the tape, stay whole."""
+and gradients (running statistics get none); max over a dim becomes a gather at its argmax;
+batch norm in training, whose running-statistic writes the tape would record, stays whole."""
 
 from __future__ import annotations
 
@@ -83,11 +83,13 @@ def test_batch_norm_in_training_under_grad_stays_whole_and_updates_the_running_s
     assert not np.allclose(got[3].data, arrays[3])
 
 
-def test_max_over_a_dim_under_grad_stays_whole_so_a_tie_sends_its_gradient_to_one_index(monkeypatch):
-    """amax would share the gradient among tied maxima; max.dim's derivative gives it all to
-    the returned index."""
+def test_max_over_a_dim_under_grad_is_a_gather_at_argmax_so_a_tie_sends_its_gradient_to_one_index(
+        monkeypatch):
+    """amax would share the gradient among tied maxima; max.dim's derivative, and gather's at
+    the argmax, give it all to the returned index."""
     cov, _, _ = _check(MAX_DIM, [(3, 4)], monkeypatch)
-    assert cov.interpreted["aten::max"] == 1
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::argmax"] == 1 and cov.native["aten::gather_backward"] == 1
     runner = NativeRunner(parse_ir(MAX_DIM))
     for _ in range(2):
         x = Tensor(np.ones((2, 3), np.float32), True)

@@ -1,0 +1,138 @@
+"""Decompositions of tensor ops into natively lowered ones: the LSTM and GRU cells as two
+linear layers whose gate slices go through pointwise ops, and max/min over a dim under
+grad mode as argmax/argmin and a gather at that index (whose derivative, like the op's, sends a
+tied maximum's gradient to the returned index only)."""
+
+from __future__ import annotations
+
+from irjit.compiler.ir import Node
+from irjit.ops.types import TensorType
+
+from .decompose_rules import NodeBuilder, constant_of, decomposes, is_none, sizes_of
+
+
+def _always(node: Node) -> bool:
+    return True
+
+
+def _float_2d(v) -> bool:
+    sizes = sizes_of(v)
+    return isinstance(v.type, TensorType) and sizes is not None and len(sizes) == 2 and \
+        v.type.scalar_type in ("Float", "Double")
+
+
+class _Cell:
+    """The operands of an RNN cell node of 2-D input and state, weights of (gates * hidden,
+    features) and optional biases, one dtype; its gates are slices of one pre-activation."""
+
+    def __init__(self, node: Node, states: list, gates: int):
+        x, _, w_ih, w_hh, b_ih, b_hh = node.inputs
+        self.ok = False
+        tensors = [x, *states, w_ih, w_hh] + [b for b in (b_ih, b_hh) if not is_none(b)]
+        if not all(_float_2d(v) for v in [x, *states, w_ih, w_hh]) or \
+                len({v.type.scalar_type for v in tensors}) != 1 or \
+                any(sizes_of(v) is None for v in tensors):
+            return
+        (n, features), (_, hidden) = sizes_of(x), sizes_of(states[0])
+        if sizes_of(w_ih) != (gates * hidden, features) or sizes_of(w_hh) != (gates * hidden, hidden) or \
+                any(sizes_of(s) != (n, hidden) for s in states) or \
+                any(not is_none(b) and sizes_of(b) != (gates * hidden,) for b in (b_ih, b_hh)) or \
+                0 in (n, features, hidden):
+            return
+        self.ok = True
+        self.n, self.hidden, self.gates = n, hidden, gates
+        self.b = NodeBuilder(node, x.type)
+        self.size = (n, hidden)
+        wide = (n, gates * hidden)
+        self.input_side = self.b.op("aten::linear", [x, w_ih, b_ih], wide)
+        self.state_side = self.b.op("aten::linear", [states[0], w_hh, b_hh], wide)
+
+    def gate(self, v, k: int):
+        """Gate k of the (n, gates * hidden) pre-activation `v`."""
+        h = self.hidden
+        return self.b.op("aten::slice", [v, 1, k * h, (k + 1) * h, 1], self.size)
+
+    def gates_of_sum(self) -> list:
+        total = self.b.op("aten::add", [self.input_side, self.state_side, 1], (self.n, self.gates * self.hidden))
+        return [self.gate(total, k) for k in range(self.gates)]
+
+
+def _cell_states(node: Node):
+    hx = node.inputs[1]
+    if hx.node.kind != "prim::ListConstruct" or len(hx.node.inputs) != 2:
+        return None
+    return list(hx.node.inputs)
+
+
+@decomposes("aten::lstm_cell", under_grad=_always)
+def decompose_lstm_cell(node: Node) -> bool:
+    """i, f, g, o = σ, σ, tanh, σ of the four gates; c' = f c + i g; h' = o tanh(c')."""
+    states = _cell_states(node)
+    if states is None:
+        return False
+    cell = _Cell(node, states, 4)
+    if not cell.ok:
+        return False
+    c = states[1]
+    b, size = cell.b, cell.size
+    i, f, g, o = (b.op(kind, [gate], size) for gate, kind in
+                  zip(cell.gates_of_sum(), ("aten::sigmoid", "aten::sigmoid", "aten::tanh", "aten::sigmoid")))
+    cy = b.op("aten::add", [b.op("aten::mul", [f, c], size), b.op("aten::mul", [i, g], size), 1], size)
+    hy = b.op("aten::mul", [o, b.op("aten::tanh", [cy], size)], size)
+    b.replace(node.outputs[0], hy)
+    b.replace(node.outputs[1], cy)
+    node.destroy()
+    return True
+
+
+@decomposes("aten::gru_cell", under_grad=_always)
+def decompose_gru_cell(node: Node) -> bool:
+    """r, z = σ of their gates; n = tanh(x W_n + b_in + r (h U_n + b_hn)); h' = n + z (h - n)."""
+    h = node.inputs[1]
+    cell = _Cell(node, [h], 3)
+    if not cell.ok:
+        return False
+    b, size = cell.b, cell.size
+    rz = b.op("aten::add", [cell.input_side, cell.state_side, 1], (cell.n, 3 * cell.hidden))
+    r = b.op("aten::sigmoid", [cell.gate(rz, 0)], size)
+    z = b.op("aten::sigmoid", [cell.gate(rz, 1)], size)
+    xn, hn = cell.gate(cell.input_side, 2), cell.gate(cell.state_side, 2)
+    n = b.op("aten::tanh", [b.op("aten::add", [xn, b.op("aten::mul", [r, hn], size), 1], size)], size)
+    hy = b.op("aten::add", [n, b.op("aten::mul", [z, b.op("aten::sub", [h, n, 1], size)], size), 1], size)
+    b.replace(node.output, hy)
+    node.destroy()
+    return True
+
+
+def _extreme_at_index(node: Node, index_kind: str) -> bool:
+    x, dim, keepdim = node.inputs
+    try:
+        dim, keepdim = constant_of(dim), constant_of(keepdim)
+    except LookupError:
+        return False
+    sizes, out_sizes = sizes_of(x), sizes_of(node.outputs[0])
+    if sizes is None or not sizes or out_sizes is None or 0 in sizes or not isinstance(dim, int) or \
+            not isinstance(keepdim, bool) or not -len(sizes) <= dim < len(sizes):
+        return False
+    dim %= len(sizes)
+    kept = tuple(1 if d == dim else n for d, n in enumerate(sizes))
+    b = NodeBuilder(node, x.type)
+    index = b.op(index_kind, [x, dim, True], kept, like=node.outputs[1].type)
+    values = b.op("aten::gather", [x, dim, index, False], kept)
+    if not keepdim:
+        values = b.op("aten::squeeze", [values, dim], out_sizes)
+        index = b.op("aten::squeeze", [index, dim], out_sizes, like=node.outputs[1].type)
+    b.replace(node.outputs[0], values)
+    b.replace(node.outputs[1], index)
+    node.destroy()
+    return True
+
+
+@decomposes("aten::max", outputs=2, under_grad=_always)
+def decompose_max_dim_at_index(node: Node) -> bool:
+    return _extreme_at_index(node, "aten::argmax")
+
+
+@decomposes("aten::min", outputs=2, under_grad=_always)
+def decompose_min_dim_at_index(node: Node) -> bool:
+    return _extreme_at_index(node, "aten::argmin")
