@@ -1,11 +1,14 @@
 """Native lowering rules of tensor ops that move or select elements by their position: detach,
-flip, roll, repeat, tril, triu and slice_backward. Each output element is a load from an input view at an index
-computed from the output position (or a select on that position), so they fuse with the ops
-that read them; every computed index is in range by construction."""
+flip, roll, repeat, tril, triu, slice_backward, advanced indexing by integer tensors and its
+derivative (index_put with accumulation). Each output element is a load from an input view at
+an index computed from the output position (or a select on that position), so they fuse with
+the ops that read them; every computed index is in range by construction or checked."""
 
 from __future__ import annotations
 
-from . import views  # noqa: F401
+import math
+
+from . import indexing, views  # noqa: F401
 from .lowering_common import NotLowerable
 from .registry import lowering
 
@@ -139,3 +142,103 @@ def _slice_backward(e, grad, input_sizes, dim, start, end, step):
     index = e.minimum(e.maximum(e.index_div(e.maximum(rel, 0), step), 0), count - 1)
     value = _gather(e, grad, [index if d == dim else e.position(d) for d in range(len(sizes))])
     return e.where(inside, value, 0)
+
+
+def _is_index_tensor(v) -> bool:
+    return hasattr(v, "sizes") and hasattr(v, "dtype")
+
+
+class _Indexing:
+    """The geometry of advanced indexing of a tensor of `sizes` by integer tensors (None: a
+    whole dim): the indexed dims, the broadcast shape of the index tensors and where it sits in
+    the result (at the first indexed dim when those are adjacent, else in front)."""
+
+    def __init__(self, sizes: tuple, indices: list):
+        indices = list(indices) + [None] * (len(sizes) - len(indices))
+        if len(indices) > len(sizes) or not any(v is not None for v in indices) or any(
+                v is not None and not (_is_index_tensor(v) and v.dtype.kind in "iu") for v in indices):
+            raise NotLowerable("indices other than integer tensors")
+        self.sizes, self.indices = sizes, indices
+        self.indexed = [d for d, v in enumerate(indices) if v is not None]
+        self.broadcast = _broadcast([tuple(indices[d].sizes) for d in self.indexed])
+        adjacent = self.indexed == list(range(self.indexed[0], self.indexed[-1] + 1))
+        self.first = self.indexed[0] if adjacent else 0
+        rest = [sizes[d] for d in range(len(sizes)) if d not in self.indexed]
+        self.result = tuple(rest[:self.first]) + self.broadcast + tuple(rest[self.first:])
+
+    def index_dims(self, v) -> range:
+        """The result dims an index tensor's dims run along (right-aligned in the broadcast)."""
+        end = self.first + len(self.broadcast)
+        return range(end - len(v.sizes), end)
+
+    def other_dims(self) -> list:
+        """The result dim of each dim that is not indexed, in order."""
+        return [d for d in range(len(self.result)) if not self.first <= d < self.first + len(self.broadcast)]
+
+
+def _broadcast(shapes: list) -> tuple:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for k in range(rank):
+        dims = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(dims) > 1:
+            raise NotLowerable("index tensors that do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+@lowering("aten::index.Tensor")
+def _index(e, x, indices):
+    """Advanced indexing by integer tensors: each output element loads x at the index tensors'
+    entries (each checked against its dim: out of range, the kernel bails out and the
+    interpreter raises IndexError) and at its own position along the other dims. Masks stay
+    interpreted."""
+    geometry = _Indexing(tuple(_nonempty(x).sizes), indices)
+    if tuple(e.node_sizes) != geometry.result or 0 in geometry.result:
+        raise NotLowerable("index result sizes")
+    others = geometry.other_dims()
+    at = []
+    for d, v in enumerate(geometry.indices):
+        if v is None:
+            at.append(e.position(others.pop(0)))
+        else:
+            at.append(e.checked_index(e.aligned(v, geometry.index_dims(v)), geometry.sizes[d], wrap=True))
+    return _gather(e, x, at)
+
+
+MAX_SCATTER_WORK = 1 << 22  # output elements times index entries above which index_put stays interpreted
+
+
+@lowering("aten::index_put")
+def _index_put(e, x, indices, values, accumulate=False):
+    """With `accumulate` (index's derivative): x plus, at each position, the sum of the values
+    whose index entries name it, a reduction over the index entries (no store goes through an
+    index); each entry is checked against its dim."""
+    sizes = tuple(_nonempty(x).sizes)
+    if accumulate is not True or not (e.is_view(x) and e.is_view(values)) or x.dtype != values.dtype:
+        raise NotLowerable("index_put without accumulation or of computed operands")
+    geometry = _Indexing(sizes, indices)
+    count = math.prod(geometry.broadcast)
+    if tuple(values.sizes) != geometry.result or count == 0 or \
+            any(not e.is_view(geometry.indices[d]) for d in geometry.indexed) or \
+            math.prod(sizes) * count > MAX_SCATTER_WORK:
+        raise NotLowerable("index_put shapes")
+    rank = len(sizes)
+    space = sizes + (count,)
+    e.reduction_space(space, [rank])
+    entry, coords = e.position(rank, space), []
+    for n in reversed(geometry.broadcast):
+        coords.insert(0, e.index_rem(entry, n))
+        entry = e.index_div(entry, n)
+    hit, others = None, [d for d in range(rank) if d not in geometry.indexed]
+    for d in geometry.indexed:
+        v = geometry.indices[d]
+        at = coords[len(coords) - len(v.sizes):]
+        target = e.checked_index(e.load_at(v, at), sizes[d], wrap=True)
+        same = e.eq(target, e.position(d, space))
+        hit = same if hit is None else e.logical_and(hit, same)
+    value_at = [e.position(d, space) for d in others]
+    value_at[geometry.first:geometry.first] = coords
+    total = e.reduce("sum", e.where(hit, e.load_at(values, value_at), 0), [rank], False)
+    kept = e.load_at(x, [e.position(d, space) for d in range(rank)])
+    return e.add(e.squeeze(kept, [rank]), total)

@@ -90,7 +90,7 @@ def decompose_for_native(graph: Graph, grad_enabled: bool = False) -> bool:
             if rule(n, grad_enabled):
                 changed = True
                 break
-    changed |= remove_tensor_mutation(graph, _writes_a_pointwise_result)
+    changed |= remove_tensor_mutation(graph, _writes_a_pointwise_result, later_views=True)
     return changed
 
 

@@ -15,7 +15,7 @@ from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
-from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, TensorType
+from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
 from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
@@ -77,10 +77,16 @@ def entry_for(kind: str, inputs: list[Value]) -> Optional[OpEntry]:
 
 
 def is_tensor_list(v: Value) -> bool:
-    """A list built in the graph from tensors of complete types (the argument of cat/stack):
-    inside a kernel it is the list of its elements' values."""
-    return v.node.kind == "prim::ListConstruct" and isinstance(v.type, ListType) and \
-        isinstance(v.type.elem, TensorType) and all(tensor_layout(x.type) is not None for x in v.node.inputs)
+    """A list built in the graph from tensors of complete types (the argument of cat/stack),
+    or of those and None (`index`'s `Tensor?[]`): inside a kernel it is the list of its
+    elements' values."""
+    if v.node.kind != "prim::ListConstruct" or not isinstance(v.type, ListType):
+        return False
+    optional = isinstance(v.type.elem, OptionalType)
+    elem = v.type.elem.elem if optional else v.type.elem
+    return isinstance(elem, TensorType) and all(
+        tensor_layout(x.type) is not None or optional and x.node.kind == "prim::Constant" and
+        constant_value(x.node) is None for x in v.node.inputs)
 
 
 # run-time numbers reach a kernel as 0-dim buffers of these dtypes

@@ -12,7 +12,7 @@ from irjit.compiler import parse_ir
 from irjit.compiler.codegen.lower import lower_group
 from irjit.ops.lowering_common import NotLowerable
 
-from .lowering_check import assert_native_matches
+from .lowering_check import assert_native_matches, interpreted
 
 DTYPES = [np.float32, np.float64, np.int64]
 
@@ -134,3 +134,62 @@ def test_arguments_the_interpreter_rejects_are_not_lowered(call):
     graph = parse_ir(text)
     with pytest.raises(NotLowerable):
         lower_group(graph, "k")
+
+
+INDEX = """graph(%x : Tensor, %i : Tensor, %j : Tensor):
+  %n : NoneType = prim::Constant()
+  %l : Tensor?[] = prim::ListConstruct({indices})
+  %y : Tensor = aten::index(%x, %l)
+  return (%y)"""
+
+INDEX_PUT = """graph(%x : Tensor, %i : Tensor, %j : Tensor, %v : Tensor):
+  %n : NoneType = prim::Constant()
+  %t : bool = prim::Constant[value=1]()
+  %l : Tensor?[] = prim::ListConstruct({indices})
+  %y : Tensor = aten::index_put(%x, %l, %v, %t)
+  return (%y)"""
+
+# (indices, i, j): adjacent and separated index tensors, broadcasting, negative entries
+INDEXINGS = [("%i", [2, -1, 0, 2], [0]), ("%n, %i", [[1, 3], [0, -4]], [0]), ("%i, %j", [0, 2], [[1], [3]]),
+             ("%i, %n, %j", [1, -2], [4, 0]), ("%n, %n, %i", [4, 4, 0], [0])]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("indices, i, j", INDEXINGS)
+def test_index_by_integer_tensors(checks, dtype, indices, i, j):
+    x = _input((3, 4, 5), dtype, transposed=True, nan=True)
+    assert_native_matches(INDEX.format(indices=indices), [x, np.array(i), np.array(j)])
+
+
+def test_an_index_out_of_range_bails_out_and_raises_the_interpreters_index_error(checks):
+    from irjit.ops.errors import IRRuntimeError
+    from irjit.ops.tensor import Tensor
+    from irjit.runtime import no_grad
+    from irjit.runtime.native import NativeRunner
+    runner = NativeRunner(parse_ir(INDEX.format(indices="%n, %i")))
+    x = Tensor(_input((3, 4), np.float32))
+    with no_grad():
+        runner.run([x, Tensor(np.array([1, 3])), Tensor(np.array([0]))])
+        runner.run([x, Tensor(np.array([1, 3])), Tensor(np.array([0]))])
+        assert runner.stats.bailouts == 0
+        for bad in ([1, 4], [-5, 0]):
+            with pytest.raises(IRRuntimeError, match=f"index {bad[-1] if bad[0] == 1 else bad[0]} is out "
+                               "of bounds for dimension 1 with size 4"):
+                runner.run([x, Tensor(np.array(bad)), Tensor(np.array([0]))])
+    assert runner.stats.bailouts == 2
+
+
+def test_a_mask_index_stays_interpreted():
+    x = _input((3, 4), np.float32)
+    runner = assert_native_matches(INDEX.format(indices="%i"), [x, np.array([True, False, True]), np.array(0)],
+                                   all_native=False)
+    assert runner.stats.nodes_native == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("indices, i, j", INDEXINGS)
+def test_index_put_accumulates_repeated_entries(checks, dtype, indices, i, j):
+    x = _input((3, 4, 5), dtype, seed=1)
+    expected = interpreted(INDEX.format(indices=indices), [x, np.array(i), np.array(j)])[0].data
+    values = _input(expected.shape, dtype, seed=2)
+    assert_native_matches(INDEX_PUT.format(indices=indices), [x, np.array(i), np.array(j), values])
