@@ -75,8 +75,9 @@ def decompose_lstm_cell(node: Node) -> bool:
         return False
     c = states[1]
     b, size = cell.b, cell.size
-    i, f, g, o = (b.op(kind, [gate], size) for gate, kind in
-                  zip(cell.gates_of_sum(), ("aten::sigmoid", "aten::sigmoid", "aten::tanh", "aten::sigmoid")))
+    i, f, g, o = cell.gates_of_sum()
+    i, f, o = (b.op("aten::sigmoid", [v], size) for v in (i, f, o))
+    g = b.op("aten::tanh", [g], size)
     cy = b.op("aten::add", [b.op("aten::mul", [f, c], size), b.op("aten::mul", [i, g], size), 1], size)
     hy = b.op("aten::mul", [o, b.op("aten::tanh", [cy], size)], size)
     b.replace(node.outputs[0], hy)
