@@ -5,10 +5,14 @@ tied maximum's gradient to the returned index only)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from irjit.compiler.ir import Node
+from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
 from .decompose_rules import NodeBuilder, constant_of, decomposes, is_none, sizes_of
+from .lower import contiguous_strides
 
 
 def _always(node: Node) -> bool:
@@ -137,3 +141,116 @@ def decompose_max_dim_at_index(node: Node) -> bool:
 @decomposes("aten::min", outputs=2, under_grad=_always)
 def decompose_min_dim_at_index(node: Node) -> bool:
     return _extreme_at_index(node, "aten::argmin")
+
+
+# ---- sort and topk
+
+MAX_SORT = 256  # elements along the sorted dim above which sort/topk stay interpreted (quadratic)
+
+
+class _Ranking:
+    """Sorting along `dim` by ranks: element j's rank is the number of elements k that come
+    before it (smaller, or larger when descending, NaN counting as the largest; equal ones
+    before it in the input, which makes the order stable), and output i takes the element of
+    rank i. Comparisons are of (…, n, n) pairs, j along `dim` and k (or i) along the dim after
+    it; a computed value keeps its dims on the kernel axes it was computed along."""
+
+    def __init__(self, node: Node, x, dim: int, descending: bool):
+        self.b = NodeBuilder(node, x.type)
+        self.x, self.sizes, self.dim, self.descending = x, sizes_of(x), dim, descending
+        self.n = self.sizes[dim]
+        self.long = node.outputs[1].type
+        self.bool = x.type.with_(scalar_type="Bool")
+
+    def positions(self, count: int, at: int):
+        """0 .. count-1 along the pair dim `at` (dim: j, dim + 1: k), a constant tensor (an
+        input of the kernel, read through its strides)."""
+        sizes = [1] * (len(self.sizes) + 1)
+        sizes[at] = count
+        value = Tensor(np.arange(count, dtype=np.int64).reshape(sizes))
+        return self.b.graph.insert_constant(value, self.long.with_(
+            sizes=tuple(sizes), strides=contiguous_strides(sizes), requires_grad=False))
+
+    def along(self, v, at: int, like):
+        """`v` (of the tensor's sizes) with a size-1 dim so that its dim runs along the pair
+        dim `at` (dim: j, dim + 1: k)."""
+        sizes = list(self.sizes)
+        sizes.insert(self.dim + 1, 1)
+        if at == self.dim + 1:
+            sizes[self.dim], sizes[self.dim + 1] = 1, self.n
+            return self.b.op("aten::unsqueeze", [v, self.dim], sizes, like=like)
+        return self.b.op("aten::unsqueeze", [v, self.dim + 1], sizes, like=like)
+
+    def cmp(self, kind: str, a, c):
+        """`kind` of a and c (broadcast against each other) as a bool tensor."""
+        sizes = tuple(max(m, n) for m, n in zip(sizes_of(a), sizes_of(c)))
+        return self.b.op(kind, [a, c], sizes, like=self.bool)
+
+    def ranks(self):
+        b, bools = self.b, self.bool
+        xj, xk = self.along(self.x, self.dim, self.x.type), self.along(self.x, self.dim + 1, self.x.type)
+        before = self.cmp("aten::gt" if self.descending else "aten::lt", xk, xj)
+        same = self.cmp("aten::eq", xk, xj)
+        if self.x.type.scalar_type in ("Float", "Double"):
+            nan_j, nan_k = (b.op("aten::isnan", [v], sizes_of(v), like=bools) for v in (xj, xk))
+            bigger, smaller = (nan_k, nan_j) if self.descending else (nan_j, nan_k)
+            not_smaller = b.op("aten::logical_not", [smaller], sizes_of(smaller), like=bools)
+            before = self.cmp("aten::logical_or", before, self.cmp("aten::logical_and", bigger, not_smaller))
+            same = self.cmp("aten::logical_or", same, self.cmp("aten::logical_and", nan_j, nan_k))
+        earlier = self.cmp("aten::lt", self.positions(self.n, self.dim + 1), self.positions(self.n, self.dim))
+        before = self.cmp("aten::logical_or", before, self.cmp("aten::logical_and", same, earlier))
+        return b.op("aten::sum", [before, [self.dim + 1], False, None], self.sizes, like=self.long)
+
+    def indices(self, count: int):
+        """The input index of the element of each rank below `count`, along dim: the sum over
+        j (along dim) of j where j's rank is i (along the dim after it)."""
+        b = self.b
+        ranks = self.along(self.ranks(), self.dim, self.long)
+        hit = self.cmp("aten::eq", ranks, self.positions(count, self.dim + 1))
+        where = b.op("aten::mul", [hit, self.positions(self.n, self.dim)], sizes_of(hit), like=self.long)
+        out = list(self.sizes)
+        out[self.dim] = count
+        return b.op("aten::sum", [where, [self.dim], False, None], out, like=self.long)
+
+
+def _select_by_rank(node: Node, x, dim, descending, count) -> bool:
+    sizes = sizes_of(x)
+    if sizes is None or not sizes or 0 in sizes or not isinstance(dim, int) or \
+            not -len(sizes) <= dim < len(sizes) or not isinstance(descending, bool) or \
+            x.type.scalar_type not in ("Float", "Double", "Long", "Int") or \
+            sizes_of(node.outputs[1]) is None:
+        return False
+    dim %= len(sizes)
+    count = sizes[dim] if count is None else count
+    if not 0 < count <= sizes[dim] or sizes[dim] > MAX_SORT:
+        return False
+    ranking = _Ranking(node, x, dim, descending)
+    indices = ranking.indices(count)
+    values = ranking.b.op("aten::gather", [x, dim, indices, False], sizes_of(node.outputs[0]))
+    ranking.b.replace(node.outputs[0], values)
+    ranking.b.replace(node.outputs[1], indices)
+    node.destroy()
+    return True
+
+
+@decomposes("aten::sort", under_grad=_always)
+def decompose_sort(node: Node) -> bool:
+    """sort as ranks and a gather (its derivative, like the op's, scatters to the indices)."""
+    x, dim, descending = node.inputs
+    try:
+        dim, descending = constant_of(dim), constant_of(descending)
+    except LookupError:
+        return False
+    return _select_by_rank(node, x, dim, descending, None)
+
+
+@decomposes("aten::topk", under_grad=_always)
+def decompose_topk(node: Node) -> bool:
+    """topk as the first k ranks (largest: descending) and a gather, always sorted (as the
+    interpreter returns it)."""
+    x, k, dim, largest, _sorted = node.inputs
+    try:
+        k, dim, largest = constant_of(k), constant_of(dim), constant_of(largest)
+    except LookupError:
+        return False
+    return isinstance(k, int) and _select_by_rank(node, x, dim, largest, k)

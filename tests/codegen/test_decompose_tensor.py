@@ -8,7 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from irjit.compiler.codegen.decompose import decompose_for_native
+
 from ..runtime.test_native_grad import _check
+from . import typed_graph
 from .lowering_check import assert_native_matches
 
 LSTM_CELL = """graph(%x : Tensor, %h : Tensor, %c : Tensor, %wi : Tensor, %wh : Tensor, %bi : Tensor, %bh : Tensor):
@@ -75,3 +78,52 @@ def test_min_over_a_dim_under_grad_keeps_its_dim_and_index(monkeypatch):
     cov, _, outs = _check(MIN_DIM, [(3, 4)], monkeypatch)
     assert dict(cov.interpreted) == {}
     assert outs[0].data.shape == (3, 1) and outs[1].data.dtype == np.int64 and not outs[1].requires_grad
+
+
+SORT = """graph(%x : Tensor):
+  %d : int = prim::Constant[value={dim}]()
+  %b : bool = prim::Constant[value={descending}]()
+  %v : Tensor, %i : Tensor = aten::sort(%x, %d, %b)
+  return (%v, %i)"""
+
+TOPK = """graph(%x : Tensor):
+  %k : int = prim::Constant[value={k}]()
+  %d : int = prim::Constant[value={dim}]()
+  %b : bool = prim::Constant[value={largest}]()
+  %v : Tensor, %i : Tensor = aten::topk(%x, %k, %d, %b, %b)
+  return (%v, %i)"""
+
+# NaN (sorting as the largest), ties (kept in input order), signed zeros
+WITH_NAN_AND_TIES = np.array([[3, 1, np.nan, 1, 2], [0, -0., 5, np.nan, np.nan], [2, 2, 2, 1, 1]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("descending", [0, 1])
+def test_sort_is_native_stable_with_nan_last_as_the_interpreter(dtype, dim, descending):
+    x = WITH_NAN_AND_TIES if dtype != np.int64 else np.nan_to_num(WITH_NAN_AND_TIES, nan=7)
+    runner = assert_native_matches(SORT.format(dim=dim, descending=descending), [x.astype(dtype)])
+    assert runner.stats.units == 2  # the ranks, then each rank's index and the gather
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("largest", [0, 1])
+def test_topk_is_native_as_the_interpreter(k, dim, largest):
+    assert_native_matches(TOPK.format(k=k, dim=dim, largest=largest), [WITH_NAN_AND_TIES.astype(np.float32)])
+
+
+@pytest.mark.parametrize("k", [0, 4, -1])
+def test_topk_of_no_element_or_more_than_the_dim_holds_is_left_to_the_interpreter(k):
+    """(k = 0 is an empty result; k out of range, the interpreter's error.)"""
+    graph = typed_graph(TOPK.format(k=k, dim=0, largest=1), "Float(3, 4)")
+    assert not decompose_for_native(graph)
+    assert [n.kind for n in graph.nodes()].count("aten::topk") == 1
+
+
+@pytest.mark.parametrize("text", [SORT.format(dim=-1, descending=1), TOPK.format(k=2, dim=1, largest=1)],
+                         ids=["sort", "topk"])
+def test_sort_and_topk_under_grad_scatter_the_gradient_to_the_indices(monkeypatch, text):
+    cov, _, outs = _check(text, [(3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert not outs[1].requires_grad
