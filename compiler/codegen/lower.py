@@ -244,6 +244,9 @@ class GroupLowering:
                 axes.append(full[k])
             else:
                 return None  # only a reduction's rule can place this node's output
+        placed = [a for a in axes if a is not None]
+        if len(set(placed)) != len(placed):  # a computed value moved to other dims by a view
+            raise NotLowerable(f"{node.kind}: two dims of its output along one kernel axis")
         return tuple(axes)
 
     def lower_node(self, e: ExprEmitter, node: Node, env: dict) -> None:

@@ -193,3 +193,33 @@ def test_index_put_accumulates_repeated_entries(checks, dtype, indices, i, j):
     expected = interpreted(INDEX.format(indices=indices), [x, np.array(i), np.array(j)])[0].data
     values = _input(expected.shape, dtype, seed=2)
     assert_native_matches(INDEX_PUT.format(indices=indices), [x, np.array(i), np.array(j), values])
+
+
+MOVED_REDUCTION = """graph(%x : Tensor):
+  %d : int[] = prim::Constant[value=[1]]()
+  %f : bool = prim::Constant[value=0]()
+  %n : NoneType = prim::Constant()
+  %z : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %s : Tensor = aten::sum(%x, %d, %f, %n)
+  %u : Tensor = aten::unsqueeze(%s, %z)
+  %r : Tensor = aten::add(%u, %x, %one)
+  return (%r)"""
+
+MOVED_ARANGE = """graph(%x : Tensor):
+  %n : NoneType = prim::Constant()
+  %three : int = prim::Constant[value=3]()
+  %row : int[] = prim::Constant[value=[3, 1]]()
+  %col : int[] = prim::Constant[value=[1, 3]]()
+  %a : Tensor = aten::arange(%three, %n, %n, %n, %n)
+  %r : Tensor = aten::reshape(%a, %row)
+  %c : Tensor = aten::reshape(%a, %col)
+  %lt : Tensor = aten::lt(%c, %r)
+  %y : Tensor = aten::mul(%lt, %x)
+  return (%y)"""
+
+
+@pytest.mark.parametrize("text", [MOVED_REDUCTION, MOVED_ARANGE], ids=["reduction", "arange"])
+def test_a_computed_value_a_view_moves_to_another_dim_is_not_read_along_its_old_axis(checks, text):
+    """(The output would run two dims along one kernel axis: the group splits there.)"""
+    assert_native_matches(text, [np.arange(9, dtype=np.float32).reshape(3, 3)])
