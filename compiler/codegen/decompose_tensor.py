@@ -1,7 +1,8 @@
 """Decompositions of tensor ops into natively lowered ones: the LSTM and GRU cells as two
-linear layers whose gate slices go through pointwise ops, and max/min over a dim under
-grad mode as argmax/argmin and a gather at that index (whose derivative, like the op's, sends a
-tied maximum's gradient to the returned index only)."""
+linear layers whose gate slices go through pointwise ops; max/min over a dim under grad mode
+as argmax/argmin and a gather at that index (whose derivative, like the op's, sends a tied
+maximum's gradient to the returned index only); sort and topk as ranks and a gather; a copy
+into a fresh `empty_like` tensor as a clone."""
 
 from __future__ import annotations
 
@@ -254,3 +255,26 @@ def decompose_topk(node: Node) -> bool:
     except LookupError:
         return False
     return isinstance(k, int) and _select_by_rank(node, x, dim, largest, k)
+
+
+# ---- copies into fresh tensors
+
+@decomposes("aten::copy_", under_grad=_always)
+def decompose_copy_into_empty_like(node: Node) -> bool:
+    """`empty_like(x).copy_(src)` of src's dtype and sizes, the empty tensor read by nothing
+    else, is a clone of src (both differentiate to the identity on src)."""
+    target, src = node.inputs[0], node.inputs[1]
+    if target.node.kind != "aten::empty_like" or len(target.uses) != 1 or \
+            not isinstance(src.type, TensorType) or not isinstance(target.type, TensorType) or \
+            sizes_of(src) is None or sizes_of(src) != sizes_of(target) or \
+            src.type.scalar_type != target.type.scalar_type or \
+            tuple(target.type.strides or ()) != contiguous_strides(sizes_of(target)):
+        return False
+    b = NodeBuilder(node, target.type)
+    copy = b.op("aten::clone", [src, None], sizes_of(target))
+    copy.type = node.output.type
+    node.output.replace_all_uses_with(copy)
+    empty = target.node
+    node.destroy()
+    empty.destroy()
+    return True

@@ -127,3 +127,46 @@ def test_sort_and_topk_under_grad_scatter_the_gradient_to_the_indices(monkeypatc
     cov, _, outs = _check(text, [(3, 4)], monkeypatch)
     assert dict(cov.interpreted) == {}
     assert not outs[1].requires_grad
+
+
+INPLACE_CHAIN = """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %two : float = prim::Constant[value=2.]()
+  %lo : float = prim::Constant[value=-1.]()
+  %hi : float = prim::Constant[value=3.]()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::clone(%x, %none)
+  %a : Tensor = aten::add_(%y, %one, %one)
+  %m : Tensor = aten::mul_(%y, %two)
+  %c : Tensor = aten::clamp_(%y, %lo, %hi)
+  %v : Tensor = aten::select(%y, %zero, %zero)
+  %fl : Tensor = aten::fill_(%v, %two)
+  %e : Tensor = aten::empty_like(%y, %none, %none, %none, %none, %none)
+  %z : Tensor = aten::copy_(%e, %y, %f)
+  %r : Tensor = aten::relu_(%z)
+  %t : (Tensor, Tensor) = prim::TupleConstruct(%y, %z)
+  return (%t)"""
+
+
+def test_in_place_ops_on_a_clone_and_a_copy_into_empty_like_run_natively_as_the_interpreter():
+    """add_, mul_, clamp_ (before the tensor is viewed and written through the view), the copy
+    into empty_like and relu_ on it become functional and fuse; the write through the view
+    stays interpreted."""
+    from irjit.compiler import parse_ir
+    from irjit.ops.tensor import Tensor
+    from irjit.runtime import no_grad
+    from irjit.runtime.interpreter import Interpreter
+    from irjit.runtime.native import NativeRunner
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    (want_y, want_z), = Interpreter(parse_ir(INPLACE_CHAIN)).run([Tensor(x.copy())])
+    runner = NativeRunner(parse_ir(INPLACE_CHAIN))
+    with no_grad():
+        for _ in range(2):
+            (y, z), = runner.run([Tensor(x.copy())])
+    np.testing.assert_array_equal(y.data, want_y.data)
+    np.testing.assert_array_equal(z.data, want_z.data)
+    plan, = runner._plans.values()
+    left = sorted(n.kind for n in plan.graph.nodes() if n.kind.startswith("aten::"))
+    assert left == ["aten::fill_", "aten::select"]
