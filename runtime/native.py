@@ -253,7 +253,8 @@ class NativeRunner:
         if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
         if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
-                isinstance(a, Tensor) and a.requires_grad for a in args):
+                isinstance(a, Tensor) and a.requires_grad for a in args) and \
+                not self._gradients.untracked(node, args):
             outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
             return outs if outs is not None else interp.sub_interpreter(sub).run(args)
         unit = self.unit_of(node)

@@ -71,7 +71,8 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
         centered = b.op("aten::sub", [x, mean, 1], sizes)
         var = b.op("aten::mean", [b.op("aten::mul", [centered, centered], sizes), dims, True, None], kept)
         invstd = b.op("aten::rsqrt", [b.op("aten::add", [var, eps, 1], kept)], kept)
-    else:
+    else:  # the running statistics get no gradient (as the op's derivative gives them)
+        rm, rv = (b.op("aten::detach", [v], [c], like=v.type) for v in (rm, rv))
         centered = b.op("aten::sub", [x, _channel(b, rm, rank), 1], sizes)
         invstd = b.op("aten::rsqrt", [b.op("aten::add", [_channel(b, rv, rank), eps, 1], stat)], stat)
     out = b.op("aten::mul", [centered, invstd], sizes)
@@ -99,17 +100,30 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
     return _finish(node, b, results)
 
 
-@decomposes("aten::batch_norm")
+def _in_eval_mode(node: Node) -> bool:
+    """Under grad mode only batch norm in eval mode decomposes: in training the running
+    statistics are written in place, which the tape must not record."""
+    try:
+        return constant_of(node.inputs[5]) is False
+    except LookupError:
+        return False
+
+
+def _never(node: Node) -> bool:
+    return False
+
+
+@decomposes("aten::batch_norm", under_grad=_in_eval_mode)
 def decompose_batch_norm(node: Node) -> bool:
     return _batch_norm(node, with_stats=False)
 
 
-@decomposes("aten::native_batch_norm", "aten::_native_batch_norm_legit")
+@decomposes("aten::native_batch_norm", "aten::_native_batch_norm_legit", under_grad=_in_eval_mode)
 def decompose_native_batch_norm(node: Node) -> bool:
     return _batch_norm(node, with_stats=True)
 
 
-@decomposes("aten::native_batch_norm_backward")
+@decomposes("aten::native_batch_norm_backward", under_grad=_never)
 def decompose_native_batch_norm_backward(node: Node) -> bool:
     g, x, w, rm, rv, save_mean, save_invstd, train, eps, mask = node.inputs
     try:
@@ -197,7 +211,7 @@ def decompose_native_layer_norm(node: Node) -> bool:
     return _layer_norm(node, with_stats=True)
 
 
-@decomposes("aten::native_layer_norm_backward")
+@decomposes("aten::native_layer_norm_backward", under_grad=_never)
 def decompose_native_layer_norm_backward(node: Node) -> bool:
     g, x, shape, mean, rstd, w, bias, mask = node.inputs
     try:
@@ -277,11 +291,11 @@ def _extreme_dim(node: Node, values_kind: str, index_kind: str) -> bool:
     return _finish(node, b, {0: values, 1: indices})
 
 
-@decomposes("aten::max", outputs=2)
+@decomposes("aten::max", outputs=2, under_grad=_never)  # amax shares a tie's gradient
 def decompose_max_dim(node: Node) -> bool:
     return _extreme_dim(node, "aten::amax", "aten::argmax")
 
 
-@decomposes("aten::min", outputs=2)
+@decomposes("aten::min", outputs=2, under_grad=_never)
 def decompose_min_dim(node: Node) -> bool:
     return _extreme_dim(node, "aten::amin", "aten::argmin")

@@ -10,12 +10,12 @@ from typing import Any, Optional
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node, Value
-from irjit.compiler.ir.constants import plain_constant_value
+from irjit.compiler.ir.constants import constant_value, plain_constant_value
 from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
-from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, TensorType
+from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
 from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
@@ -83,10 +83,16 @@ def entry_for(kind: str, inputs: list[Value]) -> Optional[OpEntry]:
 
 
 def is_tensor_list(v: Value) -> bool:
-    """A list built in the graph from tensors of complete types (the argument of cat/stack):
-    inside a kernel it is the list of its elements' values."""
-    return v.node.kind == "prim::ListConstruct" and isinstance(v.type, ListType) and \
-        isinstance(v.type.elem, TensorType) and all(tensor_layout(x.type) is not None for x in v.node.inputs)
+    """A list built in the graph from tensors of complete types (the argument of cat/stack),
+    or of those and None (`index`'s `Tensor?[]`): inside a kernel it is the list of its
+    elements' values."""
+    if v.node.kind != "prim::ListConstruct" or not isinstance(v.type, ListType):
+        return False
+    optional = isinstance(v.type.elem, OptionalType)
+    elem = v.type.elem.elem if optional else v.type.elem
+    return isinstance(elem, TensorType) and all(
+        tensor_layout(x.type) is not None or optional and x.node.kind == "prim::Constant" and
+        constant_value(x.node) is None for x in v.node.inputs)
 
 
 # run-time numbers reach a kernel as 0-dim buffers of these dtypes
@@ -251,6 +257,9 @@ class GroupLowering:
                 axes.append(full[k])
             else:
                 return None  # only a reduction's rule can place this node's output
+        placed = [a for a in axes if a is not None]
+        if len(set(placed)) != len(placed):  # a computed value moved to other dims by a view
+            raise NotLowerable(f"{node.kind}: two dims of its output along one kernel axis")
         return tuple(axes)
 
     def lower_node(self, e: ExprEmitter, node: Node, env: dict) -> None:
