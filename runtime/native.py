@@ -241,8 +241,14 @@ class NativeRunner:
             return interp.sub_interpreter(sub).run(args)
         if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
                 isinstance(a, Tensor) and a.requires_grad for a in args):
-            outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
+            # f and df run natively; the tape records df
+            outs = self._gradients.run(node, args, lambda n, a: self._run_unit(interp, n, a))
             return outs if outs is not None else interp.sub_interpreter(sub).run(args)
+        return self._run_unit(interp, node, args)
+
+    def _run_unit(self, interp: Interpreter, node: Node, args: list) -> list:
+        """The group's outputs from its compiled unit (interpreted when it has none or bails out)."""
+        sub = node.attr("Subgraph")
         unit = self.unit_of(node)
         if unit is None:
             return interp.sub_interpreter(sub).run(args)

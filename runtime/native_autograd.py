@@ -2,8 +2,9 @@
 `prim::NativeGroup` whose arguments require grad is differentiated once per requires-grad
 pattern of its arguments into a forward graph `f` and a backward graph `df`, each run by a
 native runner of its own (so both are partitioned and compiled), and a DifferentiableGraphOp
-records the backward on the tape. A group that cannot be differentiated, or whose outputs may
-alias its inputs, stays interpreted under grad."""
+records the backward on the tape. A group none of whose outputs needs a gradient (comparisons,
+integer casts, `zeros_like`) runs natively without recording anything; one that cannot be
+differentiated, or whose outputs may alias its inputs, stays interpreted under grad."""
 
 from __future__ import annotations
 
@@ -28,8 +29,17 @@ def may_alias_input(node: Node) -> bool:
     if facts.has_tag(node.kind, "may_alias_input") or facts.has_tag(node.kind, "identity") or \
             facts.has_tag(node.kind, "writes_first_input"):
         return True
+    if facts.has_tag(node.kind, "aliases_only_same_dtype") and _casts(node):
+        return False
     entry = entry_of(node)
     return entry is not None and (entry.schema.is_view or entry.schema.is_inplace)
+
+
+def _casts(node: Node) -> bool:
+    """Whether the node's tensor result has a known dtype other than its first input's."""
+    types = [node.inputs[0].type, node.outputs[0].type]
+    return all(isinstance(t, TensorType) and t.scalar_type is not None for t in types) and \
+        types[0].scalar_type != types[1].scalar_type
 
 
 def outputs_may_alias_inputs(graph: Graph) -> bool:
@@ -148,8 +158,8 @@ def _no_grad_through_underivable_ops(g: Graph) -> None:
 def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
     """The Gradient of a group's subgraph when the arguments flagged in `requires_grad` need
     gradients; None when the group must stay interpreted under grad (an op without a
-    derivative formula, a formula that needs shapes it cannot know, outputs aliasing inputs,
-    or nothing to differentiate)."""
+    derivative formula, a formula that needs shapes it cannot know, outputs aliasing inputs);
+    a Gradient without `df_output_vjps` when no output needs a gradient."""
     if outputs_may_alias_inputs(sub):
         return None
     g = sub.copy()
@@ -167,11 +177,14 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
     except (DifferentiationError, NotSymbolic):
         return None
     if not grad.df_output_vjps:
-        return None
+        return grad
     drop_temporary_vjps(grad)
     recompute_captured_views(grad)
     grad.df = _prepared_backward(grad.df)
     return grad
+
+
+_UNTAPED = object()  # GroupGradients' op of a group none of whose outputs needs a gradient
 
 
 class GroupGradients:
@@ -185,8 +198,9 @@ class GroupGradients:
         self._runners: dict[int, tuple[Graph, Any]] = {}
         self._lock = threading.Lock()
 
-    def run(self, node: Node, args: list) -> Optional[list]:
-        """The group's outputs with its backward recorded, or None: interpret the group."""
+    def run(self, node: Node, args: list, run_untaped: Callable[[Node, list], list]) -> Optional[list]:
+        """The group's outputs with its backward recorded, `run_untaped(node, args)` when no
+        output needs a gradient, or None: interpret the group."""
         flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         key = (id(node), flags)
         found = self._ops.get(key)
@@ -195,11 +209,14 @@ class GroupGradients:
                 found = self._ops.get(key)
                 if found is None:
                     grad = group_gradient(node.attr("Subgraph"), flags)
-                    op = None if grad is None else DifferentiableGraphOp(grad, self._run_graph)
+                    op = None if grad is None else _UNTAPED if not grad.df_output_vjps else \
+                        DifferentiableGraphOp(grad, self._run_graph)
                     found = self._ops[key] = (node, op)
         op = found[1]
         if op is None:
             return None
+        if op is _UNTAPED:
+            return run_untaped(node, args)
         results = op(args)
         differentiable = set(op.gradient.df_input_vjps)
         recorded = next((r.grad_fn[0] for r in results if isinstance(r, Tensor) and r.grad_fn), None)
