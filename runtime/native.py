@@ -24,6 +24,7 @@ from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
 from .native_autograd import GroupGradients
+from .native_keyed_values import fold_keyed_values
 from .native_specialization import (attribute_reads, is_size_list, sink_views, specialize_shapes,
                                     transpose_products)
 from .prims import _results, prim
@@ -189,6 +190,7 @@ class NativeRunner:
                     if t is not None:
                         v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
                                          if isinstance(v.type, TensorType) else None)
+        fold_keyed_values(g, inputs)
         specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)
