@@ -258,7 +258,7 @@ class NativeRunner:
         if status:
             self._count(bailouts=1)
             return interp.sub_interpreter(sub).run(args)
-        return [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
+        return [o if isinstance(o, (bool, int, float, list)) else Tensor(o) for o in outs]
 
 
 @prim(GROUP)
