@@ -11,12 +11,11 @@ from typing import Any
 from irjit.compiler.ir import Graph, Node, Value
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.compiler.passes.eliminate_dead_code import run as eliminate_dead_code
+from irjit.ops import facts
+from irjit.ops.registry import get
 
 from .module import Module
 from .native_specialization import _never_mutated, attribute_reads, is_size_list
-
-_NONE_CHECKS = {"aten::__is__": False, "aten::__isnot__": True}  # kind -> result when not None
-
 
 def keyed_values(graph: Graph, inputs: list) -> list[tuple[Value, Any]]:
     """(value, what it holds in this call) for the graph's inputs and the attribute reads the
@@ -52,10 +51,10 @@ def fold_keyed_values(graph: Graph, inputs: list) -> bool:
             _replace(v.node, list(x) if isinstance(x, list) else x)
             changed = True
         elif x is not None:
-            for n in [u.user for u in v.uses if u.user.kind in _NONE_CHECKS]:
+            for n in [u.user for u in v.uses if facts.has_tag(u.user.kind, "identity_test")]:
                 other = n.inputs[1] if n.inputs[0] is v else n.inputs[0]
                 if len(n.inputs) == 2 and _is_none_constant(other):
-                    _replace(n, _NONE_CHECKS[n.kind])
+                    _replace(n, get(n.kind).impl(x, None))  # the op on this call's value
                     changed = True
     if changed:
         constant_propagation(graph)
