@@ -13,7 +13,7 @@ item(x, zero_dim=False) (the one element, a number of the dtype's kind), dim(x),
 size(x, dim), each checking the argument's layout at run time; for lists (built in the
 program, constant, or read-only list arguments): length(xs), getitem(xs, i), contains(xs, x);
 for lists the program builds (compiler/codegen/scalar_program_lists.py): append(xs, x),
-slice_list(xs, start, end, step) and concat(xs, ys) (new lists)."""
+slice_list(xs, start, end, step), concat(xs, ys) and sorted_list(xs) (new lists)."""
 
 from __future__ import annotations
 
@@ -244,3 +244,8 @@ def _slice_list(e, xs, start=None, end=None, step=1):
 @lowering("aten::add.t")
 def _concat(e, xs, ys):
     return e.concat(xs, ys)
+
+
+@lowering("aten::sorted.int", "aten::sorted.float")
+def _sorted(e, xs):
+    return e.sorted_list(xs)

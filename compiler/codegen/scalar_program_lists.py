@@ -165,13 +165,21 @@ class ProgramEmitter(NumberEmitter):
         i = b.select(b.icmp_signed("<", i, zero), zero, i)
         return b.select(b.icmp_signed(">", i, n), n, i)
 
+    def _source(self, xs) -> ListView:
+        """`xs` read to make a new list from: a list argument too, whose capacity is the
+        default (a longer one refuses the call)."""
+        if isinstance(xs, ListArg):
+            self.refuse_if(self.b.icmp_signed(">", xs.length, ir.Constant(I64, DEFAULT_CAPACITY)))
+            return ListView(xs.data, xs.length, DEFAULT_CAPACITY, xs.kind)
+        return self.view(xs)
+
     def slice_list(self, xs, start=None, end=None, step=1) -> ListVar:
         """`xs[start:end:step]`, a new list, for a constant positive step."""
         if isinstance(step, Num) and step.kind == "int" and isinstance(step.value, ir.Constant):
             step = step.value.constant
         if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
             raise NotLowerable("a list slice without a constant positive step")
-        src = self.view(xs)
+        src = self._source(xs)
         b, n = self.b, src.length
         lo, hi = self._bound(start, n, ir.Constant(I64, 0)), self._bound(end, n, n)
         span = b.select(b.icmp_signed(">", hi, lo), b.sub(hi, lo), ir.Constant(I64, 0))
@@ -184,13 +192,46 @@ class ProgramEmitter(NumberEmitter):
 
     def concat(self, xs, ys) -> ListVar:
         """`xs + ys`, a new list."""
-        a, c = self.view(xs), self.view(ys)
+        a, c = self._source(xs), self._source(ys)
         if a.kind != c.kind:
             raise NotLowerable("joining lists of different kinds")
         out = self.new_list([], a.capacity + c.capacity, a.kind)
         self._copy(a, out, ir.Constant(I64, 0))
         self._copy(c, out, a.length)
         self.b.store(self.b.add(a.length, c.length), out.length_ptr)
+        return out
+
+    def sorted_list(self, xs) -> ListVar:
+        """`sorted(xs)`, a new list, by a stable insertion sort on `<` (Python's order); a
+        float list holding nan is refused (its order is the sort algorithm's)."""
+        src = self._source(xs)
+        b, kind, one = self.b, src.kind, ir.Constant(I64, 1)
+        out = self.new_list([], src.capacity, kind)
+        if kind == "float":
+            self._for(src.length, lambda i: self.refuse_if(self._nan(self._element(src.data, i, kind).value)))
+        self._copy(src, out, ir.Constant(I64, 0))
+        b.store(src.length, out.length_ptr)
+        j_ptr = self._allocas.alloca(I64)
+
+        def insert(i):
+            x = self._element(out.data, i, kind)
+            b.store(i, j_ptr)
+            head, shift, done = (b.append_basic_block(n) for n in ("sort_head", "sort_shift", "sort_done"))
+            b.branch(head)
+            b.position_at_end(head)
+            j = b.load(j_ptr, typ=I64)
+            positive = b.icmp_signed(">", j, ir.Constant(I64, 0))
+            prev_at = b.select(positive, b.sub(j, one), ir.Constant(I64, 0))
+            prev = self._element(out.data, prev_at, kind)
+            b.cbranch(b.and_(positive, self.lt(x, prev).value), shift, done)
+            b.position_at_end(shift)
+            self._store(out.data, j, prev, kind)
+            b.store(b.sub(j, one), j_ptr)
+            b.branch(head)
+            b.position_at_end(done)
+            self._store(out.data, b.load(j_ptr, typ=I64), x, kind)
+
+        self._for(src.length, insert)
         return out
 
     def write_out(self, xs, out: ir.Value) -> tuple[str, int]:
