@@ -245,7 +245,7 @@ class NativeRunner:
                 isinstance(a, Tensor) and a.requires_grad for a in args):
             # f and df run natively; the tape records df
             outs = self._gradients.run(node, args, lambda n, a: self._run_unit(interp, n, a))
-            return outs if outs is not None else interp.sub_interpreter(sub).run(args)
+            return outs if outs is not None else _interpreted(interp, sub, args)
         return self._run_unit(interp, node, args)
 
     def _run_unit(self, interp: Interpreter, node: Node, args: list) -> list:
@@ -253,12 +253,19 @@ class NativeRunner:
         sub = node.attr("Subgraph")
         unit = self.unit_of(node)
         if unit is None:
-            return interp.sub_interpreter(sub).run(args)
+            return _interpreted(interp, sub, args)
         status, outs = unit.call([a.data if isinstance(a, Tensor) else a for a in args])
         if status:
             self._count(bailouts=1)
-            return interp.sub_interpreter(sub).run(args)
+            return _interpreted(interp, sub, args)
         return [o if isinstance(o, (bool, int, float, list)) else Tensor(o) for o in outs]
+
+
+def _interpreted(interp: Interpreter, sub: Graph, args: list) -> list:
+    """A group's subgraph interpreted for a call its unit cannot run: the subgraph's input
+    types are the plan's specialization, which such a call need not match (a tensor cast to a
+    dtype that a number argument gives), so they are not checked."""
+    return interp.sub_interpreter(sub).run_block(sub.block, list(args), {})
 
 
 @prim(GROUP)

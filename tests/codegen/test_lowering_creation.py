@@ -192,3 +192,28 @@ def test_type_as_and_to_other():
   %c : Tensor = aten::add(%a, %b, %one)
   return (%c)"""
     assert_native_matches(text, [_x() / 3, _x(np.int64)])
+
+
+def test_a_cast_to_a_dtype_a_number_argument_gives_bails_out_for_another_dtype():
+    """The plan's types say the cast made float64 (the profiled call); a later call casting to
+    float32 or int64 makes the reading unit refuse its input, and the group is interpreted
+    (its specialized input types are not held against the call)."""
+    from irjit.compiler import parse_ir
+    from irjit.ops.tensor import Tensor
+    from irjit.runtime import no_grad
+    from irjit.runtime.native import NativeRunner
+    runner = NativeRunner(parse_ir("""graph(%x : Tensor, %d : int):
+  %none : NoneType = prim::Constant()
+  %f : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::to(%x, %d, %f, %f, %none)
+  %z : Tensor = aten::add(%y, %one, %one)
+  return (%z)"""))
+    x = Tensor(np.full(3, 1.5, np.float32))
+    with no_grad():
+        for code, want in [(7, np.full(3, 2.5)), (7, np.full(3, 2.5)), (6, np.full(3, 2.5, np.float32)),
+                           (4, np.full(3, 2, np.int64)), (7, np.full(3, 2.5))]:
+            got = runner.run([x, code])[0].data
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    assert runner.stats.bailouts == 2
