@@ -20,7 +20,7 @@ from irjit.ops import facts
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
-from .executor.differentiable_graph import DifferentiableGraphOp
+from .executor.differentiable_graph import DifferentiableGraphOp, drop_temporary_vjps
 
 def may_alias_input(node: Node) -> bool:
     """Whether an output of `node` may share memory with one of its inputs (views, in-place
@@ -49,20 +49,6 @@ def _prepared_backward(df: Graph) -> Graph:
     df = df.copy()
     get_pass("lower_grad_of").run(df)
     return df
-
-
-def drop_temporary_vjps(grad: Gradient) -> None:
-    """The vjps `df` takes for f's captured temporaries are always zero (DifferentiableGraphOp
-    hands the tape only the real outputs, and passes zeros for the rest): they become
-    `prim::AutogradZero`, which the backward passes fold away."""
-    df = grad.df
-    for q in reversed(range(len(grad.df_input_vjps))):
-        if grad.df_input_vjps[q] < grad.f_real_outputs:
-            continue
-        zero = df.block.prepend_node(df.create("prim::AutogradZero"))
-        df.inputs[q].replace_all_uses_with(zero.output)
-        df.erase_input(q)
-        del grad.df_input_vjps[q]
 
 
 def _is_view(node: Node) -> bool:

@@ -18,7 +18,7 @@ from irjit.ops import facts
 from irjit.ops.dtypes import code_of
 from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
+from irjit.ops.types import NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
                        "control_flow")
@@ -221,6 +221,14 @@ def _returns_defined(node: Node, defined: set) -> bool:
         all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
 
 
+def _is_zero_gradient(v: Value) -> bool:
+    """An undefined gradient: `prim::AutogradZero`, or the None constant a plan's key made
+    of an input that was None (a captured temporary's vjp)."""
+    n = v.node
+    return n.kind == "prim::AutogradZero" or n.kind == "prim::Constant" and \
+        v.type == NONE and not n.has_attr("value")
+
+
 def fold_defined_gradients(block: Block, defined: set) -> bool:
     """What specializeAutogradZero does with known states, where definedness follows from
     the graph: `prim::AutogradAdd` of two defined tensors is `aten::add`, of a
@@ -232,8 +240,8 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
     for n in list(block.nodes()):
         if n.kind == "prim::AutogradAdd":
             a, b = n.inputs
-            if a.node.kind == "prim::AutogradZero" or b.node.kind == "prim::AutogradZero":
-                n.output.replace_all_uses_with(b if a.node.kind == "prim::AutogradZero" else a)
+            if _is_zero_gradient(a) or _is_zero_gradient(b):
+                n.output.replace_all_uses_with(b if _is_zero_gradient(a) else a)
                 n.destroy()
                 changed = True
             elif a in defined and b in defined:
@@ -251,7 +259,7 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
             checked = n.inputs[0].node.inputs
             if any(v in defined for v in checked):
                 taken = n.blocks[0]
-            elif all(v.node.kind == "prim::AutogradZero" for v in checked):
+            elif all(_is_zero_gradient(v) for v in checked):
                 taken = n.blocks[1]
             else:
                 for b in n.blocks:
@@ -355,7 +363,8 @@ def transpose_products(graph: Graph) -> bool:
     for n in list(graph.walk()):
         if not (n.kind in ("aten::t", "aten::transpose") and _swaps_last_two_dims(n)):
             continue
-        product = n.inputs[0].node
+        profiles = _profiles_between(n.inputs[0])
+        product = (profiles[-1].inputs[0] if profiles else n.inputs[0]).node
         if product.kind != "aten::matmul" or len(product.output.uses) != 1 or \
                 _batched_matrix_type(n.output) is None or \
                 not all(_batched_matrix_type(v) is not None for v in product.inputs):
@@ -366,9 +375,22 @@ def transpose_products(graph: Graph) -> bool:
         new.output.type = n.output.type.with_(strides=contiguous_strides(n.output.type.complete_sizes()))
         n.output.replace_all_uses_with(new.output)
         n.destroy()
+        for p in profiles:
+            p.destroy()
         product.destroy()
         changed = True
     return changed
+
+
+def _profiles_between(v: Value) -> list[Node]:
+    """The chain of `prim::profile` nodes (each used once: a profiling executor's records,
+    which pass their input through) that `v` comes out of, last one first."""
+    chain = []
+    while v.node.kind == "prim::profile" and len(v.uses) == 1 and v.node.inputs and \
+            len(v.node.outputs) == 1:
+        chain.append(v.node)
+        v = v.node.inputs[0]
+    return chain
 
 
 def _in_block(node: Node, block: Block) -> Node:
