@@ -5,7 +5,7 @@ graphs (`aten::size`, `_size_if_not_equal`, `_grad_sum_to_size`) folds away or f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -14,11 +14,15 @@ from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.compiler.passes.eliminate_dead_code import run as eliminate_dead_code
+from irjit.compiler.passes.inline import run as inline
+from irjit.compiler.passes.insert_guards import remove_profile_nodes
 from irjit.ops import facts
 from irjit.ops.dtypes import code_of
 from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
+
+from .autodiff_helper_graphs import calls_helper, helper_graphs
 
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
                        "control_flow")
@@ -211,14 +215,20 @@ def fold_identity_sum_to_size(graph: Graph, known: set) -> bool:
 
 
 def _returns_defined(node: Node, defined: set) -> bool:
-    """An aten op with one `Tensor` result, given defined tensors, returns a defined tensor;
-    a pass-through returns its input."""
+    """An aten op whose results are all `Tensor`s, given defined tensors, returns defined
+    tensors (a backward op with an `output_mask` only when the mask is a constant of all
+    True); a pass-through returns its input."""
     if facts.has_tag(node.kind, "identity"):
         return bool(node.inputs) and node.inputs[0] in defined
     entry = entry_of(node) if node.kind.startswith("aten::") else None
-    return entry is not None and len(entry.schema.returns) == 1 and \
-        entry.schema.returns[0].type == "Tensor" and \
-        all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
+    if entry is None or not entry.schema.returns or \
+            any(r.type != "Tensor" for r in entry.schema.returns):
+        return False
+    for arg, v in zip(entry.schema.arguments, node.inputs):
+        if arg.name == "output_mask" and not (
+                v.node.kind == "prim::Constant" and all(constant_value(v.node) or [False])):
+            return False
+    return all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
 
 
 def _is_zero_gradient(v: Value) -> bool:
@@ -276,7 +286,7 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
             for b in n.blocks:
                 changed |= fold_defined_gradients(b, set(defined))
         elif _returns_defined(n, defined):
-            defined.add(n.output)
+            defined.update(n.outputs)
     return changed
 
 
@@ -296,18 +306,39 @@ def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
     return changed
 
 
+def prepare_copy(graph: Graph, functions: Optional[dict] = None) -> None:
+    """Before a runner's copy of its graph is profiled: its `prim::profile` records go (out
+    of a profiling run they pass their value through, and between a view and its user they
+    would keep the view out of the user's unit), and the matmul helpers are inlined."""
+    remove_profile_nodes(graph.block)
+    inline_autodiff_helpers(graph, functions)
+
+
+def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None) -> bool:
+    """Calls of symbolic_script's matmul helpers (`AD_matmul_bw_size`, `AD_mat_transpose`)
+    become their graphs, branches on ranks included, unless `functions` defines a graph of
+    that name: then the ranks the plan's key fixes fold the branches (`specialize_shapes`)
+    and the products they pick fuse, where the call ran interpreted as a whole."""
+    if not any(calls_helper(n) for n in graph.walk()):
+        return False
+    graphs = {k: g for k, g in helper_graphs().items() if k not in (functions or {})}
+    return inline(graph, functions=graphs)
+
+
 def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()) -> None:
-    """Fold everything the plan's key determines: gradient bookkeeping on defined tensors, then
-    shapes to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
-    `_grad_sum_to_size` foldable)."""
-    folded = fold_fixed_inputs(graph, inputs) | fold_defined_gradients(
-        graph.block, {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor)})
+    """Fold everything the plan's key determines: gradient bookkeeping on defined tensors and
+    shapes, to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
+    `_grad_sum_to_size` foldable; folded ranks pick the inlined matmul helpers' branches,
+    whose products are defined tensors)."""
+    tensors = {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor)}
+    folded = fold_fixed_inputs(graph, inputs) | fold_defined_gradients(graph.block, set(tensors))
     if folded:
         constant_propagation(graph)
     while True:
         known = determined_values(graph, keyed)
         if not (fold_metadata(graph, known) | fold_size_if_not_equal(graph) |
-                fold_identity_sum_to_size(graph, known)):
+                fold_identity_sum_to_size(graph, known) |
+                fold_defined_gradients(graph.block, set(tensors))):
             break
         folded = True
         constant_propagation(graph)
@@ -363,8 +394,7 @@ def transpose_products(graph: Graph) -> bool:
     for n in list(graph.walk()):
         if not (n.kind in ("aten::t", "aten::transpose") and _swaps_last_two_dims(n)):
             continue
-        profiles = _profiles_between(n.inputs[0])
-        product = (profiles[-1].inputs[0] if profiles else n.inputs[0]).node
+        product = n.inputs[0].node
         if product.kind != "aten::matmul" or len(product.output.uses) != 1 or \
                 _batched_matrix_type(n.output) is None or \
                 not all(_batched_matrix_type(v) is not None for v in product.inputs):
@@ -375,22 +405,9 @@ def transpose_products(graph: Graph) -> bool:
         new.output.type = n.output.type.with_(strides=contiguous_strides(n.output.type.complete_sizes()))
         n.output.replace_all_uses_with(new.output)
         n.destroy()
-        for p in profiles:
-            p.destroy()
         product.destroy()
         changed = True
     return changed
-
-
-def _profiles_between(v: Value) -> list[Node]:
-    """The chain of `prim::profile` nodes (each used once: a profiling executor's records,
-    which pass their input through) that `v` comes out of, last one first."""
-    chain = []
-    while v.node.kind == "prim::profile" and len(v.uses) == 1 and v.node.inputs and \
-            len(v.node.outputs) == 1:
-        chain.append(v.node)
-        v = v.node.inputs[0]
-    return chain
 
 
 def _in_block(node: Node, block: Block) -> Node:

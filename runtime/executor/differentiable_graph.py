@@ -11,14 +11,14 @@ gradients for the inputs listed in `df_output_vjps`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
-from irjit.compiler.autodiff.gradient import Gradient
 from irjit.runtime.autograd import GradNode, is_grad_enabled, no_grad
 from irjit.ops.tensor import Tensor
+
+from .runnable_gradient import runnable_gradient
 
 
 def _contiguous(g) -> np.ndarray:
@@ -26,30 +26,6 @@ def _contiguous(g) -> np.ndarray:
     by its inputs' layouts) does not depend on how the gradient was computed upstream."""
     g = np.asarray(g)
     return g if g.flags.c_contiguous else np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
-
-
-def drop_temporary_vjps(grad: Gradient) -> None:
-    """The vjps `df` takes for f's captured temporaries are always undefined (the tape sees
-    only the real outputs, as PyTorch's DifferentiableGraphBackward): they become
-    `prim::AutogradZero`, which the backward passes and native specialization fold away."""
-    df = grad.df
-    for q in reversed(range(len(grad.df_input_vjps))):
-        if grad.df_input_vjps[q] < grad.f_real_outputs:
-            continue
-        zero = df.block.prepend_node(df.create("prim::AutogradZero"))
-        df.inputs[q].replace_all_uses_with(zero.output)
-        df.erase_input(q)
-        del grad.df_input_vjps[q]
-
-
-def runnable_gradient(grad: Gradient) -> Gradient:
-    """`grad` with a `df` that takes no vjps of temporaries (a copy when it did; the node's
-    own graphs, which print as PyTorch's, stay as they are)."""
-    if all(i < grad.f_real_outputs for i in grad.df_input_vjps):
-        return grad
-    grad = replace(grad, df=grad.df.copy(), df_input_vjps=list(grad.df_input_vjps))
-    drop_temporary_vjps(grad)
-    return grad
 
 
 class _Schema:

@@ -13,14 +13,16 @@ import threading
 from typing import Any, Optional
 
 from irjit.compiler.ir import Graph, Node
+from irjit.ops.tensor import Tensor
 
 from irjit.runtime.autograd import is_grad_enabled
 from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
-from .argument_spec import executor_inputs
+from .argument_spec import attribute_values, executor_inputs, module_attribute_paths
 from .counters import COUNTERS, record_last_executed
 from .plan import ExecutionPlan, stats_summary
-from .profiling_pipeline import optimize_profiled, profiling_insensitive
+from .profiling_pipeline import (needs_gradient, optimize_profiled, profiled_types,
+                                 profiling_insensitive)
 from irjit.compiler.settings import ExecutorSettings, get_settings
 
 
@@ -47,6 +49,8 @@ class ProfilingGraphExecutor:
         self._template_interpreters: dict[int, Interpreter] = {}
         self.bailouts = 0
         self.last_graph: Optional[Graph] = None  # what this executor's latest run executed
+        self.plan_needs_gradient = False  # whether the optimized plan was built for gradients
+        self._attr_paths = module_attribute_paths(graph)
         self._lock = threading.RLock()
         COUNTERS.inc("executors_constructed")
 
@@ -78,6 +82,7 @@ class ProfilingGraphExecutor:
         g = self.profiled_graph.copy()
         # copy() renumbers values and does not carry the profile attributes' identity issues
         node_threshold, inline_threshold = self.settings.autodiff_thresholds()
+        self.plan_needs_gradient = needs_gradient(profiled_types(g), is_grad_enabled())
         self.fallbacks = optimize_profiled(g, node_threshold, inline_threshold,
                                            self.settings.guard_style, is_grad_enabled())
         plan = ExecutionPlan(g, self._make_child, self.functions,
@@ -112,6 +117,12 @@ class ProfilingGraphExecutor:
             self.last_graph = runner.graph
             record_last_executed(runner.graph)
             return outs
+        if runner is self.optimized_plan and self._needs_gradient_plan(inputs):
+            self._count_bailout()
+            fallback = self._fallback_executor(self.graph)
+            outs = fallback.run(*inputs)
+            self.last_graph = fallback.last_graph
+            return outs
         try:
             outs = runner.run(list(inputs))
         except _BailOut as b:
@@ -119,6 +130,17 @@ class ProfilingGraphExecutor:
         self.last_graph = runner.graph
         record_last_executed(runner.graph)
         return outs
+
+    def _needs_gradient_plan(self, inputs: list) -> bool:
+        """The requires_grad guard of a plan specialized without gradients: this call needs
+        them (grad mode on, a tensor argument or module attribute requires grad), so it
+        fails over to the unoptimized graph, whose executor profiles and specializes for
+        gradients (DifferentiableGraphs) one bailout level down, as a failing TypeCheck on
+        requires_grad would."""
+        if self.plan_needs_gradient or not is_grad_enabled():
+            return False
+        values = list(inputs) + attribute_values(inputs, self._attr_paths)
+        return any(isinstance(x, Tensor) and x.requires_grad for x in values)
 
     def _fallback_executor(self, graph: Graph) -> "ProfilingGraphExecutor":
         with self._lock:

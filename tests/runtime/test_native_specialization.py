@@ -222,3 +222,74 @@ def test_a_three_argument_where_has_a_determined_shape():
   return (%w, %idx)""")
     known = _names(determined_values(g))
     assert {"c", "w"} <= known and "idx" not in known
+
+
+def test_a_multi_output_backward_op_with_a_full_constant_mask_returns_defined_gradients():
+    """linear_backward with output_mask [True, True, True] makes three defined tensors, so a
+    branch on one of them folds; with a mask that leaves one out nothing is assumed."""
+    text = """graph(%x : Float(6, 4, strides=[4, 1], device=cpu),
+      %g : Float(6, 3, strides=[3, 1], device=cpu), %w : Float(3, 4, strides=[4, 1], device=cpu),
+      %mask : bool[]):
+  %gi : Float(6, 4, strides=[4, 1], device=cpu), %gw : Float(3, 4, strides=[4, 1], device=cpu), %gb : Float(3, strides=[1], device=cpu) = aten::linear_backward(%x, %g, %w, %mask)
+  %c : int = prim::AutogradAnyNonZero(%gw)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::t(%gw)
+      -> (%t)
+    block1():
+      %u : Tensor = prim::AutogradZero()
+      -> (%u)
+  return (%gi, %r)"""
+
+    def with_mask(mask):
+        g = parse_ir(text)
+        g.set_insert_point(g.block.first_node)
+        g.inputs[3].replace_all_uses_with(g.insert_constant(mask))
+        g.erase_input(3)
+        return g
+    full = with_mask([True, True, True])
+    assert fold_defined_gradients(full.block, set(full.inputs))
+    assert "prim::If" not in _kinds(full)
+    partial = with_mask([True, False, True])
+    assert not fold_defined_gradients(partial.block, set(partial.inputs))
+    assert "prim::If" in _kinds(partial)
+
+
+def test_an_undefined_input_folds_like_autograd_zero():
+    """A vjp the plan's key records as None is a None constant: AutogradAdd passes the other
+    side through, and a branch on it alone takes its zero side."""
+    g = parse_ir("""graph(%a : Tensor, %b : Tensor?):
+  %s : Tensor = prim::AutogradAdd(%b, %a)
+  %c : int = prim::AutogradAnyNonZero(%b)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::tanh(%b)
+      -> (%t)
+    block1():
+      %u : Tensor = prim::AutogradZero()
+      -> (%u)
+  return (%s, %r)""")
+    specialize_shapes(g, [Tensor(np.zeros(2, np.float32)), None])
+    assert _kinds(g) == ["prim::AutogradZero"]
+    assert g.outputs[0] is g.inputs[0]
+
+
+def test_profile_records_are_dropped_so_a_transposed_product_still_folds():
+    """A profiling executor's plan keeps `prim::profile` records between ops; the runner's
+    copy drops them, so `t(matmul)` becomes one product and its view joins the unit."""
+    text = """graph(%x : Float(6, 4, strides=[4, 1], device=cpu), %g : Float(6, 3, strides=[3, 1], device=cpu)):
+  %xt : Float(4, 6, strides=[1, 4], device=cpu) = aten::t(%x)
+  %m : Float(4, 3, strides=[3, 1], device=cpu) = aten::matmul(%xt, %g)
+  %p : Float(4, 3, strides=[3, 1], device=cpu) = prim::profile[profiled_type=Float(4, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%m)
+  %w : Float(3, 4, strides=[1, 3], device=cpu) = aten::t(%p)
+  return (%w)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32))
+    g = Tensor(np.random.default_rng(1).standard_normal((6, 3)).astype(np.float32))
+    with no_grad():
+        runner.run([x, g])
+        out = runner.run([x, g])[0]
+    np.testing.assert_allclose(out.data, (x.data.T @ g.data).T, rtol=1e-5, atol=1e-5)
+    assert runner.stats.nodes_interpreted == 0
+    plan = next(iter(runner._plans.values())).graph
+    assert "prim::profile" not in _kinds(plan)
