@@ -309,9 +309,26 @@ def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
 def prepare_copy(graph: Graph, functions: Optional[dict] = None) -> None:
     """Before a runner's copy of its graph is profiled: its `prim::profile` records go (out
     of a profiling run they pass their value through, and between a view and its user they
-    would keep the view out of the user's unit), and the matmul helpers are inlined."""
+    would keep the view out of the user's unit), leaving the complete layouts they recorded
+    as their values' types (where every record agrees: then a plan whose inputs have those
+    layouts needs no profiling call), and the matmul helpers are inlined."""
+    for v, t in _recorded_layouts(graph).items():
+        v.type = t
     remove_profile_nodes(graph.block)
     inline_autodiff_helpers(graph, functions)
+
+
+def _recorded_layouts(graph: Graph) -> dict[Value, TensorType]:
+    """Tensor values whose `prim::profile` records all hold one complete type."""
+    seen: dict[Value, set] = {}
+    for n in graph.walk():
+        if n.kind == "prim::profile" and n.inputs and isinstance(n.inputs[0].type, TensorType):
+            t = n.attr("profiled_type") if n.has_attr("profiled_type") else None
+            seen.setdefault(n.inputs[0], set()).add(
+                t.with_(requires_grad=n.inputs[0].type.requires_grad)
+                if isinstance(t, TensorType) and t.complete_sizes() is not None and
+                t.strides is not None and None not in t.strides and t.scalar_type else None)
+    return {v: next(iter(ts)) for v, ts in seen.items() if len(ts) == 1 and None not in ts}
 
 
 def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None) -> bool:

@@ -293,3 +293,31 @@ def test_profile_records_are_dropped_so_a_transposed_product_still_folds():
     assert runner.stats.nodes_interpreted == 0
     plan = next(iter(runner._plans.values())).graph
     assert "prim::profile" not in _kinds(plan)
+
+
+PROFILED = """graph(%x : Tensor, %y : Tensor):
+  %px : Tensor = prim::profile[profiled_type=Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%x)
+  %py : Tensor = prim::profile[profiled_type=Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%y)
+  %a : Tensor = aten::mul(%px, %py)
+  %pa : Tensor = prim::profile[profiled_type=%s, seen_none=0](%a)
+  %t : Tensor = aten::tanh(%pa)
+  %pt : Tensor = prim::profile[profiled_type=Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%t)
+  return (%pt)"""
+
+
+def test_complete_profile_records_type_the_plan_so_its_first_call_runs_natively(monkeypatch):
+    """Every tensor with records that agree on a complete layout: the first call with inputs
+    of those layouts compiles at once instead of being interpreted to learn the layouts."""
+    from .native_coverage import measured
+    xs = [Tensor(np.full((2, 3), v, np.float32)) for v in (0.5, 2.0)]
+    typed = NativeRunner(parse_ir(PROFILED.replace(
+        "%s", "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)")))
+    with no_grad(), measured(monkeypatch) as cov:
+        out = typed.run(xs)[0]
+    np.testing.assert_allclose(out.data, np.tanh(np.ones((2, 3), np.float32)), rtol=1e-6)
+    assert dict(cov.interpreted) == {} and cov.native["aten::tanh"] == 1
+    monkeypatch.undo()
+    partial = NativeRunner(parse_ir(PROFILED.replace("%s", "Float(*, 3, requires_grad=0, device=cpu)")))
+    with no_grad(), measured(monkeypatch) as cov:
+        partial.run(xs)
+    assert cov.interpreted["aten::tanh"] == 1  # a record without a complete layout: profiled
