@@ -172,7 +172,7 @@ class NativeRunner:
         g = self.graph.copy()
         for old, new in zip(self.graph.walk(), g.walk()):
             self._originals[id(new)] = old
-        prepare_copy(g, self.functions)
+        prepare_copy(g, inputs, self.functions)
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
         typed = _types_complete(g, inputs)

@@ -306,16 +306,27 @@ def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
     return changed
 
 
-def prepare_copy(graph: Graph, functions: Optional[dict] = None) -> None:
+def prepare_copy(graph: Graph, inputs: list, functions: Optional[dict] = None) -> None:
     """Before a runner's copy of its graph is profiled: its `prim::profile` records go (out
     of a profiling run they pass their value through, and between a view and its user they
     would keep the view out of the user's unit), leaving the complete layouts they recorded
-    as their values' types (where every record agrees: then a plan whose inputs have those
-    layouts needs no profiling call), and the matmul helpers are inlined."""
-    for v, t in _recorded_layouts(graph).items():
-        v.type = t
+    as their values' types when this call's inputs have the recorded layouts (then the plan
+    needs no profiling call), and the matmul helpers are inlined."""
+    recorded = _recorded_layouts(graph)
+    if all(_has_layout(x, recorded[v]) for v, x in zip(graph.inputs, inputs) if v in recorded):
+        for v, t in recorded.items():
+            v.type = t
     remove_profile_nodes(graph.block)
     inline_autodiff_helpers(graph, functions)
+
+
+def _has_layout(x: Any, t: TensorType) -> bool:
+    """Whether run-time value `x` is a tensor of exactly `t`'s dtype, sizes and strides."""
+    if not isinstance(x, Tensor):
+        return False
+    a = x.data
+    return SCALAR_TYPES.get(t.scalar_type) == str(a.dtype) and tuple(a.shape) == t.complete_sizes() \
+        and tuple(s // a.itemsize for s in a.strides) == tuple(t.strides)
 
 
 def _recorded_layouts(graph: Graph) -> dict[Value, TensorType]:

@@ -321,3 +321,17 @@ def test_complete_profile_records_type_the_plan_so_its_first_call_runs_natively(
     with no_grad(), measured(monkeypatch) as cov:
         partial.run(xs)
     assert cov.interpreted["aten::tanh"] == 1  # a record without a complete layout: profiled
+
+
+def test_profile_records_of_other_layouts_do_not_type_the_plan():
+    """Calls whose inputs differ from what the records say (another dtype, another shape)
+    are profiled as before: the records are no fact about them."""
+    text = PROFILED.replace("%s", "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)")
+    runner = NativeRunner(parse_ir(text))
+    with no_grad():
+        for dtype, shape in [(np.float64, (2, 3)), (np.float32, (4, 3)), (np.float32, (2, 3))]:
+            xs = [Tensor(np.full(shape, 0.5, dtype)), Tensor(np.full(shape, 2.0, dtype))]
+            for _ in range(2):
+                out = runner.run(xs)[0]
+            assert out.data.dtype == dtype and out.data.shape == shape
+            np.testing.assert_allclose(out.data, np.tanh(np.ones(shape)), rtol=1e-6)
