@@ -25,8 +25,8 @@ from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
-from .native_specialization import (attribute_reads, is_size_list, sink_views, specialize_shapes,
-                                    transpose_products)
+from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
+                                    specialize_shapes, transpose_products)
 from .prims import _results, prim
 
 
@@ -175,6 +175,7 @@ class NativeRunner:
         g = self.graph.copy()
         for old, new in zip(self.graph.walk(), g.walk()):
             self._originals[id(new)] = old
+        prepare_copy(g, inputs, self.functions)
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
         typed = _types_complete(g, inputs)
@@ -197,6 +198,7 @@ class NativeRunner:
         transpose_products(g)
         sink_views(g)
         decompose_for_native(g, grad_enabled=is_grad_enabled())
+        transpose_products(g)  # (of the products decompositions make: linear_backward's)
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)
@@ -245,7 +247,7 @@ class NativeRunner:
             return interp.sub_interpreter(sub).run(args)
         if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
                 isinstance(a, Tensor) and a.requires_grad for a in args) and \
-                not self._gradients.untracked(node, args):
+                self._gradients.needs_tape(node, args):
             outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
             return outs if outs is not None else _interpreted(interp, sub, args)
         unit = self.unit_of(node)

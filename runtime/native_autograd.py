@@ -18,13 +18,15 @@ from irjit.compiler.autodiff import Gradient, differentiate
 from irjit.compiler.autodiff.differentiate import DifferentiationError, requires_grad
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
-from irjit.compiler.ir import Graph, Node, Value
+from irjit.compiler.ir import Graph, Node
 from irjit.compiler.passes import get_pass
 from irjit.ops import facts
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
 from .executor.differentiable_graph import DifferentiableGraphOp
+from .executor.runnable_gradient import runnable_gradient
+
 
 
 def writes_in_place(node: Node) -> bool:
@@ -57,85 +59,6 @@ def _prepared_backward(df: Graph) -> Graph:
     return df
 
 
-def drop_temporary_vjps(grad: Gradient) -> None:
-    """The vjps `df` takes for f's captured temporaries are always zero (DifferentiableGraphOp
-    hands the tape only the real outputs, and passes zeros for the rest): they become
-    `prim::AutogradZero`, which the backward passes fold away."""
-    df = grad.df
-    for q in reversed(range(len(grad.df_input_vjps))):
-        if grad.df_input_vjps[q] < grad.f_real_outputs:
-            continue
-        zero = df.block.prepend_node(df.create("prim::AutogradZero"))
-        df.inputs[q].replace_all_uses_with(zero.output)
-        df.erase_input(q)
-        del grad.df_input_vjps[q]
-
-
-def _is_view(node: Node) -> bool:
-    if node.kind.startswith("prim::") or node.blocks:
-        return False
-    entry = entry_of(node)
-    return entry is not None and entry.schema.is_view and not entry.schema.is_inplace
-
-
-def _view_of_inputs(v: Value, f: Graph) -> bool:
-    """`v` is one of f's inputs, a constant, or a view (of a view...) of those."""
-    return v in f.inputs or v.node.kind == "prim::Constant" or \
-        _is_view(v.node) and all(_view_of_inputs(u, f) for u in v.node.inputs)
-
-
-class _Recompute:
-    """Clones f's views of its inputs into df (before `anchor`), capturing the inputs."""
-
-    def __init__(self, grad: Gradient):
-        self.grad, self.f, self.df = grad, grad.f, grad.df
-        self.anchor = grad.df.block.first_node
-        self.done: dict[Value, Value] = {}
-
-    def __call__(self, v: Value) -> Value:
-        found = self.done.get(v)
-        if found is not None:
-            return found
-        grad, df = self.grad, self.df
-        n_vjps = len(grad.df_input_vjps)
-        if v in self.f.inputs:
-            i = self.f.inputs.index(v)
-            if i not in grad.df_input_captured_inputs:
-                grad.df_input_captured_inputs.append(i)
-                df.insert_input(n_vjps + len(grad.df_input_captured_inputs) - 1, type=v.type)
-            out = df.inputs[n_vjps + grad.df_input_captured_inputs.index(i)]
-        else:
-            operands = {u: self(u) for u in v.node.inputs}
-            clone = df.clone_node(v.node, lambda u: operands[u])
-            out = clone.insert_before(self.anchor).outputs[v.offset]
-        self.done[v] = out
-        return out
-
-
-def recompute_captured_views(grad: Gradient) -> None:
-    """Captured temporaries of `f` that are views of f's inputs (the `t(w)` a matmul formula
-    needs, the heads of an attention layer) are recomputed in `df` from the captured inputs
-    instead: a view costs nothing to recompute, and `f` then outputs only computed tensors,
-    so its views fuse into its units rather than run interpreted as outputs of their own."""
-    f, df = grad.f, grad.df
-    recompute = _Recompute(grad)
-    for p in reversed(range(len(grad.df_input_captured_outputs))):
-        j = grad.df_input_captured_outputs[p]
-        v = f.outputs[j]
-        if j < grad.f_real_outputs or j in grad.df_input_vjps or v in f.inputs or \
-                grad.df_input_captured_outputs.count(j) > 1 or not _view_of_inputs(v, f):
-            continue
-        recomputed = recompute(v)
-        position = len(grad.df_input_vjps) + len(grad.df_input_captured_inputs) + p
-        df.inputs[position].replace_all_uses_with(recomputed)
-        df.erase_input(position)
-        del grad.df_input_captured_outputs[p]
-        f.erase_output(j)
-        grad.df_input_captured_outputs = [k - (k > j) for k in grad.df_input_captured_outputs]
-        grad.df_input_vjps = [k - (k > j) for k in grad.df_input_vjps]
-    get_pass("eliminate_dead_code").run(f)
-
-
 def _no_grad_through_underivable_ops(g: Graph) -> None:
     """As the tape records it: an op without a derivative formula (`zeros_like(x)`) makes
     tensors that do not require grad, nor do the aten values computed only from them."""
@@ -151,11 +74,11 @@ def _no_grad_through_underivable_ops(g: Graph) -> None:
                 o.type = o.type.with_(requires_grad=False)
 
 
-def _with_requires_grad(sub: Graph, requires_grad: tuple[bool, ...]) -> Graph:
-    """A copy of `sub` whose tensors say whether they require grad when the arguments flagged
-    in `requires_grad` do, as the tape would record them."""
+def _requires_grad_typed(sub: Graph, flags: tuple[bool, ...]) -> Graph:
+    """A copy of `sub` whose tensors say whether they require grad when the arguments
+    flagged in `flags` do (as the tape would record them)."""
     g = sub.copy()
-    for v, flag in zip(g.inputs, requires_grad):
+    for v, flag in zip(g.inputs, flags):
         if isinstance(v.type, TensorType):
             v.type = v.type.with_(requires_grad=flag)
     for n in g.walk():
@@ -167,13 +90,14 @@ def _with_requires_grad(sub: Graph, requires_grad: tuple[bool, ...]) -> Graph:
     return g
 
 
-def needs_no_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> bool:
-    """Whether no output of a group requires grad although the flagged arguments do (argmax,
-    comparisons: every path from them runs through ops without a derivative formula): the
-    tape would record nothing, so the group's unit runs as without grad."""
-    g = _with_requires_grad(sub, requires_grad)
-    return not any(writes_in_place(n) for n in sub.walk()) and not any(
-        isinstance(o.type, TensorType) and o.type.requires_grad is not False for o in g.outputs)
+def needs_tape(sub: Graph, flags: tuple[bool, ...]) -> bool:
+    """Whether running the group under grad must record something: an output requires grad
+    (or it writes an input in place). When none does (`zeros_like(x)` of an `x` that requires grad),
+    its unit runs as without grad: the interpreter would make the same tensors."""
+    if any(writes_in_place(n) for n in sub.walk()):
+        return True
+    return any(requires_grad(o) for o in _requires_grad_typed(sub, flags).outputs
+               if isinstance(o.type, TensorType) or o.type.contained())
 
 
 def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
@@ -183,15 +107,14 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
     nothing to differentiate)."""
     if any(writes_in_place(n) for n in sub.walk()):
         return None
-    g = _with_requires_grad(sub, requires_grad)
+    g = _requires_grad_typed(sub, requires_grad)
     try:
         grad = differentiate(g)
     except (DifferentiationError, NotSymbolic):
         return None
     if not grad.df_output_vjps:
-        return grad
-    drop_temporary_vjps(grad)
-    recompute_captured_views(grad)
+        return None
+    grad = runnable_gradient(grad)
     grad.df = _prepared_backward(grad.df)
     return grad
 
@@ -207,8 +130,16 @@ class GroupGradients:
         self.make_runner = make_runner
         self._ops: dict[tuple, tuple[Node, Optional[DifferentiableGraphOp]]] = {}
         self._runners: dict[int, tuple[Graph, Any]] = {}
-        self._untracked: dict[tuple, bool] = {}
+        self._tape: dict[tuple, tuple[Node, bool]] = {}
         self._lock = threading.Lock()
+
+    def needs_tape(self, node: Node, args: list) -> bool:
+        """`needs_tape` of the group for these arguments' requires-grad pattern (cached)."""
+        key = (id(node), tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+        found = self._tape.get(key)
+        if found is None:
+            found = self._tape[key] = (node, needs_tape(node.attr("Subgraph"), key[1]))
+        return found[1]
 
     def run(self, node: Node, args: list) -> Optional[list]:
         """The group's outputs with its backward recorded, or None: interpret the group."""
@@ -238,15 +169,6 @@ class GroupGradients:
                 # the interpreter records only what depends on an input that requires grad
                 r.requires_grad, r.grad_fn = False, None
         return results
-
-    def untracked(self, node: Node, args: list) -> bool:
-        """`needs_no_gradient` of the group for these arguments' requires-grad pattern."""
-        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        key = (id(node), flags)
-        found = self._untracked.get(key)
-        if found is None:
-            found = self._untracked[key] = needs_no_gradient(node.attr("Subgraph"), flags)
-        return found
 
     def runners(self) -> list:
         return [r for _, r in list(self._runners.values())]

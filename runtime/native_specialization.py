@@ -5,7 +5,7 @@ graphs (`aten::size`, `_size_if_not_equal`, `_grad_sum_to_size`) folds away or f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -14,11 +14,15 @@ from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.compiler.passes.eliminate_dead_code import run as eliminate_dead_code
+from irjit.compiler.passes.inline import run as inline
+from irjit.compiler.passes.insert_guards import remove_profile_nodes
 from irjit.ops import facts
 from irjit.ops.dtypes import code_of
 from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
+from irjit.ops.types import NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
+
+from .autodiff_helper_graphs import calls_helper, helper_graphs
 
 
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
@@ -212,14 +216,28 @@ def fold_identity_sum_to_size(graph: Graph, known: set) -> bool:
 
 
 def _returns_defined(node: Node, defined: set) -> bool:
-    """An aten op with one `Tensor` result, given defined tensors, returns a defined tensor;
-    a pass-through returns its input."""
+    """An aten op whose results are all `Tensor`s, given defined tensors, returns defined
+    tensors (a backward op with an `output_mask` only when the mask is a constant of all
+    True); a pass-through returns its input."""
     if facts.has_tag(node.kind, "identity"):
         return bool(node.inputs) and node.inputs[0] in defined
     entry = entry_of(node) if node.kind.startswith("aten::") else None
-    return entry is not None and len(entry.schema.returns) == 1 and \
-        entry.schema.returns[0].type == "Tensor" and \
-        all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
+    if entry is None or not entry.schema.returns or \
+            any(r.type != "Tensor" for r in entry.schema.returns):
+        return False
+    for arg, v in zip(entry.schema.arguments, node.inputs):
+        if arg.name == "output_mask" and not (
+                v.node.kind == "prim::Constant" and all(constant_value(v.node) or [False])):
+            return False
+    return all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
+
+
+def _is_zero_gradient(v: Value) -> bool:
+    """An undefined gradient: `prim::AutogradZero`, or the None constant a plan's key made
+    of an input that was None (a captured temporary's vjp)."""
+    n = v.node
+    return n.kind == "prim::AutogradZero" or n.kind == "prim::Constant" and \
+        v.type == NONE and not n.has_attr("value")
 
 
 def fold_defined_gradients(block: Block, defined: set) -> bool:
@@ -233,8 +251,8 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
     for n in list(block.nodes()):
         if n.kind == "prim::AutogradAdd":
             a, b = n.inputs
-            if a.node.kind == "prim::AutogradZero" or b.node.kind == "prim::AutogradZero":
-                n.output.replace_all_uses_with(b if a.node.kind == "prim::AutogradZero" else a)
+            if _is_zero_gradient(a) or _is_zero_gradient(b):
+                n.output.replace_all_uses_with(b if _is_zero_gradient(a) else a)
                 n.destroy()
                 changed = True
             elif a in defined and b in defined:
@@ -252,7 +270,7 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
             checked = n.inputs[0].node.inputs
             if any(v in defined for v in checked):
                 taken = n.blocks[0]
-            elif all(v.node.kind == "prim::AutogradZero" for v in checked):
+            elif all(_is_zero_gradient(v) for v in checked):
                 taken = n.blocks[1]
             else:
                 for b in n.blocks:
@@ -269,7 +287,7 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
             for b in n.blocks:
                 changed |= fold_defined_gradients(b, set(defined))
         elif _returns_defined(n, defined):
-            defined.add(n.output)
+            defined.update(n.outputs)
     return changed
 
 
@@ -289,18 +307,67 @@ def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
     return changed
 
 
+def prepare_copy(graph: Graph, inputs: list, functions: Optional[dict] = None) -> None:
+    """Before a runner's copy of its graph is profiled: its `prim::profile` records go (out
+    of a profiling run they pass their value through, and between a view and its user they
+    would keep the view out of the user's unit), leaving the complete layouts they recorded
+    as their values' types when this call's inputs have the recorded layouts (then the plan
+    needs no profiling call), and the matmul helpers are inlined."""
+    recorded = _recorded_layouts(graph)
+    if all(_has_layout(x, recorded[v]) for v, x in zip(graph.inputs, inputs) if v in recorded):
+        for v, t in recorded.items():
+            v.type = t
+    remove_profile_nodes(graph.block)
+    inline_autodiff_helpers(graph, functions)
+
+
+def _has_layout(x: Any, t: TensorType) -> bool:
+    """Whether run-time value `x` is a tensor of exactly `t`'s dtype, sizes and strides."""
+    if not isinstance(x, Tensor):
+        return False
+    a = x.data
+    return SCALAR_TYPES.get(t.scalar_type) == str(a.dtype) and tuple(a.shape) == t.complete_sizes() \
+        and tuple(s // a.itemsize for s in a.strides) == tuple(t.strides)
+
+
+def _recorded_layouts(graph: Graph) -> dict[Value, TensorType]:
+    """Tensor values whose `prim::profile` records all hold one complete type."""
+    seen: dict[Value, set] = {}
+    for n in graph.walk():
+        if n.kind == "prim::profile" and n.inputs and isinstance(n.inputs[0].type, TensorType):
+            t = n.attr("profiled_type") if n.has_attr("profiled_type") else None
+            seen.setdefault(n.inputs[0], set()).add(
+                t.with_(requires_grad=n.inputs[0].type.requires_grad)
+                if isinstance(t, TensorType) and t.complete_sizes() is not None and
+                t.strides is not None and None not in t.strides and t.scalar_type else None)
+    return {v: next(iter(ts)) for v, ts in seen.items() if len(ts) == 1 and None not in ts}
+
+
+def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None) -> bool:
+    """Calls of symbolic_script's matmul helpers (`AD_matmul_bw_size`, `AD_mat_transpose`)
+    become their graphs, branches on ranks included, unless `functions` defines a graph of
+    that name: then the ranks the plan's key fixes fold the branches (`specialize_shapes`)
+    and the products they pick fuse, where the call ran interpreted as a whole."""
+    if not any(calls_helper(n) for n in graph.walk()):
+        return False
+    graphs = {k: g for k, g in helper_graphs().items() if k not in (functions or {})}
+    return inline(graph, functions=graphs)
+
+
 def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()) -> None:
-    """Fold everything the plan's key determines: gradient bookkeeping on defined tensors, then
-    shapes to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
-    `_grad_sum_to_size` foldable)."""
-    folded = fold_fixed_inputs(graph, inputs) | fold_defined_gradients(
-        graph.block, {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor)})
+    """Fold everything the plan's key determines: gradient bookkeeping on defined tensors and
+    shapes, to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
+    `_grad_sum_to_size` foldable; folded ranks pick the inlined matmul helpers' branches,
+    whose products are defined tensors)."""
+    tensors = {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor)}
+    folded = fold_fixed_inputs(graph, inputs) | fold_defined_gradients(graph.block, set(tensors))
     if folded:
         constant_propagation(graph)
     while True:
         known = determined_values(graph, keyed)
         if not (fold_metadata(graph, known) | fold_size_if_not_equal(graph) |
-                fold_identity_sum_to_size(graph, known)):
+                fold_identity_sum_to_size(graph, known) |
+                fold_defined_gradients(graph.block, set(tensors))):
             break
         folded = True
         constant_propagation(graph)

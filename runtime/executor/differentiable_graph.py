@@ -18,6 +18,8 @@ import numpy as np
 from irjit.runtime.autograd import GradNode, is_grad_enabled, no_grad
 from irjit.ops.tensor import Tensor
 
+from .runnable_gradient import runnable_gradient
+
 
 def _contiguous(g) -> np.ndarray:
     """A gradient in row-major layout: one layout per shape, so df's specialization (keyed
@@ -45,7 +47,7 @@ class DifferentiableGraphOp:
     (through an executor of their own, so they are optimized and cached too)."""
 
     def __init__(self, gradient, run_graph: Callable[[Any, list], list]):
-        self.gradient = gradient
+        self.gradient = runnable_gradient(gradient)
         self.run_graph = run_graph
 
     def __call__(self, inputs: list) -> list:

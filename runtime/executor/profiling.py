@@ -13,14 +13,16 @@ import threading
 from typing import Any, Optional
 
 from irjit.compiler.ir import Graph, Node
+from irjit.ops.tensor import Tensor
 
 from irjit.runtime.autograd import is_grad_enabled
 from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
-from .argument_spec import executor_inputs
+from .argument_spec import attribute_values, executor_inputs, module_attribute_paths
 from .counters import COUNTERS, record_last_executed
 from .plan import ExecutionPlan, stats_summary
-from .profiling_pipeline import optimize_profiled, profiling_insensitive
+from .profiling_pipeline import (needs_gradient, optimize_profiled, profiled_types,
+                                 profiling_insensitive)
 from irjit.compiler.settings import ExecutorSettings, get_settings
 
 
@@ -47,6 +49,9 @@ class ProfilingGraphExecutor:
         self._template_interpreters: dict[int, Interpreter] = {}
         self.bailouts = 0
         self.last_graph: Optional[Graph] = None  # what this executor's latest run executed
+        self.plan_needs_gradient = False  # whether the optimized plan was built for gradients
+        self._profiled_with_gradient = False  # whether a profiled call needed gradients
+        self._attr_paths = module_attribute_paths(graph)
         self._lock = threading.RLock()
         COUNTERS.inc("executors_constructed")
 
@@ -78,6 +83,8 @@ class ProfilingGraphExecutor:
         g = self.profiled_graph.copy()
         # copy() renumbers values and does not carry the profile attributes' identity issues
         node_threshold, inline_threshold = self.settings.autodiff_thresholds()
+        self.plan_needs_gradient = self._profiled_with_gradient or needs_gradient(
+            profiled_types(g), is_grad_enabled())
         self.fallbacks = optimize_profiled(g, node_threshold, inline_threshold,
                                            self.settings.guard_style, is_grad_enabled())
         plan = ExecutionPlan(g, self._make_child, self.functions,
@@ -107,10 +114,17 @@ class ProfilingGraphExecutor:
         what, runner = self._plan()
         if what == "profile":
             COUNTERS.inc("profiled_runs")
+            self._profiled_with_gradient |= self._call_needs_gradient(inputs)
             with self._lock:  # profile recording writes node attributes
                 outs = runner.run(list(inputs))
             self.last_graph = runner.graph
             record_last_executed(runner.graph)
+            return outs
+        if runner is self.optimized_plan and self._needs_gradient_plan(inputs):
+            self._count_bailout()
+            fallback = self._fallback_executor(self.graph)
+            outs = fallback.run(*inputs)
+            self.last_graph = fallback.last_graph
             return outs
         try:
             outs = runner.run(list(inputs))
@@ -119,6 +133,22 @@ class ProfilingGraphExecutor:
         self.last_graph = runner.graph
         record_last_executed(runner.graph)
         return outs
+
+    def _needs_gradient_plan(self, inputs: list) -> bool:
+        """The requires_grad guard of a plan specialized without gradients: this call needs
+        them (grad mode on, a tensor argument or module attribute requires grad), so it
+        fails over to the unoptimized graph, whose executor profiles and specializes for
+        gradients (DifferentiableGraphs) one bailout level down, as a failing TypeCheck on
+        requires_grad would."""
+        return not self.plan_needs_gradient and self._call_needs_gradient(inputs)
+
+    def _call_needs_gradient(self, inputs: list) -> bool:
+        """Grad mode is on and a tensor argument or module attribute requires grad (a graph
+        whose values the profiler does not record still knows what its calls needed)."""
+        if not is_grad_enabled():
+            return False
+        values = list(inputs) + attribute_values(inputs, self._attr_paths)
+        return any(isinstance(x, Tensor) and x.requires_grad for x in values)
 
     def _fallback_executor(self, graph: Graph) -> "ProfilingGraphExecutor":
         with self._lock:

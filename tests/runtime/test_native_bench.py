@@ -16,20 +16,18 @@ from irjit.runtime.values import flatten_value, to_numpy
 from .native_coverage import measured
 
 BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
-# what still runs interpreted on the fourth call (forward + backward), per executor: matmul's
-# backward in the executors' DifferentiableGraphs without static shapes is symbolic_script's
-# AD_matmul_bw_size (an interpreted library function: its size and sum-to-size count here)
+# what still runs interpreted on the fourth call (forward + backward), per executor
 REMAINING = {
     ("elementwise_chain", "profiling"): {},
     ("elementwise_chain", "legacy"): {},
     ("lstm_cell", "profiling"): {},
-    ("lstm_cell", "legacy"): {"aten::size": 4, "aten::_grad_sum_to_size": 4},
+    ("lstm_cell", "legacy"): {},
     ("mlp", "profiling"): {},
     ("mlp", "legacy"): {},
     ("tiny_linear_tanh", "profiling"): {},
-    ("tiny_linear_tanh", "legacy"): {"aten::size": 2, "aten::_grad_sum_to_size": 2},
+    ("tiny_linear_tanh", "legacy"): {},
     ("rnn_loop", "profiling"): {},
-    ("rnn_loop", "legacy"): {"aten::size": 64, "aten::_grad_sum_to_size": 64},
+    ("rnn_loop", "legacy"): {},
     ("seed_conv_relu", "profiling"): {},
     ("seed_conv_relu", "legacy"): {},
 }

@@ -298,3 +298,19 @@ def test_backward_fails_when_a_saved_argument_was_written_in_place(runner_of):
     with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
         with no_grad():
             backward([out], inputs=[w, b])
+
+
+def test_a_group_whose_outputs_need_no_gradient_runs_its_unit_under_grad(monkeypatch):
+    """zeros_like of an x that requires grad makes a tensor that does not (the tape records
+    nothing for it), nor does what is computed from it alone: nothing to differentiate, so
+    the unit runs as without grad instead of the group being interpreted."""
+    text = """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %z : Tensor = aten::zeros_like(%x, %none, %none, %none, %none, %none)
+  %o : Tensor = aten::add(%z, %one, %one)
+  return (%o)"""
+    cov, runner, outs = _check(text, [(3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {} and cov.native["aten::zeros_like"] == 1
+    assert not outs[0].requires_grad and outs[0].grad_fn is None
+    assert not any(op for _, op in runner._gradients._ops.values())

@@ -249,3 +249,116 @@ def test_a_bool_module_attribute_is_a_constant_of_its_plan():
     assert len(runner._plans) == 2
     for plan in runner._plans.values():
         assert not any(n.kind in ("prim::GetAttr", "prim::If") for n in plan.graph.walk())
+
+
+def test_a_multi_output_backward_op_with_a_full_constant_mask_returns_defined_gradients():
+    """linear_backward with output_mask [True, True, True] makes three defined tensors, so a
+    branch on one of them folds; with a mask that leaves one out nothing is assumed."""
+    text = """graph(%x : Float(6, 4, strides=[4, 1], device=cpu),
+      %g : Float(6, 3, strides=[3, 1], device=cpu), %w : Float(3, 4, strides=[4, 1], device=cpu),
+      %mask : bool[]):
+  %gi : Float(6, 4, strides=[4, 1], device=cpu), %gw : Float(3, 4, strides=[4, 1], device=cpu), %gb : Float(3, strides=[1], device=cpu) = aten::linear_backward(%x, %g, %w, %mask)
+  %c : int = prim::AutogradAnyNonZero(%gw)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::t(%gw)
+      -> (%t)
+    block1():
+      %u : Tensor = prim::AutogradZero()
+      -> (%u)
+  return (%gi, %r)"""
+
+    def with_mask(mask):
+        g = parse_ir(text)
+        g.set_insert_point(g.block.first_node)
+        g.inputs[3].replace_all_uses_with(g.insert_constant(mask))
+        g.erase_input(3)
+        return g
+    full = with_mask([True, True, True])
+    assert fold_defined_gradients(full.block, set(full.inputs))
+    assert "prim::If" not in _kinds(full)
+    partial = with_mask([True, False, True])
+    assert not fold_defined_gradients(partial.block, set(partial.inputs))
+    assert "prim::If" in _kinds(partial)
+
+
+def test_an_undefined_input_folds_like_autograd_zero():
+    """A vjp the plan's key records as None is a None constant: AutogradAdd passes the other
+    side through, and a branch on it alone takes its zero side."""
+    g = parse_ir("""graph(%a : Tensor, %b : Tensor?):
+  %s : Tensor = prim::AutogradAdd(%b, %a)
+  %c : int = prim::AutogradAnyNonZero(%b)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::tanh(%b)
+      -> (%t)
+    block1():
+      %u : Tensor = prim::AutogradZero()
+      -> (%u)
+  return (%s, %r)""")
+    specialize_shapes(g, [Tensor(np.zeros(2, np.float32)), None])
+    assert _kinds(g) == ["prim::AutogradZero"]
+    assert g.outputs[0] is g.inputs[0]
+
+
+def test_profile_records_are_dropped_so_a_transposed_product_still_folds():
+    """A profiling executor's plan keeps `prim::profile` records between ops; the runner's
+    copy drops them, so `t(matmul)` becomes one product and its view joins the unit."""
+    text = """graph(%x : Float(6, 4, strides=[4, 1], device=cpu), %g : Float(6, 3, strides=[3, 1], device=cpu)):
+  %xt : Float(4, 6, strides=[1, 4], device=cpu) = aten::t(%x)
+  %m : Float(4, 3, strides=[3, 1], device=cpu) = aten::matmul(%xt, %g)
+  %p : Float(4, 3, strides=[3, 1], device=cpu) = prim::profile[profiled_type=Float(4, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%m)
+  %w : Float(3, 4, strides=[1, 3], device=cpu) = aten::t(%p)
+  return (%w)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32))
+    g = Tensor(np.random.default_rng(1).standard_normal((6, 3)).astype(np.float32))
+    with no_grad():
+        runner.run([x, g])
+        out = runner.run([x, g])[0]
+    np.testing.assert_allclose(out.data, (x.data.T @ g.data).T, rtol=1e-5, atol=1e-5)
+    assert runner.stats.nodes_interpreted == 0
+    plan = next(iter(runner._plans.values())).graph
+    assert "prim::profile" not in _kinds(plan)
+
+
+PROFILED = """graph(%x : Tensor, %y : Tensor):
+  %px : Tensor = prim::profile[profiled_type=Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%x)
+  %py : Tensor = prim::profile[profiled_type=Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%y)
+  %a : Tensor = aten::mul(%px, %py)
+  %pa : Tensor = prim::profile[profiled_type=%s, seen_none=0](%a)
+  %t : Tensor = aten::tanh(%pa)
+  %pt : Tensor = prim::profile[profiled_type=Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), seen_none=0](%t)
+  return (%pt)"""
+
+
+def test_complete_profile_records_type_the_plan_so_its_first_call_runs_natively(monkeypatch):
+    """Every tensor with records that agree on a complete layout: the first call with inputs
+    of those layouts compiles at once instead of being interpreted to learn the layouts."""
+    from .native_coverage import measured
+    xs = [Tensor(np.full((2, 3), v, np.float32)) for v in (0.5, 2.0)]
+    typed = NativeRunner(parse_ir(PROFILED.replace(
+        "%s", "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)")))
+    with no_grad(), measured(monkeypatch) as cov:
+        out = typed.run(xs)[0]
+    np.testing.assert_allclose(out.data, np.tanh(np.ones((2, 3), np.float32)), rtol=1e-6)
+    assert dict(cov.interpreted) == {} and cov.native["aten::tanh"] == 1
+    monkeypatch.undo()
+    partial = NativeRunner(parse_ir(PROFILED.replace("%s", "Float(*, 3, requires_grad=0, device=cpu)")))
+    with no_grad(), measured(monkeypatch) as cov:
+        partial.run(xs)
+    assert cov.interpreted["aten::tanh"] == 1  # a record without a complete layout: profiled
+
+
+def test_profile_records_of_other_layouts_do_not_type_the_plan():
+    """Calls whose inputs differ from what the records say (another dtype, another shape)
+    are profiled as before: the records are no fact about them."""
+    text = PROFILED.replace("%s", "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)")
+    runner = NativeRunner(parse_ir(text))
+    with no_grad():
+        for dtype, shape in [(np.float64, (2, 3)), (np.float32, (4, 3)), (np.float32, (2, 3))]:
+            xs = [Tensor(np.full(shape, 0.5, dtype)), Tensor(np.full(shape, 2.0, dtype))]
+            for _ in range(2):
+                out = runner.run(xs)[0]
+            assert out.data.dtype == dtype and out.data.shape == shape
+            np.testing.assert_allclose(out.data, np.tanh(np.ones(shape)), rtol=1e-6)
