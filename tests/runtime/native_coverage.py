@@ -59,8 +59,11 @@ def measured(monkeypatch):
         def __init__(self, unit, node):
             self.unit, self.node = unit, node
 
-        def call(self, args):
-            status, outs = self.unit.call(args)
+        def __getattr__(self, name):  # the unit's other attributes (private, new_arrays, ...)
+            return getattr(self.unit, name)
+
+        def call(self, args, *arrays):
+            status, outs = self.unit.call(args, *arrays)
             if not status:
                 cov.native.update(m.kind for m in self.node.attr("Subgraph").walk()
                                   if m.kind.startswith("aten::"))
