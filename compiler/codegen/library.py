@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from functools import lru_cache
-from typing import Optional
+from typing import Callable, Optional
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -182,10 +182,12 @@ class CodeLibrary:
         return addr
 
 
-def load_library(name: str, cache_key: str) -> Optional[tuple[CodeLibrary, str]]:
+def load_library(name: str, cache_key: str,
+                 before_linking: Callable[[str], None]) -> Optional[tuple[CodeLibrary, str]]:
     """(the library named `name` that `finalize(cache_key, metadata)` stored on disk, its
     metadata), linked from its object code alone: no module is built, printed, parsed or
-    optimized. None when the disk cache has no such entry."""
+    optimized. `before_linking(metadata)` registers the symbols the code calls (which
+    emitting would have registered). None when the disk cache has no such entry."""
     cache = disk_cache()
     if cache is None:
         return None
@@ -195,6 +197,7 @@ def load_library(name: str, cache_key: str) -> Optional[tuple[CodeLibrary, str]]
     if entry is None:
         return None
     obj, metadata = entry
+    before_linking(metadata)
     library = CodeLibrary(None, name)
     mod = llvm.parse_assembly("")  # an empty module of that name: MCJIT loads `obj` for it
     mod.name = name

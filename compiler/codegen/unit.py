@@ -27,6 +27,13 @@ def bounds_checks_enabled() -> bool:
     return os.environ.get("IRJIT_NATIVE_CHECKS", "") not in ("", "0")
 
 
+def _register_symbols(metadata: str) -> None:
+    """What emitting a unit registers for the linker: pthreads, and BLAS if the unit calls it."""
+    threads.register_symbols()
+    if json.loads(metadata)["blas"]:
+        blas.register_symbols()
+
+
 class NativeUnit:
     """A compiled group: `call(arrays)` returns (status, outputs); status 0 means success."""
 
@@ -39,7 +46,7 @@ class NativeUnit:
         self.name = name
         self.bounds_checks = bounds_checks_enabled() if bounds_checks is None else bounds_checks
         self.kernel: Optional[Kernel] = None  # the loop nest, when compiled in this process
-        loaded = load_library(name, cache_key) if cache_key is not None else None
+        loaded = load_library(name, cache_key, _register_symbols) if cache_key is not None else None
         if loaded is not None:
             self.library, metadata = loaded
             addresses = self._read_metadata(metadata)
@@ -87,9 +94,6 @@ class NativeUnit:
         self.buffers = [Buffer(i, np.dtype(d), tuple(sizes), tuple(strides), out)
                         for i, (d, sizes, strides, out) in enumerate(meta["buffers"])]
         self.results = meta["results"]
-        threads.register_symbols()  # what emitting would have registered for the linker
-        if meta["blas"]:
-            blas.register_symbols()
         return {name: process_address(name.rsplit(".", 1)[1]) for name in meta["globals"]}
 
     def _plan_calls(self, graph: Graph) -> None:
