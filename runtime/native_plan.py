@@ -1,6 +1,6 @@
-"""Straight plans: a specialized graph made only of native groups, constants and pure `prim::`
-nodes (tuples, lists) runs as a fixed sequence of unit calls instead of through the
-interpreter. What a call would otherwise recompute is fixed when the plan is made: the slot of
+"""Straight plans: a specialized graph made only of native groups, constants, pure `prim::`
+nodes (tuples, lists) and branches runs as a fixed sequence of unit calls instead of through
+the interpreter (a branch that is not made of those runs interpreted). What a call would otherwise recompute is fixed when the plan is made: the slot of
 every value, which tensors travel as bare arrays, the constants, and the arrays of the
 intermediates, which come from a per-plan arena and are reused by the next call."""
 
@@ -26,10 +26,20 @@ def _is_straight_node(n: Node) -> bool:
         n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
 
 
+def _is_straight_block(block) -> bool:
+    return all(_is_straight_node(n) or _is_branch(n) for n in block.nodes())
+
+
+def _is_branch(n: Node) -> bool:
+    """A `prim::If` a straight plan runs: a branch that is straight itself runs as steps, the
+    other one by the interpreter."""
+    return n.kind == "prim::If" and len(n.blocks) == 2
+
+
 def is_straight(graph: Graph) -> bool:
-    """Whether a straight plan can run `graph`: every node a native group, a constant or a
-    pure `prim::` node, none with blocks."""
-    return all(_is_straight_node(n) for n in graph.nodes())
+    """Whether a straight plan can run `graph`: every node a native group, a constant, a pure
+    `prim::` node or a `prim::If`."""
+    return _is_straight_block(graph.block)
 
 
 def _proven_by_key(t) -> bool:
@@ -49,7 +59,7 @@ def _needs_grad(x: Any) -> bool:
 class _GroupStep:
     """One native group of the plan: its argument slots (and how each holds its value), its
     output slots, and the buffers of its unit the arena provides (private scratch and
-    outputs only later groups read)."""
+    outputs only later groups read) at `arena_index` of a call's arena."""
 
     def __init__(self, node: Node, args: list[tuple[int, int]], outs: list[tuple[int, int]]):
         self.node = node
@@ -57,6 +67,34 @@ class _GroupStep:
         self.outs = outs
         self.unit: Any = None
         self.arena_positions: tuple[int, ...] = ()
+        self.arena_index = 0
+
+
+class _BranchStep:
+    """A `prim::If`: per branch, its steps (None: the interpreter runs that block, given the
+    outer values it reads, `reads`), the slots of the branch's results, and the If's slots."""
+
+    def __init__(self, node: Node, cond: int, outs: list[int]):
+        self.node = node
+        self.cond = cond
+        self.outs = outs
+        self.branches: list[tuple[Optional[list], list[int], list[tuple[Value, int]]]] = []
+
+
+def _outer_reads(block) -> list[Value]:
+    """The values defined outside `block` that its nodes (nested ones too) or results read."""
+    defined = set(block.inputs)
+    read: dict[Value, None] = {}
+    nodes = [m for n in block.nodes() for m in [n, *n.walk()]]
+    for m in nodes:
+        defined.update(m.outputs)
+        for b in m.blocks:
+            defined.update(b.inputs)
+    for v in [v for m in nodes for v in m.inputs] + [v for m in nodes for b in m.blocks
+                                                       for v in b.outputs] + list(block.outputs):
+        if v not in defined:
+            read.setdefault(v)
+    return list(read)
 
 
 class StraightPlan:
@@ -73,20 +111,21 @@ class StraightPlan:
         self._tail: list = []  # initial contents of the slots after the inputs
         self._outputs: list[int] = []  # the slots of the graph outputs
         self._interpret = False  # a group has no unit: the interpreter runs every call
+        self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
         # inputs whose type the runner's layout key does not prove (lists, tuples, objects)
         self._checked = [i for i, v in enumerate(graph.inputs) if not _proven_by_key(v.type)]
 
     # ---- making the plan
-    def _storage(self) -> dict[Value, int]:
-        """How each value is held: tensors that only groups read stay bare arrays."""
+    def _storage(self, native: set) -> dict[Value, int]:
+        """How each value is held: tensors that groups make and only groups run as steps
+        (`native`) read stay bare arrays."""
         storage: dict[Value, int] = {}
         outputs = set(self.graph.outputs)
-        for v in list(self.graph.inputs) + [o for n in self.graph.nodes() for o in n.outputs]:
+        for v in list(self.graph.inputs) + [o for n in self.graph.walk() for o in n.outputs]:
             if not isinstance(v.type, TensorType):
                 storage[v] = VALUE
-            elif v.node.kind == GROUP and v not in outputs and all(
-                    u.user.kind == GROUP for u in v.uses):
+            elif v.node in native and v not in outputs and all(u.user in native for u in v.uses):
                 storage[v] = ARRAY
             else:
                 storage[v] = TENSOR
@@ -96,40 +135,70 @@ class StraightPlan:
         """(steps, initial contents of the slots after the inputs, output slots), or None
         when a group has no unit (the plan then interprets)."""
         g = self.graph
-        storage = self._storage()
+        native: set = set()
+
+        def find_native(block) -> None:
+            for n in block.nodes():
+                if n.kind == GROUP:
+                    native.add(n)
+                for b in n.blocks if _is_branch(n) else ():
+                    if _is_straight_block(b):
+                        find_native(b)
+        find_native(g.block)
+        storage = self._storage(native)
         slots: dict[Value, int] = {v: i for i, v in enumerate(g.inputs)}
         tail: list = []
+        groups: list[_GroupStep] = []
 
         def slot(v: Value, initial: Any = None) -> int:
             slots[v] = len(g.inputs) + len(tail)
             tail.append(initial)
             return slots[v]
 
-        steps: list = []
-        for n in g.nodes():
-            if n.kind == "prim::Constant":
-                value = self.interpreter.constant(n)
-                if isinstance(value, (list, dict)):  # mutable: a fresh one per call
-                    steps.append((None, n, [], [slot(n.output)]))
+        def steps_of(block) -> Optional[list]:
+            steps: list = []
+            for n in block.nodes():
+                if n.kind == "prim::Constant":
+                    value = self.interpreter.constant(n)
+                    if isinstance(value, (list, dict)):  # mutable: a fresh one per call
+                        steps.append((None, n, [], [slot(n.output)]))
+                    else:
+                        slot(n.output, value)
+                elif n.kind == GROUP:
+                    step = _GroupStep(n, [(slots[v], storage[v]) for v in n.inputs], [])
+                    step.outs = [(slot(o), storage[o]) for o in n.outputs]
+                    step.unit = self.runner.unit_of(n)
+                    if step.unit is None:
+                        return None
+                    step.arena_positions = _arena_positions(step)
+                    step.arena_index = len(groups)
+                    groups.append(step)
+                    steps.append(step)
+                elif _is_branch(n):
+                    step = _BranchStep(n, slots[n.inputs[0]], [slot(o) for o in n.outputs])
+                    for b in n.blocks:
+                        if _is_straight_block(b):
+                            inner = steps_of(b)
+                            if inner is None:
+                                return None
+                            step.branches.append((inner, [slots[v] for v in b.outputs], []))
+                        else:
+                            step.branches.append((None, [], [(v, slots[v]) for v in _outer_reads(b)]))
+                    steps.append(step)
                 else:
-                    slot(n.output, value)
-            elif n.kind == GROUP:
-                step = _GroupStep(n, [(slots[v], storage[v]) for v in n.inputs], [])
-                step.outs = [(slot(o), storage[o]) for o in n.outputs]
-                step.unit = self.runner.unit_of(n)
-                if step.unit is None:
-                    return None
-                step.arena_positions = _arena_positions(step)
-                steps.append(step)
-            else:
-                steps.append((PRIM_HANDLERS[n.kind], n, [slots[v] for v in n.inputs],
-                              [slot(o) for o in n.outputs]))
+                    steps.append((PRIM_HANDLERS[n.kind], n, [slots[v] for v in n.inputs],
+                                  [slot(o) for o in n.outputs]))
+            return steps
+
+        steps = steps_of(g.block)
+        if steps is None:
+            return None
+        self._groups = groups
         return steps, tail, [slots[v] for v in g.outputs]
 
-    def _new_arena(self) -> list:
-        return [None if not isinstance(s, _GroupStep) else
-                s.unit.new_arrays(s.arena_positions) if s.arena_positions else {}
-                for s in self._steps]
+    def _new_arena(self) -> list[dict]:
+        return [s.unit.new_arrays(s.arena_positions) if s.arena_positions else {}
+                for s in self._groups]
 
     # ---- running
     def run(self, inputs: list) -> list:
@@ -151,15 +220,38 @@ class StraightPlan:
             arena = self._new_arena()
         env = list(inputs)
         env.extend(self._tail)
-        reusable = True
-        for step, arrays in zip(self._steps, arena):
-            if arrays is None:
-                self._run_prim(step, env)
-            elif not self._run_group(step, env, arrays):
-                reusable = False  # interpreted outputs may be views of arena arrays
-        if reusable:
+        if self._run_steps(self._steps, env, arena):
             self._arenas.append(arena)
         return [env[i] for i in self._outputs]
+
+    def _run_steps(self, steps: list, env: list, arena: list) -> bool:
+        """Run `steps` into `env`; False when a group bailed out (its interpreted outputs
+        may be views of arena arrays, so the arena is not reused)."""
+        reusable = True
+        for step in steps:
+            if isinstance(step, _GroupStep):
+                reusable = self._run_group(step, env, arena[step.arena_index]) and reusable
+            elif isinstance(step, _BranchStep):
+                reusable = self._run_branch(step, env, arena) and reusable
+            else:
+                self._run_prim(step, env)
+        return reusable
+
+    def _run_branch(self, step: _BranchStep, env: list, arena: list) -> bool:
+        cond = env[step.cond]
+        if isinstance(cond, Tensor):
+            cond = bool(cond.data)
+        steps, results, reads = step.branches[0 if cond else 1]
+        if steps is None:
+            outs = self.interpreter.run_block(step.node.blocks[0 if cond else 1], [],
+                                              {v: env[i] for v, i in reads})
+            reusable = True
+        else:
+            reusable = self._run_steps(steps, env, arena)
+            outs = [env[i] for i in results]
+        for i, o in zip(step.outs, outs):
+            env[i] = o
+        return reusable
 
     def _run_prim(self, step: tuple, env: list) -> None:
         handler, node, args, outs = step

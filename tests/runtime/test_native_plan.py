@@ -33,6 +33,26 @@ CHAIN = """graph(%x : Tensor, %a : Tensor):
   return (%r)"""
 
 
+# a native condition choosing a native branch or an interpreted one (a loop)
+BRANCHES = """graph(%x : Tensor, %n : int):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %c : bool = aten::gt(%n, %zero)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %a : Tensor = aten::mul(%x, %x)
+      %b : Tensor = aten::tanh(%a)
+      -> (%b)
+    block1():
+      %t : bool = prim::Constant[value=1]()
+      %y : Tensor = prim::Loop(%n, %t, %x)
+        block0(%i : int, %acc : Tensor):
+          %s : Tensor = aten::add(%acc, %x, %one)
+          -> (%t, %s)
+      -> (%y)
+  return (%r)"""
+
+
 def _inputs(seed: int, shapes=((3, 4), (3, 4), (4, 4), (4,))) -> list[Tensor]:
     rng = np.random.default_rng(seed)
     return [Tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes]
@@ -60,6 +80,16 @@ def test_a_graph_of_groups_runs_as_a_straight_plan_with_the_interpreters_results
     plan = _plan(runner)
     assert isinstance(plan, StraightPlan) and runner.stats.units == 2
     assert runner.stats.bailouts == 0
+
+
+def test_a_branch_runs_its_native_steps_or_the_interpreter_as_the_condition_says():
+    runner = NativeRunner(parse_ir(BRANCHES))
+    x = _inputs(0, ((3, 4),))[0]
+    with no_grad():
+        for n in (2, 3, -1, 0, 5):
+            _close(runner.run([x, n]), _interpreted(BRANCHES, [x, n]))
+    assert isinstance(_plan(runner), StraightPlan) and len(runner._plans) == 1
+    assert runner.stats.units == 2 and runner.stats.bailouts == 0
 
 
 def test_outputs_the_caller_keeps_are_not_overwritten_by_later_calls():
