@@ -159,6 +159,8 @@ class StraightPlan:
             steps: list = []
             for n in block.nodes():
                 if n.kind == "prim::Constant":
+                    if not n.output.uses:  # left behind when its users joined a group
+                        continue
                     value = self.interpreter.constant(n)
                     if isinstance(value, (list, dict)):  # mutable: a fresh one per call
                         steps.append((None, n, [], [slot(n.output)]))
