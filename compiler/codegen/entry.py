@@ -43,7 +43,7 @@ def check_array_layout() -> bool:
 
     dims = ctypes.cast(word(OFFSET_DIMS), ctypes.POINTER(ctypes.c_ssize_t))
     strides = ctypes.cast(word(OFFSET_STRIDES), ctypes.POINTER(ctypes.c_ssize_t))
-    return (word(OFFSET_TYPE) == id(np.ndarray) and word(OFFSET_DATA) == a.ctypes.data
+    return (word(OFFSET_TYPE) == id(np.ndarray) and word(OFFSET_DATA) == a.__array_interface__["data"][0]
             and word(OFFSET_ND, ctypes.c_int) == 2 and (dims[0], dims[1]) == (3, 4)
             and (strides[0], strides[1]) == (20, 4) and word(OFFSET_DESCR) == id(a.dtype))
 
