@@ -17,8 +17,8 @@ from irjit.ops.enums import EnumMember
 from irjit.ops.errors import IRRuntimeError, IRTypeError
 from irjit.compiler.ir import Block, Graph, Node, TensorData, Value
 from irjit.compiler.ir.constants import Device, constant_value
-from irjit.ops.types import (ClassType, ListType, NamedType, OptionalType, TensorType,
-                               TupleType, Type)
+from irjit.ops.types import (SCALAR_TYPES, ClassType, ListType, NamedType, OptionalType,
+                             TensorType, TupleType, Type)
 
 from .autograd import call_op
 from .module import Module
@@ -208,6 +208,10 @@ def _describe(x: Any) -> str:
     return type(x).__name__
 
 
+# scalar type name -> numpy dtype (comparing dtype objects is far cheaper than their names)
+_SCALAR_DTYPES = {name: np.dtype(numpy) for name, numpy in SCALAR_TYPES.items() if numpy is not None}
+
+
 def _accepts(t: Type, x: Any) -> bool:
     if isinstance(t, OptionalType):
         return x is None or _accepts(t.elem, x)
@@ -215,9 +219,8 @@ def _accepts(t: Type, x: Any) -> bool:
         if not isinstance(x, Tensor):
             return False
         if t.scalar_type is not None:
-            from irjit.ops.types import SCALAR_TYPES
-            want = SCALAR_TYPES.get(t.scalar_type)
-            if want is not None and str(x.dtype) != want:
+            want = _SCALAR_DTYPES.get(t.scalar_type)
+            if want is not None and x.dtype != want:
                 return False
         return True
     if isinstance(t, NamedType):

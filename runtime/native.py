@@ -25,6 +25,7 @@ from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
+from .native_plan import plan_for
 from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
                                     specialize_shapes, transpose_products)
 from .prims import _results, prim
@@ -77,7 +78,7 @@ def _tensor_type(x: Tensor) -> Optional[TensorType]:
 
 
 def _value_key(x: Any):
-    return ((str(x.data.dtype), x.data.shape, x.data.strides) if isinstance(x, Tensor)
+    return ((x.data.dtype, x.data.shape, x.data.strides) if isinstance(x, Tensor)
             else ("int[]", tuple(x)) if is_size_list(x) else ("bool", x) if type(x) is bool
             else type(x).__name__)
 
@@ -146,22 +147,22 @@ class NativeRunner:
         self.filename = filename
         self.max_specializations = max_specializations
         self.stats = NativeStats()
-        self._plans: dict[tuple, Interpreter] = {}
+        self._plans: dict[tuple, Any] = {}  # layout key -> its plan (a StraightPlan or Interpreter)
         self._generic: Optional[Interpreter] = None
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
-        self._lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
+        self.lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
 
     def run(self, inputs: list) -> list:
         key = _layout_key(inputs, self._attributes)
-        interp = self._plans.get(key)
-        if interp is None:
-            with self._lock:
-                interp = self._plans.get(key)
-                if interp is None:
+        plan = self._plans.get(key)
+        if plan is None:
+            with self.lock:
+                plan = self._plans.get(key)
+                if plan is None:
                     return self._profile_and_specialize(key, list(inputs))
-        return interp.run(list(inputs))
+        return plan.run(list(inputs))
 
     def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
         """Specialize the graph for this input layout: when its types already say every
@@ -202,8 +203,11 @@ class NativeRunner:
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)
-        plan = self._plans[key] = self._interpreter(g)
+        plan = self._plans[key] = plan_for(self, g, self._interpreter(g))
         return plan.run(list(inputs)) if outputs is None else outputs
+
+    def count_bailout(self) -> None:
+        self._count(bailouts=1)
 
     def _count(self, **deltas) -> None:
         self.stats.add(**deltas)
@@ -229,7 +233,7 @@ class NativeRunner:
         """The compiled unit of a NativeGroup node (compiled or found cached on first use)."""
         found = self._units.get(id(node))
         if found is None:
-            with self._lock:
+            with self.lock:
                 found = self._units.get(id(node))
                 if found is None:
                     unit, hit = get_unit(node.attr("Subgraph"))

@@ -51,11 +51,14 @@ class Uninitialized:
 UNINITIALIZED = Uninitialized()
 
 
+_NOT_CACHED = object()
+
+
 @prim("prim::Constant")
 def _constant(interp, node: Node, args, env):
     cache = interp.__dict__.setdefault("_constant_cache", {})
-    value = cache.get(node)
-    if value is None:
+    value = cache.get(node, _NOT_CACHED)
+    if value is _NOT_CACHED:  # (a None constant is cached too)
         value = interp.constant(node)
         if not isinstance(value, (Tensor, list, dict)):
             cache[node] = value

@@ -301,10 +301,11 @@ def fresh_process_report(name: str, cache_dir: str, loop_calls: int) -> dict:
 
 def print_process_reports(names: list[str], loop_calls: int) -> None:
     print(f"\nnative compile per unit (ms; cold = empty disk cache, cached = fresh process reading "
-          f"it, (load) = of which reading and linking the object code), peak RSS, and a loop of "
+          f"it: its slowest unit (the process's first, with LLVM's and BLAS's setup) and the median "
+          f"one, (load) = of which reading and linking the object code), peak RSS, and a loop of "
           f"up to {loop_calls} fwd+bwd calls (stops after {LOOP_SECONDS:.0f} s):")
     print(f"  {'workload':18} {'units':>5} {'cold max':>9} {'cold sum':>9} {'cached max':>10} "
-          f"{'(load)':>7} "
+          f"{'cached med':>10} {'(load)':>7} "
           f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19}")
     for name in names:
         with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:
@@ -317,7 +318,8 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
         rss_cell = f"{rss[1] / 1024:.1f} -> {rss[-1] / 1024:.1f}" if len(rss) > 1 else "-"
         time_cell = f"{warm['first_us']:.1f} -> {warm['last_us']:.1f}" if "first_us" in warm else "-"
         print(f"  {name:18} {len(cold_ms):5d} {max(cold_ms, default=0):9.1f} {sum(cold_ms):9.1f} "
-              f"{max(warm_ms, default=0):10.1f} {max(warm_lib, default=0):7.1f} "
+              f"{max(warm_ms, default=0):10.1f} {float(np.median(warm_ms)) if warm_ms else 0:10.1f} "
+              f"{max(warm_lib, default=0):7.1f} "
               f"{warm['peak_rss_kib'] / 1024:11.1f} "
               f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19}")
 

@@ -1,19 +1,27 @@
-"""The in-memory cache of native units, keyed by the group graph's structural hash (ops,
-constants, types and use structure, not value names) and its specialization (the complete
-input types)."""
+"""The cache of native units, keyed by the group graph's structural hash (ops, constants, types
+and use structure, not value names) and its specialization (the complete input types): in
+memory, and on disk together with what else decides the code (the code generator's source,
+the cores kernels are split for, the BLAS it calls), so a unit another process compiled is
+loaded without lowering its graph or printing its LLVM IR."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
+from functools import lru_cache
 from typing import Optional, Union
 
+import irjit.compiler
+import irjit.ops
 from irjit.compiler.ir import Graph
 from irjit.compiler.structural_hash import structural_hash
 from irjit.ops.lowering_common import NotLowerable
 
+from . import blas_library
 from .scalar_program import is_scalar_program
 from .scalar_program_unit import ScalarProgramUnit
+from .threads import thread_count
 from .unit import NativeUnit, bounds_checks_enabled, tensor_unit
 
 _LOCK = threading.Lock()
@@ -22,6 +30,30 @@ _UNITS: dict[tuple, Optional[Union[NativeUnit, ScalarProgramUnit]]] = {}
 
 def unit_key(graph: Graph) -> tuple:
     return (structural_hash(graph), tuple(str(v.type) for v in graph.inputs), bounds_checks_enabled())
+
+
+@lru_cache(maxsize=None)
+def generator_version() -> str:
+    """A digest of the source files that turn a group graph into code (the op layer, the IR
+    and the code generator), by path, size and modification time (reading them all costs
+    tens of ms per process): a changed lowering never reuses old object code."""
+    files = []
+    for folder in sorted({p for pkg in (irjit.ops, irjit.compiler) for p in pkg.__path__}):
+        for root, _, names in os.walk(folder):
+            files += [os.path.join(root, n) for n in names if n.endswith(".py")]
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        stat = os.stat(path)
+        digest.update(f"{os.path.basename(path)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def disk_key(key: tuple) -> str:
+    """What a unit's code depends on besides the host: its in-memory key, the generator, the
+    threads its kernels may use and the BLAS they call."""
+    library = blas_library.default_library()
+    return repr((key, generator_version(), thread_count(),
+                 None if library is None else (library.abi, library.int_bits)))
 
 
 def get_unit(graph: Graph) -> tuple[Optional[Union[NativeUnit, ScalarProgramUnit]], bool]:
@@ -33,7 +65,8 @@ def get_unit(graph: Graph) -> tuple[Optional[Union[NativeUnit, ScalarProgramUnit
             return _UNITS[key], True
     name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
     try:
-        unit = (ScalarProgramUnit if is_scalar_program(graph) else tensor_unit)(graph, name)
+        unit = (ScalarProgramUnit(graph, name) if is_scalar_program(graph)
+                else tensor_unit(graph, name, cache_key=disk_key(key)))
     except NotLowerable:
         unit = None
     with _LOCK:

@@ -1,7 +1,8 @@
-"""The on-disk cache of object code: per code library, its object file and optimized LLVM IR,
-keyed by the unoptimized IR, the host CPU and features, and the llvmlite version, under the
-user cache directory. Files are written to a temporary name and renamed, so concurrent
-processes only ever see complete entries."""
+"""The on-disk cache of object code: per code library, its object file and optimized LLVM IR
+(and for native units the metadata that rebuilds the unit without lowering it), keyed by the
+unoptimized IR or by what the IR is made from, the host CPU and features, and the llvmlite
+version, under the user cache directory. Files are written to a temporary name and renamed,
+so concurrent processes only ever see complete entries."""
 
 from __future__ import annotations
 
@@ -41,11 +42,24 @@ class DiskCache:
         except OSError:
             return None
 
-    def store(self, digest: str, obj: bytes, llvm_ir: str) -> None:
-        """Write both files atomically (the IR first: an object file means a whole entry)."""
+    def load_with_metadata(self, digest: str) -> Optional[tuple[bytes, str]]:
+        """(object code, metadata) stored under `digest`, or None; the IR stays on disk
+        (`ir_path`) until a dump asks for it."""
+        try:
+            return (self.folder / f"{digest}.o").read_bytes(), (self.folder / f"{digest}.json").read_text()
+        except OSError:
+            return None
+
+    def ir_path(self, digest: str) -> Path:
+        return self.folder / f"{digest}.ll"
+
+    def store(self, digest: str, obj: bytes, llvm_ir: str, metadata: Optional[str] = None) -> None:
+        """Write the files atomically (the object file last: it means a whole entry)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             _write_atomically(self.folder / f"{digest}.ll", llvm_ir.encode())
+            if metadata is not None:
+                _write_atomically(self.folder / f"{digest}.json", metadata.encode())
             _write_atomically(self.folder / f"{digest}.o", obj)
         except OSError:
             pass  # a read-only or full cache directory only costs compile time

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 from llvmlite import ir
@@ -42,9 +43,15 @@ def check_array_layout() -> bool:
 
     dims = ctypes.cast(word(OFFSET_DIMS), ctypes.POINTER(ctypes.c_ssize_t))
     strides = ctypes.cast(word(OFFSET_STRIDES), ctypes.POINTER(ctypes.c_ssize_t))
-    return (word(OFFSET_TYPE) == id(np.ndarray) and word(OFFSET_DATA) == a.ctypes.data
+    return (word(OFFSET_TYPE) == id(np.ndarray) and word(OFFSET_DATA) == a.__array_interface__["data"][0]
             and word(OFFSET_ND, ctypes.c_int) == 2 and (dims[0], dims[1]) == (3, 4)
             and (strides[0], strides[1]) == (20, 4) and word(OFFSET_DESCR) == id(a.dtype))
+
+
+def process_address(what: str) -> int:
+    """The address an entry's global `<entry>.<what>` must hold in this process: numpy's
+    ndarray type for "ndarray", else the singleton of the dtype named `what`."""
+    return id(np.ndarray) if what == "ndarray" else id(np.dtype(what))
 
 
 class ArrayGuards:
@@ -55,15 +62,16 @@ class ArrayGuards:
         self.fn = fn
         self.addresses: dict[str, int] = {}  # global name -> the address it must hold
 
-    def process_address(self, what: str, address: int) -> ir.Value:
-        """A process-specific address (a type object, a dtype singleton), read from a global
-        that the unit fills in after loading, so object code is the same in every process."""
+    def process_address(self, what: str, address: Optional[int] = None) -> ir.Value:
+        """A process-specific address (`address`, by default `process_address(what)`: a type
+        object, a dtype singleton), read from a global that the unit fills in after loading,
+        so object code is the same in every process."""
         name = f"{self.fn.name}.{what}"
         gv = self.fn.module.globals.get(name)
         if gv is None:
             gv = ir.GlobalVariable(self.fn.module, I64, name=name)
             gv.initializer = ir.Constant(I64, 0)
-            self.addresses[name] = address
+            self.addresses[name] = process_address(what) if address is None else address
         return self.b.load(gv, typ=I64)
 
     def field(self, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
@@ -84,11 +92,9 @@ class ArrayGuards:
         code = 16 * arg
         const = lambda v: ir.Constant(I64, v)  # noqa: E731
         typ = self.field(obj, OFFSET_TYPE, I64)
-        self.require(b.icmp_unsigned("==", typ, self.process_address("ndarray", id(np.ndarray))),
-                     code + 1)
+        self.require(b.icmp_unsigned("==", typ, self.process_address("ndarray")), code + 1)
         descr = self.field(obj, OFFSET_DESCR, I64)
-        dtype = np.dtype(buf.dtype)
-        self.require(b.icmp_unsigned("==", descr, self.process_address(dtype.name, id(dtype))),
+        self.require(b.icmp_unsigned("==", descr, self.process_address(np.dtype(buf.dtype).name)),
                      code + 2)
         nd = self.field(obj, OFFSET_ND, I32)
         self.require(b.icmp_signed("==", nd, ir.Constant(I32, len(buf.sizes))), code + 3)

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from functools import lru_cache
-from typing import Optional
+from typing import Callable, Optional
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -92,29 +92,42 @@ def dump_library(library: "CodeLibrary") -> None:
 class CodeLibrary:
     """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
 
-    def __init__(self, module: ir.Module):
-        self.module = module
-        self.name = module.name
-        self.llvm_ir: Optional[str] = None  # optimized, after finalize
+    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None):
+        self.module = module  # None for a library loaded from disk without its module
+        self.name = module.name if module is not None else name
+        self._llvm_ir: Optional[str] = None  # optimized, after finalize
+        self._llvm_ir_path = None  # or where the disk cache keeps it
         self._asm: Optional[str] = None
         self._binding: Optional[llvm.ModuleRef] = None
         self.compile_ms = 0.0
         self.from_disk = False  # object code reused from the disk cache
 
-    def finalize(self) -> None:
+    @property
+    def llvm_ir(self) -> Optional[str]:
+        """The optimized LLVM IR (for a library loaded by `load_library`, read on request)."""
+        if self._llvm_ir is None and self._llvm_ir_path is not None:
+            try:
+                self._llvm_ir = self._llvm_ir_path.read_text()
+            except OSError:
+                self._llvm_ir = "; the optimized IR is no longer in the disk cache\n"
+        return self._llvm_ir
+
+    def finalize(self, cache_key: Optional[str] = None, metadata: Optional[str] = None) -> None:
         """Verify, optimize with the new pass manager at O3 and JIT the module, or reuse its
-        object code from the disk cache."""
+        object code from the disk cache. With `cache_key` (what the module is made from, for
+        `load_library` to find it without building the module), the disk entry is keyed by it
+        and stores `metadata`; else it is keyed by the module's IR."""
         assert self._binding is None, "a code library is finalized once"
         start = time.perf_counter()
         text = str(self.module)
         cache = disk_cache()
-        digest = cache.digest(text) if cache is not None else None
+        digest = cache.digest(text if cache_key is None else cache_key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         mod = llvm.parse_assembly(text)
         mod.name = self.name  # the object cache hooks find this module's object code by name
         mod.verify()
         if cached is not None:
-            obj, self.llvm_ir = cached
+            obj, self._llvm_ir = cached
             self.from_disk = True
         else:
             tm = target_machine()
@@ -124,20 +137,27 @@ class CodeLibrary:
             pb = llvm.create_pass_builder(tm, pto)
             pb.getModulePassManager().run(mod, pb)
             mod.verify()
-            self.llvm_ir = str(mod)
+            self._llvm_ir = str(mod)
+            obj = None
+        compiled = self._link(mod, obj)
+        if cached is None and compiled is not None and cache is not None:
+            cache.store(digest, compiled, self._llvm_ir, metadata)
+        self.compile_ms = (time.perf_counter() - start) * 1000.0
+        dump_library(self)
+
+    def _link(self, mod: llvm.ModuleRef, obj: Optional[bytes]) -> Optional[bytes]:
+        """Add `mod` to the engine (with `obj`, its object code, MCJIT compiles nothing);
+        returns the object code MCJIT compiled, if it did."""
         with _LOCK:
             engine = _engine()
-            if cached is not None:
+            if obj is not None:
                 _OBJECTS_IN[mod.name] = obj
             engine.add_module(mod)
             engine.finalize_object()
             _OBJECTS_IN.pop(mod.name, None)
             compiled = _OBJECTS_OUT.pop(mod.name, None)
-        if cached is None and compiled is not None and cache is not None:
-            cache.store(digest, compiled, self.llvm_ir)
         self._binding = mod
-        self.compile_ms = (time.perf_counter() - start) * 1000.0
-        dump_library(self)
+        return compiled
 
     @property
     def asm(self) -> str:
@@ -160,3 +180,32 @@ class CodeLibrary:
             addr = _engine().get_function_address(name)
         assert addr, f"no function {name} in the library"
         return addr
+
+
+def load_library(name: str, cache_key: str,
+                 before_linking: Callable[[str], None]) -> Optional[tuple[CodeLibrary, str]]:
+    """(the library named `name` that `finalize(cache_key, metadata)` stored on disk, its
+    metadata), linked from its object code alone: no module is built, printed, parsed or
+    optimized. `before_linking(metadata)` registers the symbols the code calls (which
+    emitting would have registered). None when the disk cache has no such entry."""
+    cache = disk_cache()
+    if cache is None:
+        return None
+    start = time.perf_counter()
+    digest = cache.digest(cache_key)
+    entry = cache.load_with_metadata(digest)
+    if entry is None:
+        return None
+    obj, metadata = entry
+    before_linking(metadata)
+    library = CodeLibrary(None, name)
+    mod = llvm.parse_assembly("")  # an empty module of that name: MCJIT loads `obj` for it
+    mod.name = name
+    mod.triple = target_machine().triple
+    mod.data_layout = str(target_machine().target_data)
+    library._link(mod, obj)
+    library._llvm_ir_path = cache.ir_path(digest)
+    library.from_disk = True
+    library.compile_ms = (time.perf_counter() - start) * 1000.0
+    dump_library(library)
+    return library, metadata

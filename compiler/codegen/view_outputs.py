@@ -33,16 +33,25 @@ class _Window:
 
 
 class ViewOutput:
-    """One view output: its base buffer and, in bytes, its fixed offset, shape and strides."""
+    """One view output: its base buffer and, in bytes, its fixed offset, shape and strides (and
+    per run-time index: the number input holding it, its dimension's size, its stride)."""
 
-    def __init__(self, view: View):
+    def __init__(self, base: int, offset: int, dynamic, shape, strides, typestr: str):
+        self.base, self.offset, self.typestr = base, offset, typestr
+        self.dynamic = tuple(tuple(d) for d in dynamic)
+        self.shape, self.strides = tuple(shape), tuple(strides)
+
+    @classmethod
+    def of_view(cls, view: View) -> "ViewOutput":
         itemsize = view.dtype.itemsize
-        self.base = view.buffer
-        self.offset = view.offset * itemsize
-        self.dynamic = tuple((index.buffer, index.size, stride * itemsize) for index, stride in view.dynamic)
-        self.shape = tuple(view.sizes)
-        self.strides = tuple(s * itemsize for s in view.strides)
-        self.typestr = view.dtype.str
+        return cls(view.buffer, view.offset * itemsize,
+                   [(index.buffer, index.size, stride * itemsize) for index, stride in view.dynamic],
+                   view.sizes, [s * itemsize for s in view.strides], view.dtype.str)
+
+    def state(self) -> list:
+        """What rebuilds this view output (JSON: a disk-cached unit's metadata)."""
+        return [self.base, self.offset, [list(d) for d in self.dynamic], list(self.shape),
+                list(self.strides), self.typestr]
 
     def offset_of(self, args: list) -> Optional[int]:
         """The window's byte offset for these arguments; None when a run-time index is out
@@ -68,17 +77,32 @@ class ViewOutput:
 class ViewOutputs:
     """The view outputs of a lowered group (by output index) and what each aliases."""
 
-    def __init__(self, views: dict[int, View], n_inputs: int, results: list[Optional[int]]):
-        self.outputs = {j: ViewOutput(v) for j, v in views.items()}
+    def __init__(self, outputs: dict[int, ViewOutput], n_inputs: int, results: list[Optional[int]]):
+        self.outputs = outputs
         self.n_inputs = n_inputs
         # per output: ("input", i) or ("output", k) for a view of input i or of the buffer
         # that output k is, else None
         self.aliases: list[Optional[tuple[str, int]]] = [None] * len(results)
-        for j, v in views.items():
-            if v.buffer < n_inputs:
-                self.aliases[j] = ("input", v.buffer)
-            elif v.buffer in results:
-                self.aliases[j] = ("output", results.index(v.buffer))
+        for j, v in outputs.items():
+            if v.base < n_inputs:
+                self.aliases[j] = ("input", v.base)
+            elif v.base in results:
+                self.aliases[j] = ("output", results.index(v.base))
+
+    @classmethod
+    def of_lowered(cls, views: dict[int, View], n_inputs: int, results: list) -> "ViewOutputs":
+        return cls({j: ViewOutput.of_view(v) for j, v in views.items()}, n_inputs, results)
+
+    @classmethod
+    def from_state(cls, state: dict, n_inputs: int, results: list) -> "ViewOutputs":
+        return cls({int(j): ViewOutput(*v) for j, v in state.items()}, n_inputs, results)
+
+    def state(self) -> dict:
+        return {str(j): v.state() for j, v in self.outputs.items()}
+
+    def bases(self) -> set[int]:
+        """The buffers view outputs are windows of (they escape the unit with them)."""
+        return {v.base for v in self.outputs.values()}
 
     def offsets(self, args: list) -> Optional[dict[int, int]]:
         """Per view output its byte offset; None when a run-time index is out of range."""
@@ -129,7 +153,7 @@ class ViewUnit:
         self.name = name
         self.buffers = lowered.buffers
         self.tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
-        self.views = ViewOutputs(lowered.views, len(graph.inputs), lowered.results)
+        self.views = ViewOutputs.of_lowered(lowered.views, len(graph.inputs), lowered.results)
         self.aliases = self.views.aliases
 
     def call(self, args: list) -> tuple[int, list]:

@@ -1,5 +1,6 @@
 """The disk cache of object code: a second process reuses the first one's object code (no
-optimization, no code generation) and computes the same results; entries are per host key."""
+optimization, no code generation; for units found by their graph, no lowering either) and
+computes the same results; entries are per host key, layout and bounds-check setting."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from irjit.compiler.codegen.disk_cache import DiskCache
 
@@ -69,3 +72,51 @@ def test_the_first_library_of_a_process_uses_its_cached_code(tmp_path):
                                  capture_output=True, text=True).stdout.split()
     assert run() == ["False", "True"]  # compiled, not from disk
     assert run() == ["True", "False"]  # from disk, nothing compiled
+
+
+UNIT_BY_GRAPH = """
+import sys
+import numpy as np
+from irjit.compiler.codegen import cache, unit
+from tests.codegen import typed_graph
+if sys.argv[1] == "no-lowering":
+    def refuse(*args, **kwargs):
+        raise AssertionError("lowered a unit the disk cache holds")
+    unit.lower_group = refuse
+g = typed_graph('''graph(%x : Tensor, %w : Tensor, %y : Tensor):
+  %a : Tensor = aten::mm(%x, %w)
+  %b : Tensor = aten::tanh(%a)
+  %c : Tensor = aten::mul(%b, %y)
+  return (%c)''', sys.argv[2])
+u, hit = cache.get_unit(g)
+rng = np.random.default_rng(0)
+status, outs = u.call([rng.standard_normal(a.type.sizes).astype(np.float32) for a in g.inputs])
+assert status == 0
+np.save(sys.argv[3], np.concatenate([o.ravel() for o in outs]))
+print(u.library.from_disk, u.kernel is not None)
+"""
+
+
+def _unit_process(tmp_path: Path, mode: str, types: str, out: Path, **env) -> str:
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path / "cache"), IRJIT_CACHE="1", **env)
+    return subprocess.run([sys.executable, "-c", UNIT_BY_GRAPH, mode, types, str(out)], cwd=ROOT,
+                          env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_unit_from_the_disk_cache_is_found_by_its_graph_and_computes_the_same(tmp_path):
+    """The product is large enough to call BLAS: its symbols must be known before linking."""
+    types = "Float(48, 64), Float(64, 32), Float(32)"
+    assert _unit_process(tmp_path, "compile", types, tmp_path / "fresh.npy") == "False True"
+    assert sorted(p.suffix for p in (tmp_path / "cache").rglob("*") if p.is_file()) == [".json", ".ll", ".o"]
+    # found by graph: nothing is lowered (no kernel), and the results are the same
+    assert _unit_process(tmp_path, "no-lowering", types, tmp_path / "cached.npy") == "True False"
+    np.testing.assert_array_equal(np.load(tmp_path / "fresh.npy"), np.load(tmp_path / "cached.npy"))
+
+
+def test_the_disk_key_includes_the_layout_and_the_bounds_checks(tmp_path):
+    _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "a.npy")
+    # another layout, and the same one with bounds checks, are new entries (compiled again)
+    assert _unit_process(tmp_path, "compile", "Float(40, 64), Float(64, 32), Float(32)", tmp_path / "b.npy") == "False True"
+    assert _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "c.npy",
+                         IRJIT_NATIVE_CHECKS="1") == "False True"
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "c.npy"))

@@ -60,8 +60,11 @@ def measured(monkeypatch):
             self.unit, self.node = unit, node
             self.aliases = getattr(unit, "aliases", None)  # the runner shares versions by them
 
-        def call(self, args):
-            status, outs = self.unit.call(args)
+        def __getattr__(self, name):  # the unit's other attributes (private, new_arrays, ...)
+            return getattr(self.unit, name)
+
+        def call(self, args, *arrays):
+            status, outs = self.unit.call(args, *arrays)
             if not status:
                 cov.native.update(m.kind for m in self.node.attr("Subgraph").walk()
                                   if m.kind.startswith("aten::"))

@@ -1,0 +1,307 @@
+"""Straight plans: a specialized graph made only of native groups, constants, pure `prim::`
+nodes (tuples, lists) and branches runs as a fixed sequence of unit calls instead of through
+the interpreter (a branch that is not made of those runs interpreted). What a call would otherwise recompute is fixed when the plan is made: the slot of
+every value, which tensors travel as bare arrays, the constants, and the arrays of the
+intermediates, which come from a per-plan arena and are reused by the next call."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+from irjit.compiler.codegen.partition import GROUP
+from irjit.compiler.ir import Graph, Node, Value
+from irjit.ops.prims import PURE_PRIMS
+from irjit.ops.tensor import Tensor
+from irjit.ops.types import NamedType, OptionalType, TensorType
+
+from .autograd import is_grad_enabled
+from .interpreter import Interpreter, check_input
+from .prims import PRIM_HANDLERS
+
+TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
+
+
+def _is_straight_node(n: Node) -> bool:
+    return not n.blocks and (n.kind == GROUP or n.kind == "prim::Constant" or (
+        n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
+
+
+def _is_straight_block(block) -> bool:
+    return all(_is_straight_node(n) or _is_branch(n) for n in block.nodes())
+
+
+def _is_branch(n: Node) -> bool:
+    """A `prim::If` a straight plan runs: a branch that is straight itself runs as steps, the
+    other one by the interpreter."""
+    return n.kind == "prim::If" and len(n.blocks) == 2
+
+
+def is_straight(graph: Graph) -> bool:
+    """Whether a straight plan can run `graph`: every node a native group, a constant, a pure
+    `prim::` node or a `prim::If`."""
+    return _is_straight_block(graph.block)
+
+
+def _proven_by_key(t) -> bool:
+    """Whether a runner's layout key decides if a value fits type `t` (tensors by dtype, the
+    rest by Python type): lists and tuples need their elements checked."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    return isinstance(t, (TensorType, NamedType))
+
+
+def _needs_grad(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return x.requires_grad
+    return isinstance(x, (list, tuple)) and any(_needs_grad(e) for e in x)
+
+
+class _GroupStep:
+    """One native group of the plan: its argument slots (and how each holds its value), its
+    output slots, and the buffers of its unit the arena provides (private scratch and
+    outputs only later groups read) at `arena_index` of a call's arena."""
+
+    def __init__(self, node: Node, args: list[tuple[int, int]], outs: list[tuple[int, int]]):
+        self.node = node
+        self.args = args
+        self.outs = outs
+        self.unit: Any = None
+        self.arena_positions: tuple[int, ...] = ()
+        self.arena_index = 0
+
+
+class _BranchStep:
+    """A `prim::If`: per branch, its steps (None: the interpreter runs that block, given the
+    outer values it reads, `reads`), the slots of the branch's results, and the If's slots."""
+
+    def __init__(self, node: Node, cond: int, outs: list[int]):
+        self.node = node
+        self.cond = cond
+        self.outs = outs
+        self.branches: list[tuple[Optional[list], list[int], list[tuple[Value, int]]]] = []
+
+
+def _outer_reads(block) -> list[Value]:
+    """The values defined outside `block` that its nodes (nested ones too) or results read."""
+    defined = set(block.inputs)
+    read: dict[Value, None] = {}
+    nodes = [m for n in block.nodes() for m in [n, *n.walk()]]
+    for m in nodes:
+        defined.update(m.outputs)
+        for b in m.blocks:
+            defined.update(b.inputs)
+    for v in [v for m in nodes for v in m.inputs] + [v for m in nodes for b in m.blocks
+                                                       for v in b.outputs] + list(block.outputs):
+        if v not in defined:
+            read.setdefault(v)
+    return list(read)
+
+
+class StraightPlan:
+    """Runs a straight graph (see `is_straight`) for one input layout: `run(inputs)`. The
+    runner's key already proved every tensor input's dtype, sizes and strides and every other
+    input's type, so inputs are not checked again; a unit that refuses its arguments (a
+    bailout) runs interpreted for that call, as do calls that need gradients."""
+
+    def __init__(self, runner, graph: Graph, interpreter: Interpreter):
+        self.runner = runner  # the NativeRunner: compiles units, counts bailouts
+        self.graph = graph
+        self.interpreter = interpreter  # for bailouts and calls under grad
+        self._steps: Optional[list] = None  # made on the first run (units compile then)
+        self._tail: list = []  # initial contents of the slots after the inputs
+        self._outputs: list[int] = []  # the slots of the graph outputs
+        self._interpret = False  # a group has no unit: the interpreter runs every call
+        self._groups: list[_GroupStep] = []  # every group step, by arena index
+        self._arenas: list[list] = []  # per finished call: per group step, its arrays
+        # inputs whose type the runner's layout key does not prove (lists, tuples, objects)
+        self._checked = [i for i, v in enumerate(graph.inputs) if not _proven_by_key(v.type)]
+
+    # ---- making the plan
+    def _storage(self, native: set) -> dict[Value, int]:
+        """How each value is held: tensors that groups make and only groups run as steps
+        (`native`) read stay bare arrays."""
+        storage: dict[Value, int] = {}
+        outputs = set(self.graph.outputs)
+        for v in list(self.graph.inputs) + [o for n in self.graph.walk() for o in n.outputs]:
+            if not isinstance(v.type, TensorType):
+                storage[v] = VALUE
+            elif v.node in native and v not in outputs and all(u.user in native for u in v.uses):
+                storage[v] = ARRAY
+            else:
+                storage[v] = TENSOR
+        return storage
+
+    def _build(self) -> Optional[tuple[list, list, list]]:
+        """(steps, initial contents of the slots after the inputs, output slots), or None
+        when a group has no unit (the plan then interprets)."""
+        g = self.graph
+        native: set = set()
+
+        def find_native(block) -> None:
+            for n in block.nodes():
+                if n.kind == GROUP:
+                    native.add(n)
+                for b in n.blocks if _is_branch(n) else ():
+                    if _is_straight_block(b):
+                        find_native(b)
+        find_native(g.block)
+        storage = self._storage(native)
+        slots: dict[Value, int] = {v: i for i, v in enumerate(g.inputs)}
+        tail: list = []
+        groups: list[_GroupStep] = []
+
+        def slot(v: Value, initial: Any = None) -> int:
+            slots[v] = len(g.inputs) + len(tail)
+            tail.append(initial)
+            return slots[v]
+
+        def steps_of(block) -> Optional[list]:
+            steps: list = []
+            for n in block.nodes():
+                if n.kind == "prim::Constant":
+                    if not n.output.uses:  # left behind when its users joined a group
+                        continue
+                    value = self.interpreter.constant(n)
+                    if isinstance(value, (list, dict)):  # mutable: a fresh one per call
+                        steps.append((None, n, [], [slot(n.output)]))
+                    else:
+                        slot(n.output, value)
+                elif n.kind == GROUP:
+                    step = _GroupStep(n, [(slots[v], storage[v]) for v in n.inputs], [])
+                    step.outs = [(slot(o), storage[o]) for o in n.outputs]
+                    step.unit = self.runner.unit_of(n)
+                    if step.unit is None:
+                        return None
+                    step.arena_positions = _arena_positions(step)
+                    step.arena_index = len(groups)
+                    groups.append(step)
+                    steps.append(step)
+                elif _is_branch(n):
+                    step = _BranchStep(n, slots[n.inputs[0]], [slot(o) for o in n.outputs])
+                    for b in n.blocks:
+                        if _is_straight_block(b):
+                            inner = steps_of(b)
+                            if inner is None:
+                                return None
+                            step.branches.append((inner, [slots[v] for v in b.outputs], []))
+                        else:
+                            step.branches.append((None, [], [(v, slots[v]) for v in _outer_reads(b)]))
+                    steps.append(step)
+                else:
+                    steps.append((PRIM_HANDLERS[n.kind], n, [slots[v] for v in n.inputs],
+                                  [slot(o) for o in n.outputs]))
+            return steps
+
+        steps = steps_of(g.block)
+        if steps is None:
+            return None
+        self._groups = groups
+        return steps, tail, [slots[v] for v in g.outputs]
+
+    def _new_arena(self) -> list[dict]:
+        return [s.unit.new_arrays(s.arena_positions) if s.arena_positions else {}
+                for s in self._groups]
+
+    # ---- running
+    def run(self, inputs: list) -> list:
+        if self._steps is None:
+            with self.runner.lock:
+                if self._steps is None and not self._interpret:
+                    built = self._build()
+                    if built is None:
+                        self._interpret = True
+                    else:
+                        self._tail, self._outputs, self._steps = built[1], built[2], built[0]
+        if self._interpret or (is_grad_enabled() and any(_needs_grad(x) for x in inputs)):
+            return self.interpreter.run(inputs)
+        for i in self._checked:
+            check_input(self.graph.inputs[i], inputs[i], self.interpreter.filename)
+        try:
+            arena = self._arenas.pop()
+        except IndexError:
+            arena = self._new_arena()
+        env = list(inputs)
+        env.extend(self._tail)
+        if self._run_steps(self._steps, env, arena):
+            self._arenas.append(arena)
+        return [env[i] for i in self._outputs]
+
+    def _run_steps(self, steps: list, env: list, arena: list) -> bool:
+        """Run `steps` into `env`; False when a group bailed out (its interpreted outputs
+        may be views of arena arrays, so the arena is not reused)."""
+        reusable = True
+        for step in steps:
+            if isinstance(step, _GroupStep):
+                reusable = self._run_group(step, env, arena[step.arena_index]) and reusable
+            elif isinstance(step, _BranchStep):
+                reusable = self._run_branch(step, env, arena) and reusable
+            else:
+                self._run_prim(step, env)
+        return reusable
+
+    def _run_branch(self, step: _BranchStep, env: list, arena: list) -> bool:
+        cond = env[step.cond]
+        if isinstance(cond, Tensor):
+            cond = bool(cond.data)
+        steps, results, reads = step.branches[0 if cond else 1]
+        if steps is None:
+            outs = self.interpreter.run_block(step.node.blocks[0 if cond else 1], [],
+                                              {v: env[i] for v, i in reads})
+            reusable = True
+        else:
+            reusable = self._run_steps(steps, env, arena)
+            outs = [env[i] for i in results]
+        for i, o in zip(step.outs, outs):
+            env[i] = o
+        return reusable
+
+    def _run_prim(self, step: tuple, env: list) -> None:
+        handler, node, args, outs = step
+        if handler is None:  # a list or dict constant
+            env[outs[0]] = self.interpreter.constant(node)
+            return
+        try:
+            result = handler(self.interpreter, node, [env[i] for i in args], None)
+        except Exception as e:  # noqa: BLE001 - located, as the interpreter reports op failures
+            raise self.interpreter.node_error(node, e) from None
+        if len(outs) == 1:
+            env[outs[0]] = result
+        else:
+            for i, r in zip(outs, result):
+                env[i] = r
+
+    def _run_group(self, step: _GroupStep, env: list, arrays: dict) -> bool:
+        """Run one group natively into `env`; False when it bailed out and ran interpreted."""
+        args = [env[i].data if how == TENSOR or (how == VALUE and isinstance(env[i], Tensor))
+                else env[i] for i, how in step.args]
+        unit = self.runner.unit_of(step.node)  # the runner hands out units (a dict lookup)
+        status, outs = unit.call(args, arrays) if step.arena_positions else unit.call(args)
+        if not status:
+            for (i, how), o in zip(step.outs, outs):
+                env[i] = o if how == ARRAY or isinstance(o, (bool, int, float)) else Tensor(o)
+            return True
+        self.runner.count_bailout()
+        outs = self.interpreter.sub_interpreter(step.node.attr("Subgraph")).run(
+            [Tensor(a) if how == ARRAY else env[i] for (i, how), a in zip(step.args, args)])
+        for (i, how), o in zip(step.outs, outs):
+            env[i] = o.data if how == ARRAY else o
+        return False
+
+
+def _arena_positions(step: _GroupStep) -> tuple[int, ...]:
+    """The output buffers of a tensor unit the arena may provide: its private scratch and the
+    buffers of outputs only later groups read (unless another output hands that buffer out);
+    none for scalar programs."""
+    unit = step.unit
+    private = getattr(unit, "private", None)
+    if private is None:
+        return ()
+    inner = {k for (_, how), (k, _) in zip(step.outs, unit.result_buffers) if how == ARRAY}
+    escaping = {k for (_, how), (k, _) in zip(step.outs, unit.result_buffers) if how != ARRAY}
+    return tuple(sorted(set(private) | (inner - escaping)))
+
+
+def plan_for(runner, graph: Graph, interpreter: Interpreter) -> Union[StraightPlan, Interpreter]:
+    """What runs a specialized graph (`run(inputs)`): a straight plan when it can, else the
+    interpreter."""
+    return StraightPlan(runner, graph, interpreter) if is_straight(graph) else interpreter
