@@ -1,0 +1,170 @@
+"""Functions written once for both `torch.jit.script` and `irjit.jit.script`: the fixture
+generator imports this file with `torch` bound to PyTorch, the tests with `torch` bound to irjit
+(set IRJIT_SCRIPT_CASES_TORCH=1 to get PyTorch). Line numbers matter: fixtures carry them."""
+
+import importlib
+import os
+from typing import Dict, List, Optional, Tuple
+
+torch = importlib.import_module("torch" if os.environ.get("IRJIT_SCRIPT_CASES_TORCH") else "irjit")
+Tensor = torch.Tensor
+
+
+def add_mul(x: Tensor, y: Tensor) -> Tensor:
+    return x * y + x
+
+
+def tanh_linear(x: Tensor, w: Tensor, b: Tensor) -> Tensor:
+    return torch.tanh(x @ w + b)
+
+
+def decision_gate(x: Tensor) -> Tensor:
+    if x.sum() > 0:
+        return x
+    else:
+        return -x
+
+
+def elif_chain(x: Tensor, n: int) -> Tensor:
+    if n == 0:
+        y = x
+    elif n == 1:
+        y = x * 2
+    else:
+        y = x * 3
+    return y
+
+
+def for_range(x: Tensor, n: int) -> Tensor:
+    for i in range(n):
+        x = x * 2 + i
+    return x
+
+
+def for_list(xs: List[Tensor]) -> Tensor:
+    s = xs[0]
+    for t in xs:
+        s = s + t
+    return s
+
+
+def while_loop(x: Tensor, n: int) -> Tensor:
+    i = 0
+    while i < n:
+        x = x + 1
+        i += 1
+    return x
+
+
+def break_loop(x: Tensor, n: int) -> Tensor:
+    for i in range(n):
+        if i > 2:
+            break
+        x = x + 1
+    return x
+
+
+def continue_loop(x: Tensor, n: int) -> Tensor:
+    for i in range(n):
+        if i % 2 == 0:
+            continue
+        x = x * 2
+    return x
+
+
+def early_return_loop(x: Tensor, n: int) -> Tensor:
+    for i in range(n):
+        if i == 3:
+            return x
+        x = x * 2
+    return x + 1
+
+
+def tuple_return(x: Tensor, y: Tensor) -> Tuple[Tensor, Tensor]:
+    return x + y, x - y
+
+
+def tuple_unpack(x: Tensor) -> Tensor:
+    a, b = torch.relu(x), torch.sigmoid(x)
+    return a * b
+
+
+def list_cat(x: Tensor) -> Tensor:
+    parts = [x, x * 2]
+    parts.append(x * 3)
+    return torch.cat(parts, 0)
+
+
+def dict_lookup(x: Tensor) -> Tensor:
+    d = {"a": x, "b": x * 2}
+    return d["a"] + d["b"]
+
+
+def index_slice(x: Tensor) -> Tensor:
+    return x[0] + x[1:3].sum() + x[:, 1]
+
+
+def methods(x: Tensor) -> Tensor:
+    return x.sum(1).mean() + x.relu().max()
+
+
+def optional_scale(x: Tensor, scale: Optional[float] = None) -> Tensor:
+    if scale is None:
+        return x
+    return x * scale
+
+
+def helper(x: Tensor) -> Tensor:
+    return torch.tanh(x) + 1
+
+
+def call_helper(x: Tensor) -> Tensor:
+    return helper(x) * helper(x + 1)
+
+
+def aug_assign(x: Tensor, y: Tensor) -> Tensor:
+    z = x * 1
+    z += y
+    z *= 2
+    return z
+
+
+def int_float_math(x: Tensor, n: int, f: float) -> Tensor:
+    k = n * 2 + f
+    return x * k
+
+
+def nested_if_in_loop(x: Tensor, n: int) -> Tensor:
+    for i in range(n):
+        if i < 2:
+            x = x + 1
+        elif i < 4:
+            x = x * 2
+        else:
+            x = x - 1
+    return x
+
+
+def keyword_args(x: Tensor) -> Tensor:
+    return torch.clamp(x, min=0.0, max=1.0) + torch.softmax(x, dim=1)
+
+
+def bool_flag(x: Tensor, flag: bool) -> Tensor:
+    if flag and x.dim() == 2:
+        x = x.t()
+    return torch.matmul(x, x)
+
+
+def list_int_arg(x: Tensor) -> Tensor:
+    return x.view([-1]).sum(0) + x.permute(1, 0).sum(dim=[0, 1], keepdim=False)
+
+
+def ternary(x: Tensor, n: int) -> Tensor:
+    k = 2 if n > 0 else 3
+    return x * k
+
+
+CASES = [add_mul, tanh_linear, decision_gate, elif_chain, for_range, for_list, while_loop,
+         break_loop, continue_loop, early_return_loop, tuple_return, tuple_unpack, list_cat,
+         dict_lookup, index_slice, methods, optional_scale, call_helper, aug_assign, int_float_math,
+         nested_if_in_loop, keyword_args, bool_flag, list_int_arg, ternary]
