@@ -19,6 +19,7 @@ from irjit.ops.registry import NO_DEFAULT, OpEntry
 from irjit.ops.type_parser import parse_type_text
 
 _FIXED_LIST = re.compile(r"\[\d+\]")
+_ALIAS_SET = re.compile(r"\((?:[a-z*!|]|\s|->)*\)")
 _TYPE_VARS = ("t", "t1", "t2", "tVal", "tKey")
 _NUMBER_NAMES = ("int", "float", "bool", "complex", "Scalar")
 
@@ -29,7 +30,13 @@ class MatchError(Exception):
 
 def schema_type(text: str) -> Type:
     """The IR type of a schema argument's spelling (`int[2]?` -> `int[]?`, `t` kept as a name)."""
-    return parse_type_text(_FIXED_LIST.sub("[]", text).replace("SymInt", "int"))
+    text = _ALIAS_SET.sub("", _FIXED_LIST.sub("[]", text))
+    return parse_type_text(text.replace("SymInt", "int"))
+
+
+def fixed_size_lists(schema: registry.Schema) -> frozenset[str]:
+    """Names of the `int[N]` arguments, which also accept a single int (`x.sum(1)`)."""
+    return frozenset(re.findall(r"\[\d+\]\??\s+(\w+)", schema.text))
 
 
 def _is_number(t: Type) -> bool:
@@ -142,16 +149,12 @@ def _try_schema(entry: OpEntry, args: list[Value], kwargs: dict[str, Value], loo
             if arg.default is NO_DEFAULT:
                 return None
             continue
-        if isinstance(formal, (ListType, OptionalType)) and _fixed_list(arg.type) and v.type == INT:
+        if v.type == INT and arg.name in fixed_size_lists(s):
             continue  # a single int for int[N]: packed once this schema is chosen
         if not accepts(formal, v.type, bindings, loose):
             return None
     outs = [substitute(schema_type(r.type), bindings) for r in s.returns]
     return Match(entry, chosen, outs)
-
-
-def _fixed_list(text: str) -> bool:
-    return bool(_FIXED_LIST.search(text))
 
 
 def match(kind: str, args: list[Value], kwargs: dict[str, Value], pack_list) -> Match:

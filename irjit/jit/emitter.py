@@ -24,7 +24,7 @@ from .annotations import annotation_type
 from .errors import ScriptError
 from .frames import (Frame, assigned_names, exits_loop_or_function, has_break, has_continue,
                      has_return, unify)
-from irjit.compiler.schema_match import MatchError, match, schema_type
+from irjit.compiler.schema_match import MatchError, fixed_size_lists, match, schema_type
 
 INT64_MAX = 9223372036854775807
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
@@ -275,7 +275,8 @@ class FunctionEmitter:
 
     def bind(self, target: ast.expr, v: Value) -> None:
         if isinstance(target, ast.Name):
-            v.set_debug_name(target.id)
+            if v.debug_name is None and v.node.owning_block is self.graph.insert_point.owning_block:
+                v.set_debug_name(target.id)
             self.frame.vars[target.id] = v
             return
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -569,6 +570,9 @@ class FunctionEmitter:
         return self.emit_op(f"aten::{op}", [lhs, rhs], {}, e)
 
     def emit_unary(self, e: ast.UnaryOp) -> Value:
+        if isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) and \
+                type(e.operand.value) in (int, float):
+            return self.const(-e.operand.value, e)
         v = self.emit_expr(e.operand)
         if isinstance(e.op, ast.UAdd):
             return v
@@ -709,8 +713,7 @@ class FunctionEmitter:
         for arg, v in zip(m.entry.schema.arguments, m.inputs):
             if v is None:
                 v = self.const(arg.default, type=self.default_type(arg))
-            elif v.type == INT and isinstance(schema_type(arg.type), (ListType, OptionalType)) \
-                    and "[" in arg.type and arg.type.split("[")[1][:1].isdigit():
+            elif v.type == INT and arg.name in fixed_size_lists(m.entry.schema):
                 v = pack([v], INT)
             inputs.append(v)
         n = self.insert(kind, inputs, m.output_types, at)
