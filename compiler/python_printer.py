@@ -13,6 +13,7 @@ from typing import Any, Optional
 from irjit.compiler.ir import (Block, GenericType, Graph, ListType, Node, OptionalType,
                                TensorType, TupleType, Type, Value, constant_value)
 from irjit.compiler.schema_match import schema_for_inputs
+from irjit.ops.facts import printed_as_builtin
 from irjit.ops.registry import NO_DEFAULT
 
 _RESERVED = frozenset((
@@ -281,14 +282,13 @@ class _Printer:
                 name = n.attr("name")
                 return self.qualified_functions.get(name, name)
             return constant_repr(constant_value(n))
-        if k in ("aten::Int", "aten::Float", "aten::Bool", "aten::str"):
-            return f"{k[6:].lower()}({self.values(ins)})"
+        builtin = printed_as_builtin(k)
+        if builtin is not None:
+            return f"{builtin}({self.values(ins)})"
         if k == "aten::__getitem__":
             base = self.use(ins[0])
             base = base if _IDENTIFIER.match(base) else f"({base})"
             return f"{base}[{self.use(ins[1])}]"
-        if k == "prim::Print":
-            return f"print({self.values(ins)})"
         if k == "prim::TupleConstruct":
             return f"({self.values(ins)},)" if len(ins) == 1 else f"({self.values(ins)})"
         if k == "prim::TupleIndex":

@@ -44,7 +44,7 @@ _EXPORTS = {
     "debug_set_autodiff_subgraph_inlining": "irjit.compiler.settings",
     "set_backend": "irjit.runtime.executor.plan",
 }
-_SUBMODULES = {"passes"}
+_SUBMODULES = {"passes", "jit"}
 
 __all__ = sorted(_EXPORTS) + sorted(_SUBMODULES)
 

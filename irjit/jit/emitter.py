@@ -18,6 +18,7 @@ from irjit.compiler.ir import (BOOL, FLOAT, FUNCTION, INT, NONE, STR, TENSOR, Di
                                ListType, Node, OptionalType, SourceLocation, TensorType,
                                TupleType, Type, Value, make_constant)
 from irjit.compiler.passes import get_pass
+from irjit.ops.facts import builtin_call_op
 from irjit.ops.registry import NO_DEFAULT
 
 from .annotations import annotation_type
@@ -34,9 +35,6 @@ _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
 _INPLACE = {"add": "add_", "sub": "sub_", "mul": "mul_", "div": "div_"}
 _COMPARE = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne", ast.Is: "__is__", ast.IsNot: "__isnot__"}
-_BUILTIN_CALLS = {"len": "aten::len", "float": "aten::Float", "int": "aten::Int",
-                  "bool": "aten::Bool", "min": "prim::min", "max": "prim::max",
-                  "abs": "prim::abs", "str": "aten::str"}
 _OP_NAMESPACES = ("torch", "irjit")
 
 
@@ -674,9 +672,10 @@ class FunctionEmitter:
             return self.emit_op(f"aten::{func.attr}", [self_value] + args, kwargs, e)
         if isinstance(func, ast.Name) and self.frame.lookup(func.id) is None:
             target = self.globals.get(func.id)
-            if target is None and func.id in _BUILTIN_CALLS:
+            builtin = builtin_call_op(func.id)
+            if target is None and builtin is not None:
                 args, kwargs = self.emit_args(e)
-                return self.emit_op(_BUILTIN_CALLS[func.id], args, kwargs, e)
+                return self.emit_op(builtin, args, kwargs, e)
             if isinstance(target, types.FunctionType) or hasattr(target, "signature"):
                 return self.emit_function_call(target, e)
         raise self.error(e, f"cannot call {ast.unparse(func)!r}: only ops (torch.x / irjit.x), "

@@ -9,10 +9,13 @@ import textwrap
 import threading
 from typing import Any
 
+import numpy as np
+
 from irjit.compiler.ir import Graph, SourceLocation
 from irjit.compiler.passes import get_pass
 from irjit.compiler.python_printer import FunctionHeader, print_function
 from irjit.ops.registry import NO_DEFAULT
+from irjit.ops.tensor import Tensor
 
 from .emitter import FunctionEmitter, Signature
 from .errors import ScriptError
@@ -77,15 +80,29 @@ class ScriptFunction:
         return values
 
     def __call__(self, *args, **kwargs):
-        outs = self.executor.run(*self.bind(args, dict(kwargs)))
+        outs = self.executor.run(*[_runtime_value(a) for a in self.bind(args, dict(kwargs))])
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def graph_for(self, *args, **kwargs) -> Graph:
         """The optimized graph the executor runs for these arguments (PyTorch's `graph_for`)."""
-        return self.executor.graph_for(*self.bind(args, dict(kwargs)))
+        return self.executor.graph_for(*[_runtime_value(a) for a in self.bind(args, dict(kwargs))])
 
     def __repr__(self) -> str:
         return f"<irjit.jit.ScriptFunction {self.qualified_name}>"
+
+
+def _runtime_value(x: Any) -> Any:
+    """Arrays inside lists, tuples and dicts as the runtime's Tensors (top-level arrays the
+    executor converts itself)."""
+    if isinstance(x, np.ndarray):
+        return Tensor(x)
+    if isinstance(x, list):
+        return [_runtime_value(e) for e in x]
+    if isinstance(x, tuple):
+        return tuple(_runtime_value(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _runtime_value(v) for k, v in x.items()}
+    return x
 
 
 def _function_def(fn) -> tuple[ast.FunctionDef, str, int, int]:

@@ -1,0 +1,131 @@
+"""Scripted control flow runs as Python does: each function here uses only operators, so
+calling it directly on numpy arrays is the reference for the scripted graph's result."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import pytest
+
+import irjit.jit
+
+
+def early_return_in_loop(x, n: int):
+    for i in range(n):
+        if i == 2:
+            return x * 10
+        x = x + 1
+    return x - 1
+
+
+def early_return_in_nested_loops(x, n: int):
+    for i in range(n):
+        for j in range(n):
+            if i * n + j == 5:
+                return x * float(j)
+            x = x + 1
+    return x
+
+
+def break_and_continue(x, n: int):
+    for i in range(n):
+        if i % 3 == 0:
+            continue
+        if i > 7:
+            break
+        x = x * 2
+    return x
+
+
+def nested_if_in_while(x, n: int):
+    i = 0
+    total = 0
+    while i < n:
+        if i % 2 == 0:
+            if i % 4 == 0:
+                total += 3
+            else:
+                total -= 1
+        else:
+            x = x + float(total)
+        i += 1
+    return x + total
+
+
+def while_with_break(x, n: int):
+    i = 0
+    while i < 100:
+        if i >= n:
+            break
+        x = x + 1
+        i += 1
+    return x
+
+
+def early_return_from_if(x, flag: bool):
+    if flag:
+        y = x + 1
+        if y.sum() > 0:
+            return y
+    else:
+        y = x - 1
+    return y * 3
+
+
+def loop_over_list(xs: List[float], scale: float):
+    total = 0.0
+    for v in xs:
+        if v < 0:
+            continue
+        total = total + v * scale
+    return total
+
+
+def optional_default(x, bias: Optional[float] = None):
+    if bias is not None:
+        x = x + bias
+    return x * 2
+
+
+def ternary_and_boolean_ops(x, a: int, b: int):
+    k = 1 if a > 0 and b > 0 else 2
+    if a < 0 or not b > 0:
+        k = k + 10
+    return x * k
+
+
+CASES = [
+    (early_return_in_loop, [(0,), (2,), (5,)]),
+    (early_return_in_nested_loops, [(1,), (3,), (4,)]),
+    (break_and_continue, [(0,), (5,), (12,)]),
+    (nested_if_in_while, [(0,), (3,), (9,)]),
+    (while_with_break, [(0,), (7,)]),
+    (early_return_from_if, [(True,), (False,)]),
+    (optional_default, [(), (1.5,)]),
+    (ternary_and_boolean_ops, [(1, 1), (-1, 1), (1, 0), (1, -3)]),
+]
+
+
+@pytest.mark.parametrize("fn,arg_sets", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_scripted_control_flow_matches_python(fn, arg_sets, sign):
+    scripted = irjit.jit.script(fn)
+    x = sign * np.arange(1.0, 7.0).reshape(2, 3)
+    for args in arg_sets:
+        want = fn(x.copy(), *args)
+        for _ in range(3):  # profiled, then specialized runs
+            got = scripted(x.copy(), *args)
+            np.testing.assert_allclose(np.asarray(got.data), want, err_msg=f"{fn.__name__}{args}")
+
+
+@pytest.mark.parametrize("xs", [[1.0, -2.0, 3.0], [], [-1.0]])
+def test_loop_over_a_list_of_floats(xs):
+    scripted = irjit.jit.script(loop_over_list)
+    assert scripted(xs, 2.0) == loop_over_list(xs, 2.0)
+
+
+def test_early_return_in_a_loop_carries_a_did_return_flag():
+    kinds = [n.kind for n in irjit.jit.script(early_return_in_loop).graph.walk()]
+    assert kinds.count("prim::Loop") == 1 and kinds.count("prim::Uninitialized") == 1
+    assert kinds[-1] == "aten::sub"  # the code after the loop runs only when it did not return
