@@ -1,6 +1,12 @@
-"""TorchScript's front end for Python: `script` compiles functions from their source."""
+"""TorchScript's front end for Python: `script` compiles functions from their source into
+ScriptFunctions (`.graph`, `.code`, calls through the graph executor); `save`/`load`
+round-trip them through a zip archive."""
+
+from irjit.runtime.executor.counters import last_executed_optimized_graph
 
 from .errors import ScriptError
 from .script import ScriptFunction, script
+from .serialization import load, save
 
-__all__ = ["ScriptError", "ScriptFunction", "script"]
+__all__ = ["ScriptError", "ScriptFunction", "last_executed_optimized_graph", "load", "save",
+           "script"]
