@@ -5,8 +5,9 @@ round-trip them through a zip archive."""
 from irjit.runtime.executor.counters import last_executed_optimized_graph
 
 from .errors import ScriptError
+from .module import ScriptModule
 from .script import ScriptFunction, script
 from .serialization import load, save
 
-__all__ = ["ScriptError", "ScriptFunction", "last_executed_optimized_graph", "load", "save",
+__all__ = ["ScriptError", "ScriptFunction", "ScriptModule", "last_executed_optimized_graph", "load", "save",
            "script"]

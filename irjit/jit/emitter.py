@@ -14,12 +14,16 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from irjit.compiler.ir import (BOOL, FLOAT, FUNCTION, INT, NONE, STR, TENSOR, DictType, Graph,
-                               ListType, Node, OptionalType, SourceLocation, TensorType,
-                               TupleType, Type, Value, make_constant)
+import numpy as np
+
+from irjit.compiler.ir import (BOOL, FLOAT, FUNCTION, INT, NONE, STR, TENSOR, ClassType,
+                               DictType, Graph, ListType, Node, OptionalType, SourceLocation,
+                               TensorType, TupleType, Type, Value, make_constant)
 from irjit.compiler.passes import get_pass
 from irjit.ops.facts import builtin_call_op
 from irjit.ops.registry import NO_DEFAULT
+from irjit.ops.tensor import Tensor
+from irjit.runtime.module import Module as RuntimeModule
 
 from .annotations import annotation_type
 from .errors import ScriptError
@@ -71,14 +75,17 @@ class FunctionEmitter:
 
     def __init__(self, fn_def: ast.FunctionDef, filename: str, line_offset: int, col_offset: int,
                  globals_: dict, compile_callee: Callable[[Any, ast.AST], Any],
-                 skip_self: bool = False):
+                 self_module: Any = None,
+                 compile_method: Optional[Callable[[Any, str, ast.AST], Any]] = None):
         self.fn_def = fn_def
         self.filename = filename
         self.line_offset = line_offset
         self.col_offset = col_offset
         self.globals = globals_
         self.compile_callee = compile_callee
-        self.skip_self = skip_self
+        self.self_module = self_module
+        self.compile_method = compile_method
+        self.modules: dict[Value, Any] = {}  # values that are modules: the module objects
         self.graph = Graph()
         self.frame = Frame(None)
         self.loop: Optional[LoopContext] = None
@@ -111,7 +118,14 @@ class FunctionEmitter:
         args = self.fn_def.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error(self.fn_def, "only positional parameters are supported")
-        params = args.args[1:] if self.skip_self else args.args
+        params = args.args
+        if self.self_module is not None:
+            if not params:
+                raise self.error(self.fn_def, "a method needs a `self` parameter")
+            me = self.graph.add_input("self", ClassType(self.self_module.qualified_name))
+            self.modules[me] = self.self_module
+            self.frame.vars[params[0].arg] = me
+            params = params[1:]
         defaults = [NO_DEFAULT] * (len(args.args) - len(args.defaults)) + list(args.defaults)
         defaults = defaults[len(args.args) - len(params):]
         signature = []
@@ -424,7 +438,8 @@ class FunctionEmitter:
         index = params[-1] if counter else trip_param
         if target is not None:
             if iterable is None:
-                index.set_debug_name(target)
+                if target != "_":
+                    index.set_debug_name(target)
                 self.frame.vars[target] = index
             else:
                 self.bind(s.target, self.emit_op("aten::__getitem__", [iterable, index], {}, s))
@@ -604,12 +619,47 @@ class FunctionEmitter:
 
     def emit_attribute(self, e: ast.Attribute) -> Value:
         base = self.emit_expr(e.value)
+        if base in self.modules:
+            return self.get_attr(base, e.attr, e)
         if isinstance(base.type, TensorType):
             if e.attr == "shape":
                 return self.emit_op("aten::size", [base], {}, e)
             if e.attr == "T":
                 return self.emit_op("aten::numpy_T", [base], {}, e)
         raise self.error(e, f"unsupported attribute {e.attr!r} of a value of type {base.type}")
+
+    def get_attr(self, module_value: Value, name: str, at: ast.AST) -> Value:
+        """`prim::GetAttr` of a module attribute, typed by the attribute's current value."""
+        module = self.modules[module_value]
+        try:
+            value = module.get(name)
+        except KeyError:
+            raise self.error(at, f"module {module.qualified_name} has no attribute {name!r}") \
+                from None
+        t = attribute_type(value)
+        if t is None:
+            raise self.error(at, f"attribute {name!r} of type {type(value).__name__} cannot be "
+                             "used in a scripted method")
+        out = self.insert("prim::GetAttr", [module_value], [t]).set_attr("name", "s", name).output
+        out.set_debug_name(name)
+        if isinstance(t, ClassType):
+            self.modules[out] = value
+        return out
+
+    def call_method(self, module_value: Value, name: str, e: ast.Call) -> Value:
+        """`prim::CallMethod[name=...]` on a module value, its method compiled on first use."""
+        module = self.modules[module_value]
+        method = self.compile_method(module, name, e)
+        args, kwargs = self.emit_args(e)
+        if method is None:  # a built-in torch.nn module: the runtime has its forward
+            if kwargs:
+                raise self.error(e, "built-in modules are called with positional arguments")
+            bound, rtype = args, TENSOR
+        else:
+            bound, rtype = self.bind_call(method.signature, args, kwargs, e), method.signature.return_type
+        n = self.insert("prim::CallMethod", [module_value] + bound, [rtype], e)
+        n.set_attr("name", "s", name)
+        return n.output
 
     def emit_subscript(self, e: ast.Subscript) -> Value:
         base = self.emit_expr(e.value)
@@ -668,8 +718,15 @@ class FunctionEmitter:
             return self.emit_op(f"aten::{func.attr}", args, kwargs, e)
         if isinstance(func, ast.Attribute):
             self_value = self.emit_expr(func.value)
+            if self_value in self.modules:
+                member = self.modules[self_value].get(func.attr, None)
+                if isinstance(member, RuntimeModule):
+                    return self.call_method(self.get_attr(self_value, func.attr, func), "forward", e)
+                return self.call_method(self_value, func.attr, e)
             args, kwargs = self.emit_args(e)
             return self.emit_op(f"aten::{func.attr}", [self_value] + args, kwargs, e)
+        if isinstance(func, ast.Name) and self.frame.lookup(func.id) in self.modules:
+            return self.call_method(self.frame.lookup(func.id), "forward", e)
         if isinstance(func, ast.Name) and self.frame.lookup(func.id) is None:
             target = self.globals.get(func.id)
             builtin = builtin_call_op(func.id)
@@ -732,8 +789,19 @@ class FunctionEmitter:
 
     def emit_function_call(self, target: Any, e: ast.Call) -> Value:
         callee = self.compile_callee(target, e)
-        sig = callee.signature
         args, kwargs = self.emit_args(e)
+        bound = self.bind_call(callee.signature, args, kwargs, e)
+        fn = make_constant(self.graph, None, FUNCTION)
+        fn.attrs.clear()
+        fn.set_attr("name", "s", callee.signature.name)
+        self.graph.insert_node(fn)
+        return self.insert("prim::CallFunction", [fn.output] + bound,
+                           [callee.signature.return_type], e).output
+
+    def bind_call(self, sig: Signature, args: list[Value], kwargs: dict[str, Value],
+                  e: ast.Call) -> list[Value]:
+        """The arguments of a call of a scripted function in parameter order, defaults filled."""
+        kwargs = dict(kwargs)
         if len(args) > len(sig.params):
             raise self.error(e, f"{sig.name}() takes {len(sig.params)} arguments but "
                              f"{len(args)} were given")
@@ -752,11 +820,29 @@ class FunctionEmitter:
             if unify(p.type, v.type) != p.type and not (p.type == FLOAT and v.type == INT):
                 raise self.error(e, f"{sig.name}() expects {p.name} of type {p.type}, "
                                  f"got {v.type}")
-        fn = make_constant(self.graph, None, FUNCTION)
-        fn.attrs.clear()
-        fn.set_attr("name", "s", sig.name)
-        self.graph.insert_node(fn)
-        return self.insert("prim::CallFunction", [fn.output] + bound, [sig.return_type], e).output
+        return bound
+
+
+def attribute_type(value: Any) -> Optional[Type]:
+    """The IR type of a module attribute's value (None: not usable from scripted code)."""
+    if isinstance(value, (Tensor, np.ndarray)):
+        return TENSOR
+    if isinstance(value, RuntimeModule):
+        return ClassType(value.qualified_name)
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, float):
+        return FLOAT
+    if isinstance(value, str):
+        return STR
+    if isinstance(value, (list, tuple)) and value:
+        inner = {attribute_type(v) for v in value}
+        if len(inner) == 1 and None not in inner:
+            elem = inner.pop()
+            return ListType(elem) if isinstance(value, list) else TupleType((elem,) * len(value))
+    return None
 
 
 __all__ = ["FunctionEmitter", "Parameter", "Signature"]

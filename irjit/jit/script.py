@@ -7,7 +7,7 @@ import ast
 import inspect
 import textwrap
 import threading
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -16,6 +16,8 @@ from irjit.compiler.passes import get_pass
 from irjit.compiler.python_printer import FunctionHeader, print_function
 from irjit.ops.registry import NO_DEFAULT
 from irjit.ops.tensor import Tensor
+from irjit.runtime.module import Module as RuntimeModule
+from irjit.runtime.nn_modules import BUILTIN_FORWARDS
 
 from .emitter import FunctionEmitter, Signature
 from .errors import ScriptError
@@ -30,12 +32,13 @@ class ScriptFunction:
     as `prim::CallFunction`), `.inlined_graph`, `.code`, and calls through a graph executor."""
 
     def __init__(self, graph: Graph, signature: Signature, qualified_name: str,
-                 callees: dict[str, "ScriptFunction"]):
+                 callees: dict[str, "ScriptFunction"], module: Optional[RuntimeModule] = None):
         self.graph = graph
         self.signature = signature
         self.name = signature.name
         self.qualified_name = qualified_name
-        self.callees = callees
+        self.callees = callees  # by function name, or "<class>.<method>" for methods
+        self.module = module  # the instance a method was compiled for
         self._executor = None
         self._lock = threading.Lock()
 
@@ -50,7 +53,8 @@ class ScriptFunction:
     def code(self) -> str:
         """The TorchScript-style Python source PyTorch's `.code` prints for this function."""
         header = FunctionHeader(self.name, [(p.name, p.type, p.default) for p in self.signature.params],
-                                self.signature.return_type)
+                                self.signature.return_type,
+                                self.graph.inputs[0].type if self.module is not None else None)
         qualified = {n: f.qualified_name for n, f in self.callees.items()}
         return print_function(self.graph, header, qualified)
 
@@ -121,38 +125,70 @@ def _function_def(fn) -> tuple[ast.FunctionDef, str, int, int]:
     return fn_def, filename, first - 1, indent
 
 
-def script(fn) -> ScriptFunction:
+def script(obj):
     """Compile a Python function (annotated as TorchScript expects; unannotated parameters are
-    Tensors) into a ScriptFunction. Raises ScriptError at the first unsupported construct."""
-    if isinstance(fn, ScriptFunction):
-        return fn
+    Tensors) into a ScriptFunction, or a module (an `irjit.nn.Module`, or any
+    `runtime.module.Module` whose class defines `forward`) into a ScriptModule. Raises
+    ScriptError at the first unsupported construct, naming its file:line:col."""
+    if isinstance(obj, (ScriptFunction,)) or type(obj).__name__ == "ScriptModule":
+        return obj
+    if isinstance(obj, RuntimeModule):
+        from .module import ScriptModule
+        return ScriptModule(obj, compile_method(obj, "forward", None))
+    if not inspect.isfunction(obj):
+        raise TypeError(f"irjit.jit.script expects a Python function or a module, got "
+                        f"{type(obj).__name__}")
+    return _compile(obj, None)
+
+
+def compile_method(module: RuntimeModule, name: str, call_node) -> Optional[ScriptFunction]:
+    """The method `name` of `module` compiled for this instance (attribute types come from its
+    values); None for the forward of a built-in torch.nn module, which the runtime runs."""
+    fn = getattr(type(module), name, None)
+    if name == "forward" and module.class_name in BUILTIN_FORWARDS and \
+            module.qualified_name.startswith("__torch__.torch.nn."):
+        return None
     if not inspect.isfunction(fn):
-        raise TypeError(f"irjit.jit.script expects a Python function, got {type(fn).__name__}")
+        raise TypeError(f"{module.qualified_name} has no method {name!r} to script")
+    return _compile(fn, module)
+
+
+def _compile(fn, module: Optional[RuntimeModule]) -> ScriptFunction:
+    key = fn if module is None else (id(module), fn)
     with _LOCK:
-        cached = _COMPILED.get(fn)
-        if cached is not None:
+        cached = _COMPILED.get(key)
+        if cached is not None and (module is None or cached.module is module):
             return cached
         fn_def, filename, line_offset, col_offset = _function_def(fn)
-        if fn in _IN_PROGRESS:
+        if key in _IN_PROGRESS:
             raise ScriptError(f"{fn.__name__} calls itself: recursion is not supported",
                               SourceLocation(filename, line_offset + 1, 0))
-        _IN_PROGRESS.add(fn)
+        _IN_PROGRESS.add(key)
         callees: dict[str, ScriptFunction] = {}
 
         def compile_callee(target, call_node):
             callee = script(target)
             callees[callee.name] = callee
             return callee
+
+        def compile_member(owner, method, call_node):
+            compiled = compile_method(owner, method, call_node)
+            if compiled is not None:
+                callees[f"{owner.qualified_name}.{method}"] = compiled
+            return compiled
         try:
             emitter = FunctionEmitter(fn_def, filename, line_offset, col_offset, fn.__globals__,
-                                      compile_callee)
+                                      compile_callee, module, compile_member)
             graph, signature = emitter.emit()
         finally:
-            _IN_PROGRESS.discard(fn)
-        qualified = f"__torch__.{fn.__module__}.{fn.__qualname__}".replace(".<locals>", "")
-        compiled = ScriptFunction(graph, signature, qualified, callees)
-        _COMPILED[fn] = compiled
+            _IN_PROGRESS.discard(key)
+        if module is None:
+            qualified = f"__torch__.{fn.__module__}.{fn.__qualname__}".replace(".<locals>", "")
+        else:
+            qualified = f"{module.qualified_name}.{fn.__name__}"
+        compiled = ScriptFunction(graph, signature, qualified, callees, module)
+        _COMPILED[key] = compiled
         return compiled
 
 
-__all__ = ["ScriptFunction", "script"]
+__all__ = ["ScriptFunction", "compile_method", "script"]

@@ -1,5 +1,5 @@
 """irjit.jit.script against PyTorch 2.13 on the same functions (tools/fixturegen/script_cases.py,
-fixtures by tools/fixturegen/script_pairs.py): the same node kinds in the same order, and
+and its module classes; fixtures by tools/fixturegen/script_pairs.py): the same node kinds in the same order, and
 `.code` equal modulo names."""
 
 from __future__ import annotations
@@ -11,22 +11,27 @@ import irjit.jit
 
 from .script_support import FIXTURES, canonical_code, load_cases, node_kinds
 
-CASES = load_cases().CASES
+CASES = load_cases().CASES + load_cases().MODULE_CASES
+
+
+def _scripted(case):
+    """A function scripted as it is; a module class scripted as a fresh instance."""
+    return irjit.jit.script(case() if isinstance(case, type) else case)
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
 def test_graph_has_pytorchs_node_kinds_in_order(fn):
     want = irjit.parse_ir((FIXTURES / f"{fn.__name__}.graph.ir").read_text())
-    got = irjit.jit.script(fn).graph
+    got = _scripted(fn).graph
     assert node_kinds(got) == node_kinds(want), f"{got}\n---- PyTorch:\n{want}"
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
 def test_code_matches_pytorchs_modulo_names(fn):
     want = (FIXTURES / f"{fn.__name__}.code").read_text()
-    got = irjit.jit.script(fn).code
+    got = _scripted(fn).code
     assert canonical_code(got) == canonical_code(want), f"{got}\n---- PyTorch:\n{want}"
 
 
 def test_at_least_twenty_functions_are_compared():
-    assert len(CASES) >= 20
+    assert len(load_cases().CASES) >= 20

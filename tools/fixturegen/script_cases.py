@@ -8,6 +8,9 @@ from typing import Dict, List, Optional, Tuple
 
 torch = importlib.import_module("torch" if os.environ.get("IRJIT_SCRIPT_CASES_TORCH") else "irjit")
 Tensor = torch.Tensor
+nn = getattr(torch, "nn", None)
+if nn is None:  # irjit without irjit.nn: a minimal stand-in with torch's names and init
+    from irjit.tools.fixturegen import nn_stand_in as nn
 
 
 def add_mul(x: Tensor, y: Tensor) -> Tensor:
@@ -168,3 +171,50 @@ CASES = [add_mul, tanh_linear, decision_gate, elif_chain, for_range, for_list, w
          break_loop, continue_loop, early_return_loop, tuple_return, tuple_unpack, list_cat,
          dict_lookup, index_slice, methods, optional_scale, call_helper, aug_assign, int_float_math,
          nested_if_in_loop, keyword_args, bool_flag, list_int_arg, ternary]
+
+
+class MyCell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x, h):
+        new_h = torch.tanh(self.linear(x) + h)
+        return new_h, new_h
+
+
+class DecisionGate(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        else:
+            return -x
+
+
+class GatedCell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dg = DecisionGate()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x, h):
+        new_h = torch.tanh(self.dg(self.linear(x)) + h)
+        return new_h, new_h
+
+
+class ScaledResidual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.repeats = 2
+
+    def forward(self, x):
+        for _ in range(self.repeats):
+            x = x + self.linear.bias * self.helper(x)
+        return x
+
+    def helper(self, x):
+        return torch.relu(x)
+
+
+MODULE_CASES = [MyCell, DecisionGate, GatedCell, ScaledResidual]

@@ -1,5 +1,5 @@
 """Write PyTorch 2.13's `torch.jit.script(f).graph` and `.code` for every function of
-`script_cases.py` (a dev-only tool; irjit never imports torch):
+`script_cases.py`, and of every module class there (a dev-only tool; irjit never imports torch):
 
     IRJIT_SCRIPT_CASES_TORCH=1 /work/venv-torch/bin/python tools/fixturegen/script_pairs.py tests/fixtures/script
 
@@ -33,11 +33,13 @@ def main(out: Path) -> None:
     assert os.environ.get("IRJIT_SCRIPT_CASES_TORCH"), "set IRJIT_SCRIPT_CASES_TORCH=1"
     torch.manual_seed(0)
     out.mkdir(parents=True, exist_ok=True)
-    for f in load_cases().CASES:
-        s = torch.jit.script(f)
+    cases = load_cases()
+    scripted = [(f.__name__, torch.jit.script(f)) for f in cases.CASES]
+    scripted += [(cls.__name__, torch.jit.script(cls())) for cls in cases.MODULE_CASES]
+    for name, s in scripted:
         graph = str(s.graph).replace(str(CASES_PATH), NORM_PATH)
-        (out / f"{f.__name__}.graph.ir").write_text(graph)
-        (out / f"{f.__name__}.code").write_text(s.code)
+        (out / f"{name}.graph.ir").write_text(graph)
+        (out / f"{name}.code").write_text(s.code)
 
 
 if __name__ == "__main__":
