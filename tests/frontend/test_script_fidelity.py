@@ -35,3 +35,15 @@ def test_code_matches_pytorchs_modulo_names(fn):
 
 def test_at_least_twenty_functions_are_compared():
     assert len(load_cases().CASES) >= 20
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_source_comments_give_pytorchs_line_and_column(fn):
+    want = irjit.parse_ir((FIXTURES / f"{fn.__name__}.graph.ir").read_text())
+    got = _scripted(fn).graph
+    for mine, theirs in zip(got.walk(), want.walk()):
+        if theirs.kind == "prim::Constant":
+            continue  # pooled constants keep the location of whichever copy came first
+        where = None if theirs.source is None else (theirs.source.line, theirs.source.col)
+        assert where == (None if mine.source is None else (mine.source.line, mine.source.col)), \
+            f"{mine.kind}: {mine.source} vs PyTorch's {theirs.source}"
