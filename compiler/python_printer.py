@@ -14,7 +14,7 @@ from irjit.compiler.ir import (Block, GenericType, Graph, ListType, Node, Option
                                TensorType, TupleType, Type, Value, constant_value)
 from irjit.compiler.schema_match import schema_for_inputs
 from irjit.ops.facts import printed_as_builtin
-from irjit.ops.registry import NO_DEFAULT
+from irjit.ops.registry import NO_DEFAULT, parse_schema
 
 _RESERVED = frozenset((
     "_", "as", "aten", "attribute", "CONSTANTS", "fork", "getattr", "inf", "nan", "infj", "nanj",
@@ -25,6 +25,10 @@ _RESERVED = frozenset((
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME_SUFFIX = re.compile(r"\.\d+$")
 _INT64_MAX = 9223372036854775807
+# schemas of prims the interpreter runs itself (no registry entry), for printing their arguments
+_UNREGISTERED_SCHEMAS = {
+    "prim::RaiseException": parse_schema("prim::RaiseException(str msg, str? cls=None) -> ()"),
+}
 
 
 @dataclass
@@ -320,7 +324,7 @@ class _Printer:
     def op_call(self, n: Node) -> str:
         ns, _, name = n.kind.partition("::")
         head = f"torch.{name}" if ns == "aten" else f"ops.{ns}.{name}"
-        schema = schema_for_inputs(n.kind, list(n.inputs))
+        schema = _UNREGISTERED_SCHEMAS.get(n.kind) or schema_for_inputs(n.kind, list(n.inputs))
         if schema is None:
             return f"{head}({self.values(n.inputs)})"
         args = schema.arguments

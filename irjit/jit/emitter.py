@@ -67,6 +67,7 @@ class LoopContext:
     returns: bool
     return_type: Type
     anchor: Node
+    while_test: Optional[ast.expr] = None  # a while loop's test, evaluated to keep going
     uninitialized: dict = field(default_factory=dict)
 
 
@@ -204,7 +205,11 @@ class FunctionEmitter:
 
     def loop_values(self, keep_going: bool) -> list[Value]:
         ctx = self.loop
-        out = [self.const(keep_going)] if ctx.flag else []
+        out = []
+        if ctx.flag:
+            test = ctx.while_test
+            out.append(self.emit_cond(test) if keep_going and test is not None
+                       else self.const(keep_going))
         if ctx.returns:
             out += [self.const(False), self.uninitialized(ctx.return_type)]
         return out + [self.frame.lookup(n) for n in ctx.carried]
@@ -235,13 +240,15 @@ class FunctionEmitter:
         self.graph.set_insert_point(n.next)
         outs = []
         for k, (a, b) in enumerate(zip(results[0][1], results[1][1])):
+            if a is b:  # unchanged in both branches: no If output
+                outs.append(a)
+                continue
             t = unify(a.type, b.type)
             if t is None:
                 raise self.error(at or self.fn_def, f"branches yield {a.type} and {b.type}")
             outs.append(n.add_output(t))
-        for block, values in results:
-            for v in values:
-                block.register_output(v)
+            results[0][0].register_output(a)
+            results[1][0].register_output(b)
         return outs
 
     # ---- statements
@@ -267,9 +274,38 @@ class FunctionEmitter:
             self.emit_loop(s)
         elif isinstance(s, ast.Pass):
             pass
+        elif isinstance(s, ast.Assert):
+            self.emit_assert(s)
+        elif isinstance(s, ast.Raise):
+            self.emit_raise(s)
         else:
             raise self.error(s, f"{type(s).__name__.lower()} statements are not supported "
                              "in scripted functions")
+
+    def emit_assert(self, s: ast.Assert) -> None:
+        """`assert c, "msg"`: an If raising AssertionError in its else branch, as TorchScript."""
+        if s.msg is not None and not (isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str)):
+            raise self.error(s.msg, "assert messages must be string constants")
+        cond = self.emit_cond(s.test)
+        n = self.insert("prim::If", [cond], [], s)
+        n.add_block()
+        self.graph.set_insert_point(n.add_block())
+        message = self.const("AssertionError: " + (s.msg.value if s.msg is not None else ""))
+        self.insert("prim::RaiseException", [message, self.const(None)], [], s)
+        self.graph.set_insert_point(n.next)
+
+    def emit_raise(self, s: ast.Raise) -> None:
+        """`raise SomeError("msg")`: prim::RaiseException(msg, "builtins.SomeError")."""
+        exc = s.exc
+        if isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name) and not exc.keywords \
+                and len(exc.args) <= 1 and isinstance(getattr(builtins, exc.func.id, None), type):
+            message = self.emit_expr(exc.args[0]) if exc.args else self.const("")
+            if message.type != STR:
+                raise self.error(exc.args[0], "exception messages must be strings")
+            cls = self.const(f"builtins.{exc.func.id}", exc)
+            self.insert("prim::RaiseException", [message, cls], [], s)
+            return
+        raise self.error(s, "only `raise BuiltinError(message)` is supported")
 
     def assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
@@ -375,29 +411,14 @@ class FunctionEmitter:
         body = s.body
         if s.orelse:
             raise self.error(s, "loops with an else clause are not supported")
-        target = None
+        targets: set[str] = set()
         if isinstance(s, ast.For):
-            if not isinstance(s.target, ast.Name):
-                raise self.error(s.target, "loop targets must be a single name")
-            target = s.target.id
-        carried = [n for n in assigned_names(body) if n != target and self.frame.lookup(n) is not None]
+            targets = set(assigned_names([ast.Assign(targets=[s.target], value=s.iter)]))
+        carried = [n for n in assigned_names(body)
+                   if n not in targets and self.frame.lookup(n) is not None]
         breaks, continues, returns = has_break(body), has_continue(body), has_return(body)
         while_form = isinstance(s, ast.While) or breaks or continues or returns
-        # what the loop runs over
-        iterable = None
-        if isinstance(s, ast.For):
-            it = s.iter
-            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-                if len(it.args) != 1 or it.keywords:
-                    raise self.error(it, "only range(n) is supported")
-                trip = self.emit_expr(it.args[0])
-                if trip.type != INT:
-                    raise self.error(it.args[0], f"range() expects an int, got {trip.type}")
-            else:
-                iterable = self.emit_expr(it)
-                if not isinstance(iterable.type, ListType):
-                    raise self.error(it, f"for loops run over range() or a list, not {iterable.type}")
-                trip = self.emit_op("aten::len", [iterable], {}, s)
+        trip, items = self.iteration(s.iter, s) if isinstance(s, ast.For) else (None, None)
         anchor_holder = self.graph.create("prim::Constant", output_types=[NONE])
         self.graph.insert_node(anchor_holder)
         if while_form:
@@ -411,7 +432,7 @@ class FunctionEmitter:
             start = self.const(True, s)
             limit = trip
         ctx = LoopContext(carried, breaks or returns, returns, self.return_type or TENSOR,
-                          anchor_holder)
+                          anchor_holder, s.test if isinstance(s, ast.While) else None)
         init = []
         if returns:
             init += [self.const(False), None]
@@ -436,24 +457,15 @@ class FunctionEmitter:
             p.set_debug_name(n)
             self.frame.vars[n] = p
         index = params[-1] if counter else trip_param
-        if target is not None:
-            if iterable is None:
-                if target != "_":
-                    index.set_debug_name(target)
-                self.frame.vars[target] = index
-            else:
-                self.bind(s.target, self.emit_op("aten::__getitem__", [iterable, index], {}, s))
+        if items is not None:
+            self.bind_loop_target(s.target, items(index))
         result = self.emit_stmts(body)
         if result is None:
             result = self.fallthrough()
         flag = result[0] if ctx.flag else None
         rest = result[1:] if ctx.flag else result
         if isinstance(s, ast.While):
-            if flag is None:
-                cond = self.emit_cond(s.test)
-            else:
-                cond = self.emit_if_blocks(None, flag, lambda: [self.emit_cond(s.test)],
-                                           lambda: [self.const(False)])[0]
+            cond = self.emit_cond(s.test) if flag is None else flag
             extra = []
         elif while_form:
             nxt = self.emit_op("aten::add", [index, self.const(1)], {}, None)
@@ -478,6 +490,81 @@ class FunctionEmitter:
             if t != o.type and unify(t, o.type) != o.type:
                 raise self.error(s, f"a loop-carried variable changes type from {o.type} to {t}")
         return (outs[0], outs[1]) if returns else (None, None)
+
+    def iteration(self, it: ast.expr, at: ast.AST):
+        """What a for loop or comprehension runs over: (trip count, index -> the target's
+        value or values). range(n), a list, enumerate(list) and zip(lists...), as TorchScript."""
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+                it.func.id in ("range", "enumerate", "zip") and self.frame.lookup(it.func.id) is None:
+            if it.keywords:
+                raise self.error(it, f"{it.func.id}() takes no keyword arguments here")
+            if it.func.id == "range":
+                if len(it.args) != 1:
+                    raise self.error(it, "only range(n) is supported")
+                trip = self.emit_expr(it.args[0])
+                if trip.type != INT:
+                    raise self.error(it.args[0], f"range() expects an int, got {trip.type}")
+                return trip, lambda i: i
+            lists = [self.list_operand(a) for a in it.args]
+            if it.func.id == "enumerate" and len(lists) != 1:
+                raise self.error(it, "enumerate() takes one list here")
+            lengths = [self.emit_op("aten::len", [v], {}, at) for v in lists]
+            if it.func.id == "enumerate":
+                lengths = [self.const(INT64_MAX, it)] + lengths
+            bound = self.insert("prim::ListConstruct", lengths, [ListType(INT)]).output
+            trip = self.emit_op("prim::min", [bound], {}, at)
+
+            def items(i):
+                got = [self.emit_op("aten::__getitem__", [v, i], {}, at) for v in lists]
+                return [i] + got if it.func.id == "enumerate" else got
+            return trip, items
+        iterable = self.list_operand(it)
+        trip = self.emit_op("aten::len", [iterable], {}, at)
+        return trip, lambda i: self.emit_op("aten::__getitem__", [iterable, i], {}, at)
+
+    def list_operand(self, e: ast.expr) -> Value:
+        v = self.emit_expr(e)
+        if not isinstance(v.type, ListType):
+            raise self.error(e, f"for loops run over range(), a list, enumerate() or zip(), "
+                             f"not {v.type}")
+        return v
+
+    def bind_loop_target(self, target: ast.expr, value) -> None:
+        if isinstance(value, Value):
+            if isinstance(target, ast.Name) and value.node.kind == "prim::Param":
+                if target.id != "_":
+                    value.set_debug_name(target.id)
+                self.frame.vars[target.id] = value
+            else:
+                self.bind(target, value)
+            return
+        if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != len(value):
+            raise self.error(target, f"the loop target must unpack {len(value)} values")
+        for t, v in zip(target.elts, value):
+            self.bind_loop_target(t, v)
+
+    def emit_list_comprehension(self, e: ast.ListComp) -> Value:
+        """`[elt for target in iterable]` as TorchScript emits it: an empty list, then a loop
+        appending to it."""
+        if len(e.generators) != 1 or e.generators[0].ifs or e.generators[0].is_async:
+            raise self.error(e, "only comprehensions with one `for` and no `if` are supported")
+        gen = e.generators[0]
+        result = self.insert("prim::ListConstruct", [], [ListType(TENSOR)]).output
+        trip, items = self.iteration(gen.iter, e)
+        loop = self.insert("prim::Loop", [trip, self.const(True, e)], [], e)
+        block = loop.add_block()
+        index = block.add_input(INT)
+        outer = self.frame
+        self.frame = Frame(outer)
+        self.graph.set_insert_point(block)
+        self.bind_loop_target(gen.target, items(index))
+        elt = self.emit_expr(e.elt)
+        result.type = ListType(elt.type)
+        self.emit_op("aten::append", [result, elt], {}, e)
+        block.register_output(loop.inputs[1])
+        self.frame = outer
+        self.graph.set_insert_point(loop.next)
+        return result
 
     # ---- expressions
     def lookup(self, name: str, node: ast.AST) -> Value:
@@ -525,6 +612,8 @@ class FunctionEmitter:
                 return self.insert("prim::TupleConstruct", values,
                                    [TupleType(tuple(v.type for v in values))]).output
             return self.list_value(values, e, declared)
+        if isinstance(e, ast.ListComp):
+            return self.emit_list_comprehension(e)
         if isinstance(e, ast.Dict):
             if any(k is None for k in e.keys):
                 raise self.error(e, "dict unpacking is not supported")
@@ -580,6 +669,8 @@ class FunctionEmitter:
                 lhs, rhs = rhs, lhs
             elif op == "sub":
                 return self.emit_op("aten::rsub", [rhs, lhs], {}, e)
+        if op == "floordiv" and isinstance(lhs.type, TensorType):
+            op = "floor_divide"
         return self.emit_op(f"aten::{op}", [lhs, rhs], {}, e)
 
     def emit_unary(self, e: ast.UnaryOp) -> Value:

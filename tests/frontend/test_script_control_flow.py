@@ -8,6 +8,7 @@ from typing import List, Optional
 import numpy as np
 import pytest
 
+import irjit
 import irjit.jit
 
 
@@ -95,6 +96,31 @@ def ternary_and_boolean_ops(x, a: int, b: int):
     return x * k
 
 
+def while_true_with_break(x):
+    while True:
+        x = x * 2
+        if (x * x).sum() > 100:
+            break
+    return x
+
+
+def checked_scale(x, n: int):
+    assert n >= 0, "n must not be negative"
+    if n > 10:
+        raise ValueError("n is too large")
+    return x * n
+
+
+def squares_by_position(xs: List[float], ys: List[float]) -> float:
+    squares = [v * v for v in xs]
+    total = 0.0
+    for i, s in enumerate(squares):
+        total = total + s * i
+    for a, b in zip(xs, ys):
+        total = total - a * b
+    return total
+
+
 CASES = [
     (early_return_in_loop, [(0,), (2,), (5,)]),
     (early_return_in_nested_loops, [(1,), (3,), (4,)]),
@@ -104,6 +130,8 @@ CASES = [
     (early_return_from_if, [(True,), (False,)]),
     (optional_default, [(), (1.5,)]),
     (ternary_and_boolean_ops, [(1, 1), (-1, 1), (1, 0), (1, -3)]),
+    (while_true_with_break, [()]),
+    (checked_scale, [(0,), (3,)]),
 ]
 
 
@@ -129,3 +157,15 @@ def test_early_return_in_a_loop_carries_a_did_return_flag():
     kinds = [n.kind for n in irjit.jit.script(early_return_in_loop).graph.walk()]
     assert kinds.count("prim::Loop") == 1 and kinds.count("prim::Uninitialized") == 1
     assert kinds[-1] == "aten::sub"  # the code after the loop runs only when it did not return
+
+
+@pytest.mark.parametrize("xs,ys", [([1.0, -2.0, 3.0], [0.5, 2.0]), ([], [1.0]), ([2.0], [])])
+def test_comprehensions_enumerate_and_zip(xs, ys):
+    assert irjit.jit.script(squares_by_position)(xs, ys) == squares_by_position(xs, ys)
+
+
+@pytest.mark.parametrize("n,message", [(-1, "AssertionError: n must not be negative"),
+                                       (11, "builtins.ValueError: n is too large")])
+def test_failed_asserts_and_raises_are_runtime_errors(n, message):
+    with pytest.raises(irjit.IRRuntimeError, match=message):
+        irjit.jit.script(checked_scale)(np.ones(2), n)

@@ -44,6 +44,8 @@ def test_source_comments_give_pytorchs_line_and_column(fn):
     for mine, theirs in zip(got.walk(), want.walk()):
         if theirs.kind == "prim::Constant":
             continue  # pooled constants keep the location of whichever copy came first
+        if theirs.source is not None and not theirs.source.filename.endswith("script_cases.py"):
+            continue  # ops PyTorch compiles from its own TorchScript builtins (`x.shape`, `//`)
         where = None if theirs.source is None else (theirs.source.line, theirs.source.col)
         assert where == (None if mine.source is None else (mine.source.line, mine.source.col)), \
             f"{mine.kind}: {mine.source} vs PyTorch's {theirs.source}"

@@ -218,3 +218,79 @@ class ScaledResidual(nn.Module):
 
 
 MODULE_CASES = [MyCell, DecisionGate, GatedCell, ScaledResidual]
+
+
+def shapes_and_sizes(x: Tensor) -> Tensor:
+    n = x.shape[0]
+    m = x.size(1)
+    return x.view(-1, m) * n + x.dim()
+
+
+def asserts_and_raises(x: Tensor, n: int) -> Tensor:
+    assert n >= 0, "n must not be negative"
+    if n > 10:
+        raise ValueError("n is too large")
+    return x * n
+
+
+def list_comprehension(xs: List[int]) -> List[int]:
+    return [v * 2 for v in xs]
+
+
+def enumerate_zip(xs: List[Tensor], ys: List[float]) -> Tensor:
+    acc = xs[0] * 0
+    for i, x in enumerate(xs):
+        acc = acc + x * i
+    for x, y in zip(xs, ys):
+        acc = acc + x * y
+    return acc
+
+
+def while_true_break(x: Tensor) -> Tensor:
+    while True:
+        x = x * 2
+        if x.sum() > 100:
+            break
+    return x
+
+
+def negative_index_and_list_slice(xs: List[int], x: Tensor) -> int:
+    ys = xs[1:]
+    return ys[-1] + xs[0] + int(x[-1].sum().item())
+
+
+def min_max_builtins(a: int, b: float) -> float:
+    return min(a, 3) + max(b, 1.5) + float(abs(a))
+
+
+def set_list_item(xs: List[int]) -> List[int]:
+    ys = xs[:]
+    ys[0] = 7
+    return ys
+
+
+def dict_loop(d: Dict[str, Tensor]) -> Tensor:
+    keys = d.keys()
+    out = d["a"]
+    for k in keys:
+        out = out + d[k]
+    return out
+
+
+def power_and_floordiv(x: Tensor, n: int) -> Tensor:
+    return x ** 2 + x // 3 + n ** 2 + n // 2
+
+
+def string_format(x: Tensor, name: str) -> str:
+    if name == "x":
+        return "got x"
+    return "got " + name
+
+
+def cat_dim_keyword(x: Tensor, y: Tensor) -> Tensor:
+    return torch.cat([x, y], dim=1).t() @ x
+
+
+CASES += [shapes_and_sizes, asserts_and_raises, list_comprehension, enumerate_zip,
+          while_true_break, negative_index_and_list_slice, min_max_builtins, set_list_item,
+          dict_loop, power_and_floordiv, string_format, cat_dim_keyword]
