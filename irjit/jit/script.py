@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from irjit.compiler.ir import Graph, SourceLocation
+from irjit.compiler.ir import TENSOR, Graph, SourceLocation
 from irjit.compiler.passes import get_pass
 from irjit.compiler.python_printer import FunctionHeader, print_function
 from irjit.ops.registry import NO_DEFAULT
@@ -19,7 +19,8 @@ from irjit.ops.tensor import Tensor
 from irjit.runtime.module import Module as RuntimeModule
 from irjit.runtime.nn_modules import BUILTIN_FORWARDS
 
-from .emitter import FunctionEmitter, Signature
+from .builtin_modules import builtin_forward
+from .emitter import FunctionEmitter, Parameter, Signature
 from .errors import ScriptError
 
 _COMPILED: dict[Any, "ScriptFunction"] = {}
@@ -143,11 +144,16 @@ def script(obj):
 
 def compile_method(module: RuntimeModule, name: str, call_node) -> Optional[ScriptFunction]:
     """The method `name` of `module` compiled for this instance (attribute types come from its
-    values); None for the forward of a built-in torch.nn module, which the runtime runs."""
+    values); for a built-in torch.nn module the forward PyTorch's inlined graphs show, or None
+    when irjit has no graph for it (the runtime's built-in forward then runs the call)."""
     fn = getattr(type(module), name, None)
     if name == "forward" and module.class_name in BUILTIN_FORWARDS and \
             module.qualified_name.startswith("__torch__.torch.nn."):
-        return None
+        graph = builtin_forward(module)
+        if graph is None:
+            return None
+        signature = Signature("forward", [Parameter("input", TENSOR)], TENSOR)
+        return ScriptFunction(graph, signature, f"{module.qualified_name}.forward", {}, module)
     if not inspect.isfunction(fn):
         raise TypeError(f"{module.qualified_name} has no method {name!r} to script")
     return _compile(fn, module)

@@ -49,3 +49,12 @@ def test_source_comments_give_pytorchs_line_and_column(fn):
         where = None if theirs.source is None else (theirs.source.line, theirs.source.col)
         assert where == (None if mine.source is None else (mine.source.line, mine.source.col)), \
             f"{mine.kind}: {mine.source} vs PyTorch's {theirs.source}"
+
+
+@pytest.mark.parametrize("cls", load_cases().MODULE_CASES, ids=lambda c: c.__name__)
+def test_module_inlined_graph_has_pytorchs_node_kinds(cls):
+    """Submodule calls inline to the ops PyTorch's inlined graph shows (built-in Linear,
+    Conv2d and activations included)."""
+    want = irjit.parse_ir((FIXTURES / f"{cls.__name__}.inlined.ir").read_text())
+    got = _scripted(cls).inlined_graph
+    assert node_kinds(got) == node_kinds(want), f"{got}\n---- PyTorch:\n{want}"

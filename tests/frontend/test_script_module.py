@@ -71,3 +71,21 @@ def test_repr_and_original_name():
     assert repr(scripted) == ("RecursiveScriptModule(\n  original_name=GatedCell\n"
                               "  (dg): RecursiveScriptModule(original_name=DecisionGate)\n"
                               "  (linear): RecursiveScriptModule(original_name=Linear)\n)")
+
+
+def test_conv_relu_module_runs_through_the_profiling_executor():
+    """The forum question's module: scripted, called twice, `graph_for` shows the optimized
+    graph of the inlined conv2d + relu, and outputs and gradients equal the interpreter's."""
+    m = M.ConvRelu()
+    scripted = irjit.jit.script(m)
+    rng = np.random.default_rng(0)
+    x = Tensor(rng.standard_normal((1, 3, 8, 8)).astype(np.float32), requires_grad=True)
+    scripted(x)
+    out = scripted(x)
+    kinds = [n.kind for n in scripted.graph_for(x).walk()]
+    assert "aten::conv2d" in kinds and "aten::relu" in kinds and "prim::CallMethod" not in kinds
+    reference = irjit.load(scripted.inlined_graph, params={"conv.weight": m.conv.weight.data})
+    want = reference.run(x.data)[0]
+    np.testing.assert_allclose(out.data, want.data, rtol=1e-5, atol=1e-6)
+    backward([out])
+    np.testing.assert_allclose(x.grad, reference.backward()["arg0"], rtol=1e-4, atol=1e-5)

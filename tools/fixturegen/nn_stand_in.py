@@ -48,3 +48,20 @@ class Linear(Module):
                              requires_grad=True)
         self.bias = Tensor(_RNG.uniform(-k, k, (out_features,)).astype(np.float32),
                            requires_grad=True)
+
+
+class Conv2d(Module):
+    _torch_module = "torch.nn.modules.conv"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, bias: bool = True):
+        super().__init__()
+        k = 1.0 / math.sqrt(in_channels * kernel_size * kernel_size)
+        shape = (out_channels, in_channels, kernel_size, kernel_size)
+        self.weight = Tensor(_RNG.uniform(-k, k, shape).astype(np.float32), requires_grad=True)
+        self.bias = Tensor(_RNG.uniform(-k, k, (out_channels,)).astype(np.float32),
+                           requires_grad=True) if bias else None
+        self.stride, self.padding, self.dilation, self.groups = (1, 1), (0, 0), (1, 1), 1
+
+
+class ReLU(Module):
+    _torch_module = "torch.nn.modules.activation"

@@ -294,3 +294,16 @@ def cat_dim_keyword(x: Tensor, y: Tensor) -> Tensor:
 CASES += [shapes_and_sizes, asserts_and_raises, list_comprehension, enumerate_zip,
           while_true_break, negative_index_and_list_slice, min_max_builtins, set_list_item,
           dict_loop, power_and_floordiv, string_format, cat_dim_keyword]
+
+
+class ConvRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, bias=False)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.conv(x))
+
+
+MODULE_CASES += [ConvRelu]

@@ -3,7 +3,7 @@
 
     IRJIT_SCRIPT_CASES_TORCH=1 /work/venv-torch/bin/python tools/fixturegen/script_pairs.py tests/fixtures/script
 
-Each case gives `<name>.graph.ir` and `<name>.code`; the cases file's path is normalised to
+Each case gives `<name>.graph.ir` and `<name>.code` (modules also `<name>.inlined.ir`); the cases file's path is normalised to
 `/home/user/script_cases.py`."""
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ def main(out: Path) -> None:
         graph = str(s.graph).replace(str(CASES_PATH), NORM_PATH)
         (out / f"{name}.graph.ir").write_text(graph)
         (out / f"{name}.code").write_text(s.code)
+        if isinstance(s, torch.jit.ScriptModule):
+            inlined = str(s.inlined_graph).replace(str(CASES_PATH), NORM_PATH)
+            (out / f"{name}.inlined.ir").write_text(inlined)
 
 
 if __name__ == "__main__":
