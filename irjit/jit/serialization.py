@@ -55,12 +55,30 @@ def _function_json(fn: ScriptFunction, paths: dict[int, str]) -> dict:
             "module": None if fn.module is None else paths[id(fn.module)]}
 
 
-def _module_json(module: RuntimeModule, path: str, arrays: dict[str, np.ndarray]) -> dict:
+def _attributes_read(functions: dict[str, ScriptFunction]) -> dict[str, list[str]]:
+    """Per class, the attribute names the saved graphs read with `prim::GetAttr`."""
+    out: dict[str, list[str]] = {}
+    for f in functions.values():
+        for n in f.graph.walk():
+            if n.kind == "prim::GetAttr":
+                names = out.setdefault(str(n.inputs[0].type), [])
+                if n.attr("name") not in names:
+                    names.append(n.attr("name"))
+    return out
+
+
+def _module_json(module: RuntimeModule, path: str, arrays: dict[str, np.ndarray],
+                 read: dict[str, list[str]]) -> dict:
+    """The module's attribute tree: its registered attributes plus any plain attribute the
+    graphs read (a module class may keep those outside `attributes`)."""
     attributes: dict[str, Any] = {}
-    for name, value in module.attributes.items():
+    names = list(module.attributes)
+    names += [n for n in read.get(module.qualified_name, []) if n not in names]
+    for name in names:
+        value = module.get(name)
         where = f"{path}.{name}" if path else name
         if isinstance(value, RuntimeModule):
-            attributes[name] = {"module": _module_json(value, where, arrays)}
+            attributes[name] = {"module": _module_json(value, where, arrays, read)}
         elif isinstance(value, (Tensor, np.ndarray)):
             tensor = value if isinstance(value, Tensor) else Tensor(value)
             arrays[where] = np.asarray(tensor.data)
@@ -88,7 +106,8 @@ def save(obj: Union[ScriptFunction, ScriptModule], path: Union[str, os.PathLike]
     arrays: dict[str, np.ndarray] = {}
     manifest = {"format": FORMAT, "main": main.qualified_name,
                 "functions": {q: _function_json(f, paths) for q, f in functions.items()},
-                "module": _module_json(root, "", arrays) if root is not None else None}
+                "module": _module_json(root, "", arrays, _attributes_read(functions))
+                if root is not None else None}
     tmp = f"{os.fspath(path)}.partial"
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
