@@ -10,28 +10,20 @@ from __future__ import annotations
 
 import ast
 import builtins
-import types
-from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-import numpy as np
-
-from irjit.compiler.ir import (BOOL, FLOAT, FUNCTION, INT, NONE, STR, TENSOR, ClassType,
-                               DictType, Graph, ListType, Node, OptionalType, SourceLocation,
-                               TensorType, TupleType, Type, Value, make_constant)
+from irjit.compiler.ir import (BOOL, FLOAT, INT, STR, TENSOR, ClassType, DictType, Graph,
+                               ListType, Node, OptionalType, SourceLocation, TensorType,
+                               TupleType, Type, Value, make_constant)
 from irjit.compiler.passes import get_pass
-from irjit.ops.facts import builtin_call_op
 from irjit.ops.registry import NO_DEFAULT
-from irjit.ops.tensor import Tensor
-from irjit.runtime.module import Module as RuntimeModule
 
 from .annotations import annotation_type
+from .calls import CallEmitter
 from .errors import ScriptError
-from .frames import (Frame, assigned_names, exits_loop_or_function, has_break, has_continue,
-                     has_return, unify)
-from irjit.compiler.schema_match import MatchError, fixed_size_lists, match, schema_type
-
-INT64_MAX = 9223372036854775807
+from .frames import Frame, exits_loop_or_function, has_return, unify
+from .loops import LoopContext, LoopEmitter
+from .signature import Parameter, Signature
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
            ast.FloorDiv: "floordiv", ast.Mod: "remainder", ast.Pow: "pow",
            ast.MatMult: "matmul", ast.BitAnd: "__and__", ast.BitOr: "__or__",
@@ -39,39 +31,9 @@ _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
 _INPLACE = {"add": "add_", "sub": "sub_", "mul": "mul_", "div": "div_"}
 _COMPARE = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne", ast.Is: "__is__", ast.IsNot: "__isnot__"}
-_OP_NAMESPACES = ("torch", "irjit")
 
 
-@dataclass
-class Parameter:
-    """One argument of a scripted function's signature."""
-
-    name: str
-    type: Type
-    default: Any = NO_DEFAULT
-
-
-@dataclass
-class Signature:
-    name: str
-    params: list[Parameter]
-    return_type: Type
-
-
-@dataclass
-class LoopContext:
-    """What an exit inside a loop body yields: [continue flag] [did_return, value] carried..."""
-
-    carried: list[str]
-    flag: bool
-    returns: bool
-    return_type: Type
-    anchor: Node
-    while_test: Optional[ast.expr] = None  # a while loop's test, evaluated to keep going
-    uninitialized: dict = field(default_factory=dict)
-
-
-class FunctionEmitter:
+class FunctionEmitter(LoopEmitter, CallEmitter):
     """Compiles one `def` (its `ast`, the file and first line it came from, its globals)."""
 
     def __init__(self, fn_def: ast.FunctionDef, filename: str, line_offset: int, col_offset: int,
@@ -202,26 +164,6 @@ class FunctionEmitter:
             out += [self.const(True), value]
             return out + [self.uninitialized(self.frame.lookup(n).type) for n in ctx.carried]
         return self.loop_values(how == "continue")
-
-    def loop_values(self, keep_going: bool) -> list[Value]:
-        ctx = self.loop
-        out = []
-        if ctx.flag:
-            test = ctx.while_test
-            out.append(self.emit_cond(test) if keep_going and test is not None
-                       else self.const(keep_going))
-        if ctx.returns:
-            out += [self.const(False), self.uninitialized(ctx.return_type)]
-        return out + [self.frame.lookup(n) for n in ctx.carried]
-
-    def uninitialized(self, t: Type) -> Value:
-        ctx = self.loop
-        key = str(t)
-        if key not in ctx.uninitialized:
-            n = self.graph.create("prim::Uninitialized", output_types=[t])
-            n.insert_before(ctx.anchor)
-            ctx.uninitialized[key] = n.output
-        return ctx.uninitialized[key]
 
     def emit_if_blocks(self, at: Optional[ast.AST], cond: Value, then, else_,
                        refine: Optional[tuple] = None) -> list[Value]:
@@ -406,165 +348,6 @@ class FunctionEmitter:
         self.frame.refined[name] = cast.output
 
     # ---- loops
-    def emit_loop(self, s: ast.stmt) -> tuple[Optional[Value], Optional[Value]]:
-        """Emit a for/while loop; returns (did_return, returned value) when it may return."""
-        body = s.body
-        if s.orelse:
-            raise self.error(s, "loops with an else clause are not supported")
-        targets: set[str] = set()
-        if isinstance(s, ast.For):
-            targets = set(assigned_names([ast.Assign(targets=[s.target], value=s.iter)]))
-        carried = [n for n in assigned_names(body)
-                   if n not in targets and self.frame.lookup(n) is not None]
-        breaks, continues, returns = has_break(body), has_continue(body), has_return(body)
-        while_form = isinstance(s, ast.While) or breaks or continues or returns
-        trip, items = self.iteration(s.iter, s) if isinstance(s, ast.For) else (None, None)
-        anchor_holder = self.graph.create("prim::Constant", output_types=[NONE])
-        self.graph.insert_node(anchor_holder)
-        if while_form:
-            max_trip = self.const(INT64_MAX)
-            if isinstance(s, ast.While):
-                start = self.emit_cond(s.test)
-            else:
-                start = self.emit_op("aten::gt", [trip, self.const(0)], {}, None)
-            limit = max_trip
-        else:
-            start = self.const(True, s)
-            limit = trip
-        ctx = LoopContext(carried, breaks or returns, returns, self.return_type or TENSOR,
-                          anchor_holder, s.test if isinstance(s, ast.While) else None)
-        init = []
-        if returns:
-            init += [self.const(False), None]
-        init += [self.frame.lookup(n) for n in carried]
-        counter = isinstance(s, ast.For) and while_form
-        if counter:
-            init.append(self.const(0))
-        outer_loop, self.loop = self.loop, ctx
-        if returns:
-            init[1] = self.uninitialized(ctx.return_type)
-        self.loop = outer_loop
-        loop = self.insert("prim::Loop", [limit, start] + init, [v.type for v in init], s)
-        block = loop.add_block()
-        trip_param = block.add_input(INT)
-        params = [block.add_input(v.type) for v in init]
-        outer = self.frame
-        self.frame = Frame(outer)
-        self.loop = ctx
-        self.graph.set_insert_point(block)
-        flags = params[:2] if returns else []
-        for n, p in zip(carried, params[len(flags):]):
-            p.set_debug_name(n)
-            self.frame.vars[n] = p
-        index = params[-1] if counter else trip_param
-        if items is not None:
-            self.bind_loop_target(s.target, items(index))
-        result = self.emit_stmts(body)
-        if result is None:
-            result = self.fallthrough()
-        flag = result[0] if ctx.flag else None
-        rest = result[1:] if ctx.flag else result
-        if isinstance(s, ast.While):
-            cond = self.emit_cond(s.test) if flag is None else flag
-            extra = []
-        elif while_form:
-            nxt = self.emit_op("aten::add", [index, self.const(1)], {}, None)
-            more = self.emit_op("aten::lt", [nxt, trip], {}, None)
-            cond = self.emit_op("aten::__and__", [more, flag if flag is not None else
-                                                  self.const(True)], {}, None)
-            extra = [nxt]
-        else:
-            cond = self.const(True, s)
-            extra = []
-        for v in [cond] + rest + extra:
-            block.register_output(v)
-        self.frame = outer
-        self.loop = outer_loop
-        self.graph.set_insert_point(loop.next)
-        anchor_holder.destroy()
-        outs = loop.outputs
-        for n, o in zip(carried, outs[len(flags):]):
-            o.set_debug_name(n)
-            outer.vars[n] = o
-        for o, t in zip(outs, [v.type for v in rest + extra]):
-            if t != o.type and unify(t, o.type) != o.type:
-                raise self.error(s, f"a loop-carried variable changes type from {o.type} to {t}")
-        return (outs[0], outs[1]) if returns else (None, None)
-
-    def iteration(self, it: ast.expr, at: ast.AST):
-        """What a for loop or comprehension runs over: (trip count, index -> the target's
-        value or values). range(n), a list, enumerate(list) and zip(lists...), as TorchScript."""
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
-                it.func.id in ("range", "enumerate", "zip") and self.frame.lookup(it.func.id) is None:
-            if it.keywords:
-                raise self.error(it, f"{it.func.id}() takes no keyword arguments here")
-            if it.func.id == "range":
-                if len(it.args) != 1:
-                    raise self.error(it, "only range(n) is supported")
-                trip = self.emit_expr(it.args[0])
-                if trip.type != INT:
-                    raise self.error(it.args[0], f"range() expects an int, got {trip.type}")
-                return trip, lambda i: i
-            lists = [self.list_operand(a) for a in it.args]
-            if it.func.id == "enumerate" and len(lists) != 1:
-                raise self.error(it, "enumerate() takes one list here")
-            lengths = [self.emit_op("aten::len", [v], {}, at) for v in lists]
-            if it.func.id == "enumerate":
-                lengths = [self.const(INT64_MAX, it)] + lengths
-            bound = self.insert("prim::ListConstruct", lengths, [ListType(INT)]).output
-            trip = self.emit_op("prim::min", [bound], {}, at)
-
-            def items(i):
-                got = [self.emit_op("aten::__getitem__", [v, i], {}, at) for v in lists]
-                return [i] + got if it.func.id == "enumerate" else got
-            return trip, items
-        iterable = self.list_operand(it)
-        trip = self.emit_op("aten::len", [iterable], {}, at)
-        return trip, lambda i: self.emit_op("aten::__getitem__", [iterable, i], {}, at)
-
-    def list_operand(self, e: ast.expr) -> Value:
-        v = self.emit_expr(e)
-        if not isinstance(v.type, ListType):
-            raise self.error(e, f"for loops run over range(), a list, enumerate() or zip(), "
-                             f"not {v.type}")
-        return v
-
-    def bind_loop_target(self, target: ast.expr, value) -> None:
-        if isinstance(value, Value):
-            if isinstance(target, ast.Name) and value.node.kind == "prim::Param":
-                if target.id != "_":
-                    value.set_debug_name(target.id)
-                self.frame.vars[target.id] = value
-            else:
-                self.bind(target, value)
-            return
-        if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != len(value):
-            raise self.error(target, f"the loop target must unpack {len(value)} values")
-        for t, v in zip(target.elts, value):
-            self.bind_loop_target(t, v)
-
-    def emit_list_comprehension(self, e: ast.ListComp) -> Value:
-        """`[elt for target in iterable]` as TorchScript emits it: an empty list, then a loop
-        appending to it."""
-        if len(e.generators) != 1 or e.generators[0].ifs or e.generators[0].is_async:
-            raise self.error(e, "only comprehensions with one `for` and no `if` are supported")
-        gen = e.generators[0]
-        result = self.insert("prim::ListConstruct", [], [ListType(TENSOR)]).output
-        trip, items = self.iteration(gen.iter, e)
-        loop = self.insert("prim::Loop", [trip, self.const(True, e)], [], e)
-        block = loop.add_block()
-        index = block.add_input(INT)
-        outer = self.frame
-        self.frame = Frame(outer)
-        self.graph.set_insert_point(block)
-        self.bind_loop_target(gen.target, items(index))
-        elt = self.emit_expr(e.elt)
-        result.type = ListType(elt.type)
-        self.emit_op("aten::append", [result, elt], {}, e)
-        block.register_output(loop.inputs[1])
-        self.frame = outer
-        self.graph.set_insert_point(loop.next)
-        return result
 
     # ---- expressions
     def lookup(self, name: str, node: ast.AST) -> Value:
@@ -719,39 +502,6 @@ class FunctionEmitter:
                 return self.emit_op("aten::numpy_T", [base], {}, e)
         raise self.error(e, f"unsupported attribute {e.attr!r} of a value of type {base.type}")
 
-    def get_attr(self, module_value: Value, name: str, at: ast.AST) -> Value:
-        """`prim::GetAttr` of a module attribute, typed by the attribute's current value."""
-        module = self.modules[module_value]
-        try:
-            value = module.get(name)
-        except KeyError:
-            raise self.error(at, f"module {module.qualified_name} has no attribute {name!r}") \
-                from None
-        t = attribute_type(value)
-        if t is None:
-            raise self.error(at, f"attribute {name!r} of type {type(value).__name__} cannot be "
-                             "used in a scripted method")
-        out = self.insert("prim::GetAttr", [module_value], [t]).set_attr("name", "s", name).output
-        out.set_debug_name(name)
-        if isinstance(t, ClassType):
-            self.modules[out] = value
-        return out
-
-    def call_method(self, module_value: Value, name: str, e: ast.Call) -> Value:
-        """`prim::CallMethod[name=...]` on a module value, its method compiled on first use."""
-        module = self.modules[module_value]
-        method = self.compile_method(module, name, e)
-        args, kwargs = self.emit_args(e)
-        if method is None:  # a built-in torch.nn module: the runtime has its forward
-            if kwargs:
-                raise self.error(e, "built-in modules are called with positional arguments")
-            bound, rtype = args, TENSOR
-        else:
-            bound, rtype = self.bind_call(method.signature, args, kwargs, e), method.signature.return_type
-        n = self.insert("prim::CallMethod", [module_value] + bound, [rtype], e)
-        n.set_attr("name", "s", name)
-        return n.output
-
     def emit_subscript(self, e: ast.Subscript) -> Value:
         base = self.emit_expr(e.value)
         if isinstance(base.type, TensorType):
@@ -802,138 +552,5 @@ class FunctionEmitter:
         return v
 
     # ---- calls
-    def emit_call(self, e: ast.Call) -> Value:
-        func = e.func
-        if isinstance(func, ast.Attribute) and self.is_op_namespace(func.value):
-            args, kwargs = self.emit_args(e)
-            return self.emit_op(f"aten::{func.attr}", args, kwargs, e)
-        if isinstance(func, ast.Attribute):
-            self_value = self.emit_expr(func.value)
-            if self_value in self.modules:
-                member = self.modules[self_value].get(func.attr, None)
-                if isinstance(member, RuntimeModule):
-                    return self.call_method(self.get_attr(self_value, func.attr, func), "forward", e)
-                return self.call_method(self_value, func.attr, e)
-            args, kwargs = self.emit_args(e)
-            return self.emit_op(f"aten::{func.attr}", [self_value] + args, kwargs, e)
-        if isinstance(func, ast.Name) and self.frame.lookup(func.id) in self.modules:
-            return self.call_method(self.frame.lookup(func.id), "forward", e)
-        if isinstance(func, ast.Name) and self.frame.lookup(func.id) is None:
-            target = self.globals.get(func.id)
-            builtin = builtin_call_op(func.id)
-            if target is None and builtin is not None:
-                args, kwargs = self.emit_args(e)
-                return self.emit_op(builtin, args, kwargs, e)
-            if isinstance(target, types.FunctionType) or hasattr(target, "signature"):
-                return self.emit_function_call(target, e)
-        raise self.error(e, f"cannot call {ast.unparse(func)!r}: only ops (torch.x / irjit.x), "
-                         "tensor methods, builtins and other scripted functions can be called")
-
-    def is_op_namespace(self, e: ast.expr) -> bool:
-        if not isinstance(e, ast.Name) or self.frame.lookup(e.id) is not None:
-            return False
-        g = self.globals.get(e.id)
-        return isinstance(g, types.ModuleType) and g.__name__ in _OP_NAMESPACES
-
-    def emit_args(self, e: ast.Call) -> tuple[list[Value], dict[str, Value]]:
-        args = []
-        for a in e.args:
-            if isinstance(a, ast.Starred):
-                raise self.error(a, "starred arguments are not supported")
-            args.append(self.emit_expr(a))
-        kwargs = {}
-        for k in e.keywords:
-            if k.arg is None:
-                raise self.error(k, "**kwargs are not supported")
-            kwargs[k.arg] = self.emit_expr(k.value)
-        return args, kwargs
-
-    def emit_op(self, kind: str, args: list[Value], kwargs: dict[str, Value],
-                at: Optional[ast.AST]) -> Value:
-        def pack(values, elem):
-            return self.insert("prim::ListConstruct", values, [ListType(elem)]).output
-        try:
-            m = match(kind, args, kwargs, pack)
-        except MatchError as err:
-            raise self.error(at or self.fn_def, str(err)) from None
-        inputs = []
-        for arg, v in zip(m.entry.schema.arguments, m.inputs):
-            if v is None:
-                v = self.const(arg.default, type=self.default_type(arg))
-            elif v.type == INT and arg.name in fixed_size_lists(m.entry.schema):
-                v = pack([v], INT)
-            inputs.append(v)
-        n = self.insert(kind, inputs, m.output_types, at)
-        if len(n.outputs) == 1:
-            return n.output
-        return self.insert("prim::TupleConstruct", list(n.outputs),
-                           [TupleType(tuple(o.type for o in n.outputs))]).output
-
-    @staticmethod
-    def default_type(arg) -> Optional[Type]:
-        t = schema_type(arg.type)
-        if arg.default is None:
-            return None
-        if isinstance(t, ListType):
-            return t
-        return None
-
-    def emit_function_call(self, target: Any, e: ast.Call) -> Value:
-        callee = self.compile_callee(target, e)
-        args, kwargs = self.emit_args(e)
-        bound = self.bind_call(callee.signature, args, kwargs, e)
-        fn = make_constant(self.graph, None, FUNCTION)
-        fn.attrs.clear()
-        fn.set_attr("name", "s", callee.signature.name)
-        self.graph.insert_node(fn)
-        return self.insert("prim::CallFunction", [fn.output] + bound,
-                           [callee.signature.return_type], e).output
-
-    def bind_call(self, sig: Signature, args: list[Value], kwargs: dict[str, Value],
-                  e: ast.Call) -> list[Value]:
-        """The arguments of a call of a scripted function in parameter order, defaults filled."""
-        kwargs = dict(kwargs)
-        if len(args) > len(sig.params):
-            raise self.error(e, f"{sig.name}() takes {len(sig.params)} arguments but "
-                             f"{len(args)} were given")
-        bound = list(args)
-        for p in sig.params[len(args):]:
-            if p.name in kwargs:
-                bound.append(kwargs.pop(p.name))
-            elif p.default is not NO_DEFAULT:
-                bound.append(self.const(p.default))
-            else:
-                raise self.error(e, f"{sig.name}() is missing argument {p.name!r}")
-        if kwargs:
-            raise self.error(e, f"{sig.name}() got an unexpected keyword argument "
-                             f"{next(iter(kwargs))!r}")
-        for p, v in zip(sig.params, bound):
-            if unify(p.type, v.type) != p.type and not (p.type == FLOAT and v.type == INT):
-                raise self.error(e, f"{sig.name}() expects {p.name} of type {p.type}, "
-                                 f"got {v.type}")
-        return bound
-
-
-def attribute_type(value: Any) -> Optional[Type]:
-    """The IR type of a module attribute's value (None: not usable from scripted code)."""
-    if isinstance(value, (Tensor, np.ndarray)):
-        return TENSOR
-    if isinstance(value, RuntimeModule):
-        return ClassType(value.qualified_name)
-    if isinstance(value, bool):
-        return BOOL
-    if isinstance(value, int):
-        return INT
-    if isinstance(value, float):
-        return FLOAT
-    if isinstance(value, str):
-        return STR
-    if isinstance(value, (list, tuple)) and value:
-        inner = {attribute_type(v) for v in value}
-        if len(inner) == 1 and None not in inner:
-            elem = inner.pop()
-            return ListType(elem) if isinstance(value, list) else TupleType((elem,) * len(value))
-    return None
-
 
 __all__ = ["FunctionEmitter", "Parameter", "Signature"]

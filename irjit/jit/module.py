@@ -62,7 +62,7 @@ class ScriptModule:
                     if isinstance(v, RuntimeModule)]
         if not children:
             return f"RecursiveScriptModule(original_name={self.original_name})"
-        lines = [f"RecursiveScriptModule(", f"  original_name={self.original_name}"]
+        lines = ["RecursiveScriptModule(", f"  original_name={self.original_name}"]
         for name, child in children:
             lines.append(f"  ({name}): RecursiveScriptModule(original_name={child.class_name})")
         return "\n".join(lines + [")"])

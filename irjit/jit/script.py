@@ -20,7 +20,8 @@ from irjit.runtime.module import Module as RuntimeModule
 from irjit.runtime.nn_modules import BUILTIN_FORWARDS
 
 from .builtin_modules import builtin_forward
-from .emitter import FunctionEmitter, Parameter, Signature
+from .emitter import FunctionEmitter
+from .signature import Parameter, Signature
 from .errors import ScriptError
 
 _COMPILED: dict[Any, "ScriptFunction"] = {}
@@ -126,20 +127,15 @@ def _function_def(fn) -> tuple[ast.FunctionDef, str, int, int]:
     return fn_def, filename, first - 1, indent
 
 
-def script(obj):
+def script_function(fn) -> ScriptFunction:
     """Compile a Python function (annotated as TorchScript expects; unannotated parameters are
-    Tensors) into a ScriptFunction, or a module (an `irjit.nn.Module`, or any
-    `runtime.module.Module` whose class defines `forward`) into a ScriptModule. Raises
-    ScriptError at the first unsupported construct, naming its file:line:col."""
-    if isinstance(obj, (ScriptFunction,)) or type(obj).__name__ == "ScriptModule":
-        return obj
-    if isinstance(obj, RuntimeModule):
-        from .module import ScriptModule
-        return ScriptModule(obj, compile_method(obj, "forward", None))
-    if not inspect.isfunction(obj):
+    Tensors) into a ScriptFunction; a ScriptFunction is returned as it is."""
+    if isinstance(fn, ScriptFunction):
+        return fn
+    if not inspect.isfunction(fn):
         raise TypeError(f"irjit.jit.script expects a Python function or a module, got "
-                        f"{type(obj).__name__}")
-    return _compile(obj, None)
+                        f"{type(fn).__name__}")
+    return _compile(fn, None)
 
 
 def compile_method(module: RuntimeModule, name: str, call_node) -> Optional[ScriptFunction]:
@@ -173,7 +169,7 @@ def _compile(fn, module: Optional[RuntimeModule]) -> ScriptFunction:
         callees: dict[str, ScriptFunction] = {}
 
         def compile_callee(target, call_node):
-            callee = script(target)
+            callee = script_function(target)
             callees[callee.name] = callee
             return callee
 
@@ -197,4 +193,4 @@ def _compile(fn, module: Optional[RuntimeModule]) -> ScriptFunction:
         return compiled
 
 
-__all__ = ["ScriptFunction", "compile_method", "script"]
+__all__ = ["ScriptFunction", "compile_method", "script_function"]

@@ -18,7 +18,7 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.type_parser import parse_type_text
 from irjit.runtime.module import Module as RuntimeModule
 
-from .emitter import Parameter, Signature
+from .signature import Parameter, Signature
 from .module import ScriptModule
 from .script import ScriptFunction
 
