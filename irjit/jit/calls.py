@@ -81,6 +81,11 @@ class CallEmitter:
             builtin = builtin_call_op(func.id)
             if target is None and builtin is not None:
                 args, kwargs = self.emit_args(e)
+                if builtin == "prim::Print":  # any number of values of any type
+                    if kwargs:
+                        raise self.error(e, "print() takes no keyword arguments here")
+                    self.insert(builtin, args, [], e)
+                    return self.const(None)
                 return self.emit_op(builtin, args, kwargs, e)
             if isinstance(target, types.FunctionType) or hasattr(target, "signature"):
                 return self.emit_function_call(target, e)

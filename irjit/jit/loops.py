@@ -139,18 +139,25 @@ class LoopEmitter:
 
     def iteration(self, it: ast.expr, at: ast.AST):
         """What a for loop or comprehension runs over: (trip count, index -> the target's
-        value or values). range(n), a list, enumerate(list) and zip(lists...), as TorchScript."""
+        value or values). range(), a list, a dict's keys, enumerate(list) and zip(lists...), as
+        TorchScript."""
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
                 it.func.id in ("range", "enumerate", "zip") and self.frame.lookup(it.func.id) is None:
             if it.keywords:
                 raise self.error(it, f"{it.func.id}() takes no keyword arguments here")
             if it.func.id == "range":
-                if len(it.args) != 1:
-                    raise self.error(it, "only range(n) is supported")
-                trip = self.emit_expr(it.args[0])
-                if trip.type != INT:
-                    raise self.error(it.args[0], f"range() expects an int, got {trip.type}")
-                return trip, lambda i: i
+                if not 1 <= len(it.args) <= 3:
+                    raise self.error(it, f"range() takes 1 to 3 arguments, got {len(it.args)}")
+                bounds = [self.emit_expr(a) for a in it.args]
+                for a, v in zip(it.args, bounds):
+                    if v.type != INT:
+                        raise self.error(a, f"range() expects ints, got {v.type}")
+                if len(bounds) == 1:
+                    return bounds[0], lambda i: i
+                start, end = bounds[0], bounds[1]
+                step = bounds[2] if len(bounds) == 3 else self.const(1)
+                trip = self.emit_op("aten::__range_length", [start, end, step], {}, at)
+                return trip, lambda i: self.emit_op("aten::__derive_index", [i, start, step], {}, at)
             lists = [self.list_operand(a) for a in it.args]
             if it.func.id == "enumerate" and len(lists) != 1:
                 raise self.error(it, "enumerate() takes one list here")
@@ -164,7 +171,12 @@ class LoopEmitter:
                 got = [self.emit_op("aten::__getitem__", [v, i], {}, at) for v in lists]
                 return [i] + got if it.func.id == "enumerate" else got
             return trip, items
-        iterable = self.list_operand(it)
+        iterable = self.emit_expr(it)
+        if str(iterable.type).startswith("Dict("):  # a dict iterates over its keys
+            iterable = self.emit_op("aten::keys", [iterable], {}, at)
+        if not isinstance(iterable.type, ListType):
+            raise self.error(it, f"for loops run over range(), a list, a dict, enumerate() or "
+                             f"zip(), not {iterable.type}")
         trip = self.emit_op("aten::len", [iterable], {}, at)
         return trip, lambda i: self.emit_op("aten::__getitem__", [iterable, i], {}, at)
 

@@ -3,7 +3,7 @@ calling it directly on numpy arrays is the reference for the scripted graph's re
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 import pytest
@@ -121,6 +121,17 @@ def squares_by_position(xs: List[float], ys: List[float]) -> float:
     return total
 
 
+def ranges_and_dicts(x, lo: int, hi: int, d: Dict[str, float]):
+    for i in range(lo, hi):
+        x = x + i
+    for j in range(hi, lo, -2):
+        x = x * 0.5 + j
+    for k in d:
+        x = x + d[k]
+    print("x is", x, lo)
+    return x
+
+
 CASES = [
     (early_return_in_loop, [(0,), (2,), (5,)]),
     (early_return_in_nested_loops, [(1,), (3,), (4,)]),
@@ -132,6 +143,7 @@ CASES = [
     (ternary_and_boolean_ops, [(1, 1), (-1, 1), (1, 0), (1, -3)]),
     (while_true_with_break, [()]),
     (checked_scale, [(0,), (3,)]),
+    (ranges_and_dicts, [(0, 4, {"a": 1.5}), (2, 9, {}), (5, 1, {"a": 1.0, "b": -2.0})]),
 ]
 
 
