@@ -12,10 +12,13 @@ import ast
 import builtins
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from irjit.compiler.ir import (BOOL, FLOAT, INT, STR, TENSOR, ClassType, DictType, Graph,
                                ListType, Node, OptionalType, SourceLocation, TensorType,
                                TupleType, Type, Value, make_constant)
 from irjit.compiler.passes import get_pass
+from irjit.ops.dtypes import code_of
 from irjit.ops.registry import NO_DEFAULT
 
 from .annotations import annotation_type
@@ -492,6 +495,12 @@ class FunctionEmitter(LoopEmitter, CallEmitter):
         return self.emit_if_blocks(e, first, lambda: [self.const(True, e)], second)[0]
 
     def emit_attribute(self, e: ast.Attribute) -> Value:
+        if self.is_op_namespace(e.value):
+            code = dtype_code(e.attr)
+            if code is None:
+                raise self.error(e, f"unsupported attribute {ast.unparse(e)!r} (only dtypes "
+                                 "such as torch.float32 are values)")
+            return self.const(code, e)
         base = self.emit_expr(e.value)
         if base in self.modules:
             return self.get_attr(base, e.attr, e)
@@ -554,3 +563,17 @@ class FunctionEmitter(LoopEmitter, CallEmitter):
     # ---- calls
 
 __all__ = ["FunctionEmitter", "Parameter", "Signature"]
+
+
+_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+                  "int": "int32", "short": "int16", "bool": "bool"}
+
+
+def dtype_code(name: str) -> Optional[int]:
+    """The ScalarType number TorchScript uses for `torch.<name>` (`float32` -> 6), if a dtype."""
+    name = _DTYPE_ALIASES.get(name, name)
+    try:
+        dtype = np.dtype(name)
+        return code_of(dtype) if dtype.name == name else None  # not numpy's codes ("e", "f")
+    except (TypeError, KeyError):
+        return None

@@ -181,3 +181,13 @@ def test_comprehensions_enumerate_and_zip(xs, ys):
 def test_failed_asserts_and_raises_are_runtime_errors(n, message):
     with pytest.raises(irjit.IRRuntimeError, match=message):
         irjit.jit.script(checked_scale)(np.ones(2), n)
+
+
+def test_dtypes_are_scalar_type_constants():
+    from irjit.jit.emitter import dtype_code
+    assert [dtype_code(n) for n in ("float32", "float", "double", "int64", "bool", "e", "tanh")] \
+        == [6, 6, 7, 4, 11, None, None]
+    cu = irjit.jit.CompilationUnit("def f(x):\n    return x.to(torch.float64) + x.to(dtype=torch.int64)\n")
+    out = cu.f(np.full(3, 1.5, np.float32))
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.data, [2.5, 2.5, 2.5])
