@@ -43,19 +43,32 @@ _EXPORTS = {
     "set_guard_style": "irjit.compiler.settings",
     "debug_set_autodiff_subgraph_inlining": "irjit.compiler.settings",
     "set_backend": "irjit.runtime.executor.plan",
+    # eager tensors (every other registered op resolves through `irjit.functional`)
+    "tensor": "irjit.eager",
+    "as_tensor": "irjit.eager",
+    "from_numpy": "irjit.eager",
+    "get_default_dtype": "irjit.eager",
+    "set_grad_enabled": "irjit.runtime.autograd",
+    "is_grad_enabled": "irjit.runtime.autograd",
 }
-_SUBMODULES = {"passes", "jit"}
+# torch-namespace functions and dtypes listed in `__all__`; any registered op resolves too
+_EAGER = {"randn", "rand", "zeros", "ones", "empty", "arange", "full", "zeros_like", "ones_like",
+          "rand_like", "randn_like", "empty_like", "full_like", "cat", "stack", "matmul", "tanh",
+          "sigmoid", "relu", "exp", "log", "where", "float32", "float64", "float16", "int64",
+          "int32", "int16", "int8", "uint8", "bool", "float", "double", "long", "int", "half"}
+_SUBMODULES = {"passes", "nn", "jit"}
 
-__all__ = sorted(_EXPORTS) + sorted(_SUBMODULES)
+__all__ = sorted(_EXPORTS) + sorted(_EAGER) + sorted(_SUBMODULES)
 
 
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return _import_module(f"{__name__}.{name}")
     module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'irjit' has no attribute {name!r}")
-    value = getattr(_import_module(module), name)
+    if module is None:  # an op or dtype of the torch namespace, else AttributeError
+        value = getattr(_import_module(f"{__name__}.functional"), name)
+    else:
+        value = getattr(_import_module(module), name)
     globals()[name] = value
     return value
 

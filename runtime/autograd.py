@@ -8,6 +8,7 @@ that an in-place op changes afterwards makes `backward` fail rather than give wr
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any, Optional, Sequence
 
@@ -29,10 +30,20 @@ def is_grad_enabled() -> bool:
 
 
 class set_grad_enabled:
-    """Context manager switching gradient recording on or off for this thread."""
+    """Context manager switching gradient recording on or off for this thread; also a
+    decorator (`@irjit.no_grad()`), as torch's."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
+
+    def __call__(self, fn):
+        enabled = self.enabled
+
+        @functools.wraps(fn)
+        def with_grad_mode(*args, **kwargs):
+            with set_grad_enabled(enabled):
+                return fn(*args, **kwargs)
+        return with_grad_mode
 
     def __enter__(self):
         self.prev = is_grad_enabled()
