@@ -1,5 +1,5 @@
-"""Scripted modules (script_cases.py's classes on a minimal nn stand-in until irjit.nn lands):
-self attributes, submodule and method calls, outputs and parameter gradients."""
+"""Scripted modules (script_cases.py's classes on irjit.nn): self attributes, submodule and
+method calls, outputs and parameter gradients."""
 
 from __future__ import annotations
 

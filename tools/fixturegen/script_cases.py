@@ -8,9 +8,7 @@ from typing import Dict, List, Optional, Tuple
 
 torch = importlib.import_module("torch" if os.environ.get("IRJIT_SCRIPT_CASES_TORCH") else "irjit")
 Tensor = torch.Tensor
-nn = getattr(torch, "nn", None)
-if nn is None:  # irjit without irjit.nn: a minimal stand-in with torch's names and init
-    from irjit.tools.fixturegen import nn_stand_in as nn
+nn = torch.nn
 
 
 def add_mul(x: Tensor, y: Tensor) -> Tensor:
