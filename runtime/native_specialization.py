@@ -20,6 +20,7 @@ from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
+
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
                        "control_flow")
 _MUTATING_TAGS = ("side_effects", "writes_first_input", "opaque", "call")

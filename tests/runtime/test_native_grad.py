@@ -89,13 +89,13 @@ def _check(text, shapes, monkeypatch, requires_grad=None, runner=None, calls=3):
     return cov, runner, outs
 
 
-def test_conv_relu_with_a_grad_input_runs_forward_and_relu_backward_natively(monkeypatch):
+def test_conv_relu_with_a_grad_input_runs_forward_and_backward_natively(monkeypatch):
     cov, _, _ = _check(CONV_RELU, [(1, 3, 8, 8), (4, 3, 3, 3), (4,)], monkeypatch,
                        requires_grad=[True, False, False])
     assert cov.native["aten::conv2d"] == 1 and cov.native["aten::relu"] == 1
     assert cov.native["aten::mul"] == 1  # relu's backward (the gradient times x > 0), in df
-    # convolution_backward has no lowering yet: the only node df leaves to the interpreter
-    assert dict(cov.interpreted) == {"aten::convolution_backward": 1}
+    assert cov.native["aten::convolution_backward"] == 1  # df runs entirely natively too
+    assert dict(cov.interpreted) == {}
 
 
 def test_linear_with_grad_runs_entirely_natively(monkeypatch):
@@ -140,6 +140,40 @@ def test_zeros_like_in_a_group_needs_no_gradient(monkeypatch):
     cov, _, _ = _check(text, [(3, 4), (3, 4)], monkeypatch)
     assert dict(cov.interpreted) == {}
     assert cov.native["aten::zeros_like"] == 1
+
+
+def test_a_group_whose_outputs_need_no_gradient_runs_natively_under_grad(monkeypatch):
+    """Comparisons and integer casts of inputs that require grad: nothing to record, so the
+    group runs its unit (before, it was interpreted for want of a gradient)."""
+    text = """graph(%x : Tensor, %y : Tensor):
+  %long : int = prim::Constant[value=4]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %lt : Tensor = aten::lt(%x, %y)
+  %eq : Tensor = aten::eq(%x, %y)
+  %either : Tensor = aten::__or__(%lt, %eq)
+  %i : Tensor = aten::to(%x, %long, %false, %false, %none)
+  return (%either, %i)"""
+    cov, runner, outs = _check(text, [(3, 4), (3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::__or__"] == 1 and cov.native["aten::to"] == 1
+    assert all(not o.requires_grad and o.grad_fn is None for o in outs)
+
+
+def test_a_cast_to_another_dtype_is_differentiated_as_a_copy(monkeypatch):
+    """`to` may return its input itself, but not when the dtype changes: such a group is
+    differentiated and runs natively, forward and backward."""
+    text = """graph(%x : Tensor):
+  %double : int = prim::Constant[value=7]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %d : Tensor = aten::to(%x, %double, %false, %false, %none)
+  %t : Tensor = aten::tanh(%d)
+  return (%d, %t)"""
+    cov, _, outs = _check(text, [(3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::to"] == 1 and cov.native["aten::type_as"] == 1  # df casts back
+    assert outs[0].requires_grad and outs[0].data.dtype == np.float64
 
 
 def test_backward_twice_gives_the_same_gradients(monkeypatch):
