@@ -134,12 +134,7 @@ def ranges_and_dicts(x, lo: int, hi: int, d: Dict[str, float]):
 
 CASES = [
     (early_return_in_loop, [(0,), (2,), (5,)]),
-    pytest.param(early_return_in_nested_loops, [(1,), (3,), (4,)], marks=pytest.mark.xfail(
-        strict=True, raises=irjit.IRRuntimeError,
-        reason="since main's native view outputs (a1a826a): after plans specialized on calls "
-               "that never return early, a return from the inner loop hands a NativeGroup the "
-               "prim::Uninitialized loop-carried x and its input check raises instead of "
-               "bailing out")),
+    (early_return_in_nested_loops, [(1,), (3,), (4,)]),
     (break_and_continue, [(0,), (5,), (12,)]),
     (nested_if_in_while, [(0,), (3,), (9,)]),
     (while_with_break, [(0,), (7,)]),

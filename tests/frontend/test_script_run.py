@@ -31,11 +31,7 @@ CASES = [
     (M.methods, [(3, 4)], ()),
     (M.keyword_args, [(3, 4)], ()),
     (M.index_slice, [(4, 4)], ()),
-    pytest.param(M.early_return_loop, [(2, 3)], (5,), marks=pytest.mark.xfail(
-        raises=irjit.IRRuntimeError,
-        reason="fails only after other tests, with main's native view outputs (a1a826a): a "
-               "NativeGroup given the prim::Uninitialized loop-carried value raises instead of "
-               "bailing out (see test_script_control_flow's early_return_in_nested_loops)")),
+    (M.early_return_loop, [(2, 3)], (5,)),
     (M.tuple_unpack, [(2, 3)], ()),
     (M.optional_scale, [(2, 3)], (0.5,)),
 ]
