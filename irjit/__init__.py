@@ -56,7 +56,7 @@ _EAGER = {"randn", "rand", "zeros", "ones", "empty", "arange", "full", "zeros_li
           "rand_like", "randn_like", "empty_like", "full_like", "cat", "stack", "matmul", "tanh",
           "sigmoid", "relu", "exp", "log", "where", "float32", "float64", "float16", "int64",
           "int32", "int16", "int8", "uint8", "bool", "float", "double", "long", "int", "half"}
-_SUBMODULES = {"passes", "nn"}
+_SUBMODULES = {"passes", "nn", "jit"}
 
 __all__ = sorted(_EXPORTS) + sorted(_EAGER) + sorted(_SUBMODULES)
 

@@ -381,3 +381,22 @@ def out_of_place_variant(kind: str) -> Optional[tuple[str, int]]:
 def activation_may_promote(kind: str) -> bool:
     """Whether the activation `kind` may change its input's dtype (sigmoid, tanh)."""
     return _ACTIVATION_PROMOTES[kind]
+
+
+# ---- TorchScript's Python spelling of ops: the builtins a scripted function may call (and
+# the op each one compiles to), and the ops `.code` prints as a Python builtin call.
+_PYTHON_BUILTIN_CALLS = {"len": "aten::len", "float": "aten::Float", "int": "aten::Int",
+                         "bool": "aten::Bool", "str": "aten::str", "min": "prim::min",
+                         "max": "prim::max", "abs": "prim::abs", "print": "prim::Print"}
+_PRINTED_AS_BUILTIN = {"aten::Int": "int", "aten::Float": "float", "aten::Bool": "bool",
+                       "aten::str": "str", "prim::Print": "print", "aten::sorted": "sorted"}
+
+
+def builtin_call_op(name: str) -> Optional[str]:
+    """The op a call of the Python builtin `name` compiles to in a scripted function."""
+    return _PYTHON_BUILTIN_CALLS.get(name)
+
+
+def printed_as_builtin(kind: str) -> Optional[str]:
+    """The Python builtin PyTorch's `.code` writes for this op (`aten::Int` -> `int`), if any."""
+    return _PRINTED_AS_BUILTIN.get(kind)
