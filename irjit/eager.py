@@ -133,6 +133,8 @@ def _to_dtype(dtype: np.dtype) -> Callable[[Tensor], Tensor]:
 
 
 def _bool(self: Tensor) -> bool:
+    if autograd.TRACER[0] is not None:
+        autograd.TRACER[0].data_dependent("boolean")
     if self.numel() != 1:
         raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
     return bool(self.data.reshape(()).item())
