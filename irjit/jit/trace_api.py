@@ -8,7 +8,9 @@ import inspect
 from typing import Any, Callable, Union
 
 from irjit.compiler.ir import Graph
+from irjit.compiler.passes.eliminate_dead_code import eliminate_dead_code
 from irjit.ops.tensor import Tensor
+from irjit.ops.types import ClassType
 from irjit.runtime import autograd
 from irjit.runtime.executor import GraphExecutor
 from irjit.runtime.module import Module
@@ -67,7 +69,22 @@ def trace_graph(fn: Union[Callable, Module], example_inputs: tuple) -> Graph:
     finally:
         autograd.TRACER[0] = None
     tracer.set_output(out)
+    _eliminate_dead_ops(tracer.graph)
     return tracer.graph
+
+
+def _eliminate_dead_ops(graph: Graph) -> None:
+    """Drop ops whose results only decided Python control flow, as PyTorch's tracer does; a
+    submodule's `prim::GetAttr` stays even when its call recorded nothing (PyTorch's traced
+    graph calls it), so those are held as outputs while the pass runs."""
+    held = [n.output for n in graph.nodes()
+            if n.kind == "prim::GetAttr" and isinstance(n.output.type, ClassType)]
+    first = len(graph.outputs)
+    for v in held:
+        graph.register_output(v)
+    eliminate_dead_code(graph)
+    for _ in held:
+        graph.erase_output(first)
 
 
 def _kinds(g: Graph) -> list[str]:

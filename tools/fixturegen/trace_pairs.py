@@ -17,6 +17,14 @@ import torch
 from .trace_models import build
 
 
+def _normalised(text: str) -> str:
+    """Source paths as the other fixtures spell them (torch's site-packages, /home/user)."""
+    site = str(Path(torch.__file__).parent.parent)
+    here = str(Path(__file__).parent / "trace_models.py")
+    return (text.replace(site, "/usr/local/lib/python3.11/site-packages")
+            .replace(here, "/home/user/trace_models.py"))
+
+
 def _kinds(graph) -> list[str]:
     return [n.kind() for n in graph.nodes()]
 
@@ -30,7 +38,7 @@ def trace_case(fn, shapes) -> dict:
     graph = traced.graph
     inlined = traced.inlined_graph if is_module else graph
     return {"module": is_module, "inputs": [list(s) for s in shapes],
-            "graph": str(graph), "inlined_graph": str(inlined), "kinds": _kinds(inlined),
+            "graph": _normalised(str(graph)), "inlined_graph": _normalised(str(inlined)), "kinds": _kinds(inlined),
             "scopes": [n.scopeName() for n in inlined.nodes()],
             "warnings": sorted({type(w.message).__name__ for w in caught
                                 if "Tracer" in type(w.message).__name__})}
