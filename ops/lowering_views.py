@@ -26,9 +26,18 @@ def _linear(e, x, weight, bias=None):
     return y if bias is None else e.add(y, bias)
 
 
-@lowering("aten::view", "aten::reshape")
-def _reshape(e, x, sizes):
+@lowering("aten::view")
+def _view(e, x, sizes):
     return e.reshape(x, sizes)
+
+
+@lowering("aten::reshape")
+def _reshape(e, x, sizes):
+    """A view where one fits (as numpy's reshape, the interpreter's), else a copy."""
+    try:
+        return e.reshape(x, sizes)
+    except NotLowerable:
+        return e.reshape_copy(x, sizes)
 
 
 @lowering("aten::flatten.using_ints")
@@ -40,7 +49,7 @@ def _flatten(e, x, start=0, end=-1):
     n = 1
     for s in x.sizes[start:end + 1]:
         n *= s
-    return e.reshape(x, list(x.sizes[:start]) + [n] + list(x.sizes[end + 1:]))
+    return _reshape(e, x, list(x.sizes[:start]) + [n] + list(x.sizes[end + 1:]))
 
 
 @lowering("aten::transpose.int")
@@ -102,3 +111,34 @@ def _narrow(e, x, dim, start, length):
 @lowering("aten::slice.Tensor")
 def _slice(e, x, dim=0, start=None, end=None, step=1):
     return e.slice(x, dim, start, end, step)
+
+
+@lowering("aten::select_backward")
+def _select_backward(e, grad, input_sizes, dim, index):
+    """Zeros of `input_sizes` with `grad` at `index` along `dim`: the gradient read where the
+    output's position along `dim` is the (checked) index."""
+    rank = len(input_sizes)
+    if rank == 0 or not isinstance(dim, int):
+        raise NotLowerable("select_backward of a 0-dim input")
+    dim %= rank
+    at = e.checked_index(index, input_sizes[dim], wrap=True)
+    return e.where(e.eq(e.position(dim), at), e.unsqueeze(grad, dim), 0)
+
+
+@lowering("aten::slice_backward")
+def _slice_backward(e, grad, input_sizes, dim, start, end, step):
+    """Zeros of `input_sizes` with `grad` at `start:end:step` along `dim`: each output position
+    reads the gradient at its (clamped) index into the slice, kept where it is in the slice."""
+    if not all(isinstance(v, int) for v in (dim, start, end, step)) or step <= 0 or not input_sizes:
+        raise NotLowerable("slice_backward at run-time bounds")
+    rank = len(input_sizes)
+    dim %= rank
+    start, end, step = slice(start, end, step).indices(input_sizes[dim])
+    length = max(0, (end - start + step - 1) // step)
+    if length == 0 or len(grad.sizes) != rank or grad.sizes[dim] != length:
+        raise NotLowerable("slice_backward of an empty slice")
+    p = e.position(dim)
+    j = e.index_div(e.maximum(e.minimum(e.sub(p, start), (length - 1) * step), 0), step)
+    indices = [j if k == dim else e.position(k) for k in range(rank)]
+    inside = e.eq(p, e.add(e.mul(j, step), start))
+    return e.where(inside, e.load_at(grad, indices), 0)

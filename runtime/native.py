@@ -227,7 +227,7 @@ class NativeRunner:
                 found = self._units.get(id(node))
                 if found is None:
                     unit, hit = get_unit(node.attr("Subgraph"))
-                    from_disk = unit is not None and unit.library.from_disk
+                    from_disk = unit is not None and unit.library is not None and unit.library.from_disk
                     self._count(units=1, cache_hits=int(hit or from_disk),
                                 compile_ms=unit.compile_ms if unit is not None and not hit else 0.0)
                     found = self._units[id(node)] = (unit, node)
@@ -250,7 +250,22 @@ class NativeRunner:
         if status:
             self._count(bailouts=1)
             return interp.sub_interpreter(sub).run(args)
-        return [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
+        return _wrap_outputs(outs, args, getattr(unit, "aliases", None))
+
+
+def _wrap_outputs(outs: list, args: list, aliases: Optional[list]) -> list:
+    """A unit's outputs as run-time values: a view of an input (or of another output) shares
+    that tensor's version counter and base, as the interpreter's views do."""
+    results = [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
+    for j, alias in enumerate(aliases or ()):
+        if alias is None:
+            continue
+        kind, i = alias
+        base = args[i] if kind == "input" else results[i]
+        if isinstance(base, Tensor):
+            results[j]._version = base._version
+            results[j]._base = base._base if base._base is not None else base
+    return results
 
 
 @prim(GROUP)

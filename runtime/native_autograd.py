@@ -2,13 +2,16 @@
 `prim::NativeGroup` whose arguments require grad is differentiated once per requires-grad
 pattern of its arguments into a forward graph `f` and a backward graph `df`, each run by a
 native runner of its own (so both are partitioned and compiled), and a DifferentiableGraphOp
-records the backward on the tape. A group that cannot be differentiated, or whose outputs may
-alias its inputs, stays interpreted under grad."""
+records the backward on the tape. A group that cannot be differentiated, or that writes an
+input in place, stays interpreted under grad; outputs that view an argument share its memory,
+version and base, as the interpreter's views do."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any, Callable, Optional
+
+import numpy as np
 
 from irjit.compiler.autodiff import Gradient, differentiate
 from irjit.compiler.autodiff.differentiate import DifferentiationError, requires_grad
@@ -22,25 +25,26 @@ from irjit.ops.types import TensorType
 
 from .executor.differentiable_graph import DifferentiableGraphOp
 
-def may_alias_input(node: Node) -> bool:
-    """Whether an output of `node` may share memory with one of its inputs (views, in-place
-    ops, pass-throughs such as `contiguous`): a native unit would hand back a copy."""
-    if facts.has_tag(node.kind, "may_alias_input") or facts.has_tag(node.kind, "identity") or \
-            facts.has_tag(node.kind, "writes_first_input"):
+def writes_in_place(node: Node) -> bool:
+    """Whether `node` writes one of its inputs (an in-place op): the tape must see the write."""
+    if facts.has_tag(node.kind, "writes_first_input"):
         return True
     entry = entry_of(node)
-    return entry is not None and (entry.schema.is_view or entry.schema.is_inplace)
+    return entry is not None and entry.schema.is_inplace
 
 
-def outputs_may_alias_inputs(graph: Graph) -> bool:
-    """Whether an output of `graph` may be (a view of) one of its inputs: the interpreter
-    would hand such an output back sharing the input's memory and version counter, so a
-    later in-place op on it must reach the input."""
-    aliases = set(graph.inputs)
-    for n in graph.nodes():
-        if may_alias_input(n) and any(v in aliases for v in n.inputs):
-            aliases.update(n.outputs)
-    return any(v in aliases for v in graph.outputs)
+def _share_bases(results: list, args: list) -> None:
+    """Outputs that are views of an argument share its version counter and base, as the
+    interpreter's views do (f ran on detached copies of the arguments)."""
+    for r in results:
+        if not isinstance(r, Tensor):
+            continue
+        for a in args:
+            if isinstance(a, Tensor) and np.may_share_memory(r.data, a.data) and \
+                    np.shares_memory(r.data, a.data):
+                r._version = a._version
+                r._base = a._base if a._base is not None else a
+                break
 
 
 def _prepared_backward(df: Graph) -> Graph:
@@ -148,9 +152,9 @@ def _no_grad_through_underivable_ops(g: Graph) -> None:
 def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
     """The Gradient of a group's subgraph when the arguments flagged in `requires_grad` need
     gradients; None when the group must stay interpreted under grad (an op without a
-    derivative formula, a formula that needs shapes it cannot know, outputs aliasing inputs,
-    or nothing to differentiate)."""
-    if outputs_may_alias_inputs(sub):
+    derivative formula, a formula that needs shapes it cannot know, an in-place write, or
+    nothing to differentiate)."""
+    if any(writes_in_place(n) for n in sub.walk()):
         return None
     g = sub.copy()
     for v, flag in zip(g.inputs, requires_grad):
@@ -201,6 +205,7 @@ class GroupGradients:
         if op is None:
             return None
         results = op(args)
+        _share_bases(results, args)
         differentiable = set(op.gradient.df_input_vjps)
         recorded = next((r.grad_fn[0] for r in results if isinstance(r, Tensor) and r.grad_fn), None)
         if recorded is not None:

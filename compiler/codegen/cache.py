@@ -14,7 +14,7 @@ from irjit.ops.lowering_common import NotLowerable
 
 from .scalar_program import is_scalar_program
 from .scalar_program_unit import ScalarProgramUnit
-from .unit import NativeUnit, bounds_checks_enabled
+from .unit import NativeUnit, bounds_checks_enabled, tensor_unit
 
 _LOCK = threading.Lock()
 _UNITS: dict[tuple, Optional[Union[NativeUnit, ScalarProgramUnit]]] = {}
@@ -33,7 +33,7 @@ def get_unit(graph: Graph) -> tuple[Optional[Union[NativeUnit, ScalarProgramUnit
             return _UNITS[key], True
     name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
     try:
-        unit = (ScalarProgramUnit if is_scalar_program(graph) else NativeUnit)(graph, name)
+        unit = (ScalarProgramUnit if is_scalar_program(graph) else tensor_unit)(graph, name)
     except NotLowerable:
         unit = None
     with _LOCK:

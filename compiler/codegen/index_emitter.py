@@ -145,3 +145,30 @@ class LoweringEmitter(ExprEmitter):
         self.products.append(Convolution(shape, x.buffer, weight.buffer, None, out, scratch, x.dtype,
                                          transposed=True))
         return View(out, x.dtype, out_sizes, tuple(int(np.prod(out_sizes[k + 1:])) for k in range(4)))
+
+    def reshape_copy(self, x, sizes) -> Val:
+        """`x` (an input view) read in row-major order into the current node's output of
+        `sizes`: the copy a reshape makes when no view of `x` has those sizes."""
+        if not isinstance(x, View) or x.dynamic:
+            raise NotLowerable("a copying reshape reads an input view")
+        sizes = tuple(self.node_sizes)
+        if int(np.prod(sizes)) != int(np.prod(x.sizes)) or not all(sizes):
+            raise NotLowerable("a copying reshape of an empty or mismatched view")
+        linear = None
+        for k, stride in enumerate(_row_major(sizes)):
+            if sizes[k] != 1:
+                term = self.mul(self.position(k), stride)
+                linear = term if linear is None else self.add(linear, term)
+        if linear is None:
+            raise NotLowerable("one element: a view")
+        indices = [self.cast(0, INT64) if n == 1 else self.index_rem(self.index_div(linear, stride), n)
+                   for n, stride in zip(x.sizes, _row_major(x.sizes))]
+        return self.load_at(x, indices)
+
+
+def _row_major(sizes) -> list[int]:
+    strides, acc = [], 1
+    for n in reversed(sizes):
+        strides.append(acc)
+        acc *= n
+    return strides[::-1]

@@ -4,7 +4,7 @@ expression DAG, and the graph outputs become stores. Intermediates never reach m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -121,10 +121,10 @@ class GroupLowering:
     broadcast shape of the node outputs, or, with reductions, the reduced input's shape with
     the reduced dims as inner axes (found on a first attempt that meets the reduction)."""
 
-    def __init__(self, graph: Graph, name: str, allow_view_outputs: bool = False):
+    def __init__(self, graph: Graph, name: str, allow_pending_lists: bool = False):
         self.graph = graph
         self.name = name
-        self.allow_view_outputs = allow_view_outputs  # for trial lowerings while grouping
+        self.allow_pending_lists = allow_pending_lists  # trial lowerings: a cat may join next
         self.buffers: list[Buffer] = []
         for v in graph.inputs:
             layout = tensor_layout(v.type)
@@ -135,7 +135,7 @@ class GroupLowering:
             self.buffers.append(Buffer(len(self.buffers), *layout, is_output=False))
         for v in graph.outputs:
             layout = tensor_layout(v.type)
-            if layout is None and allow_view_outputs and is_tensor_list(v):
+            if layout is None and allow_pending_lists and is_tensor_list(v):
                 layout = (np.dtype(np.bool_), (), ())  # a pending list: its cat may join next
             if layout is None:
                 raise NotLowerable(f"output %{v.name} has no complete tensor type")
@@ -181,7 +181,8 @@ class GroupLowering:
                         tuple(space.full[d] for d in space.reduce_dims), buffers)
         n_in, n_outer = len(self.graph.inputs), len(space.kept)
         n_out = len(self.graph.outputs)
-        results = []
+        results: list = []
+        views: dict[int, View] = {}
         stored: dict = {}  # (id of a value, dtype) -> the buffer that holds it
         for j, v in enumerate(self.graph.outputs):
             buf = self.buffers[n_in + j]
@@ -192,7 +193,12 @@ class GroupLowering:
                     np.prod(buffers[val.buffer].sizes) == np.prod(buf.sizes):
                 results[-1] = val.buffer  # a product's result (reshaped) is the output itself
                 continue
-            if isinstance(val, (View, list)) and self.allow_view_outputs:
+            if isinstance(val, View):  # built per call from its base's array: no store
+                results[-1] = None
+                views[j] = val
+                buffers[buf.position] = Buffer(buf.position, buf.dtype, (), (), True)
+                continue
+            if isinstance(val, list) and self.allow_pending_lists:
                 continue
             if not isinstance(val, Val):
                 raise NotLowerable(f"output %{v.name} is not a computed tensor")
@@ -212,7 +218,7 @@ class GroupLowering:
                     strides[ax] = st
             inner = any(ax is not None and ax >= n_outer for ax in val.axes)
             kernel.stores.append(Store(Access(buf.position, tuple(strides)), val.expr, inner))
-        return LoweredGroup(buffers, list(e.products), kernel if kernel.stores else None, results)
+        return LoweredGroup(buffers, list(e.products), kernel if kernel.stores else None, results, views)
 
     def node_axes(self, e: ExprEmitter, node: Node, env: dict, sizes: tuple) -> Optional[tuple]:
         """The kernel axes of the node's output: those of its computed operands where they
@@ -293,17 +299,26 @@ class GroupLowering:
 @dataclass
 class LoweredGroup:
     """A group as kernels over its buffers (inputs, outputs, then scratch): the products,
-    then the loop nest (None when the products compute every output), and per graph output
-    the buffer that holds it."""
+    then the loop nest (None when the products compute every output), per graph output the
+    buffer that holds it, and the outputs that are views (by output index: the window of an
+    input or scratch buffer they are; their result is None, their output buffer 0-dim)."""
 
     buffers: list[Buffer]
     products: list[Product]
     kernel: Optional[Kernel]
-    results: list[int]
+    results: list[Optional[int]]
+    views: dict[int, View] = field(default_factory=dict)
+
+    @property
+    def is_metadata_only(self) -> bool:
+        """Every output is a view of an input: nothing to compile, nothing to compute."""
+        n_in = sum(not b.is_output for b in self.buffers)
+        return self.kernel is None and not self.products and len(self.views) == len(self.results) \
+            and all(v.buffer < n_in for v in self.views.values())
 
 
-def lower_group(graph: Graph, name: str, allow_view_outputs: bool = False) -> LoweredGroup:
-    return GroupLowering(graph, name, allow_view_outputs).run()
+def lower_group(graph: Graph, name: str, allow_pending_lists: bool = False) -> LoweredGroup:
+    return GroupLowering(graph, name, allow_pending_lists).run()
 
 
 def is_candidate(node: Node) -> bool:

@@ -17,6 +17,7 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.types import ListType, TensorType
 
 from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
+from .scalar_emitter import View
 from .scalar_program import lowers_as_program, number_kind
 
 GROUP = "prim::NativeGroup"
@@ -60,20 +61,31 @@ def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
     return sub, inputs, outputs
 
 
-def lowers(run: list[Node], allow_view_outputs: bool = False) -> bool:
+def lowers(run: list[Node], allow_pending_lists: bool = False) -> bool:
     if not run:
         return False
     try:
-        lower_group(build_subgraph(run)[0], "trial", allow_view_outputs)
+        lower_group(build_subgraph(run)[0], "trial", allow_pending_lists)
     except NotLowerable:
         return False
     return True
 
 
-def _contiguous_type(t):
-    """Units write their outputs contiguously; consumers are specialized to that layout."""
+def _output_type(t, view: Optional[View]):
+    """Units write their computed outputs contiguously and hand out a view output with the
+    strides of its window; consumers are specialized to that layout."""
     layout = tensor_layout(t)
-    return t.with_(strides=contiguous_strides(layout[1])) if layout is not None else t
+    if layout is None:
+        return t
+    return t.with_(strides=view.strides if view is not None else contiguous_strides(layout[1]))
+
+
+def _view_outputs(sub: Graph) -> dict[int, View]:
+    """The outputs of a group graph that its unit hands out as views (by output index)."""
+    try:
+        return lower_group(sub, "views").views
+    except NotLowerable:  # a scalar program
+        return {}
 
 
 def make_group(run: list[Node]) -> Node:
@@ -86,8 +98,9 @@ def make_group(run: list[Node]) -> Node:
     for v in inputs:  # a tensor constant between the run's nodes must come first
         if v.node.kind == "prim::Constant" and v.node.is_after(group):
             v.node.move_before(group)
-    for o, so in zip(outputs, sub.outputs):
-        o.type = so.type = _contiguous_type(o.type)
+    views = _view_outputs(sub)
+    for j, (o, so) in enumerate(zip(outputs, sub.outputs)):
+        o.type = so.type = _output_type(o.type, views.get(j))
         out = group.add_output(o.type)
         o.replace_all_uses_with(out)
         out.copy_metadata(o)
@@ -98,14 +111,14 @@ def make_group(run: list[Node]) -> Node:
 
 def _split(candidates: list[Node]) -> list[list[Node]]:
     """Consecutive candidates cut into groups: each group grows while it still lowers (its
-    views may be pending), then keeps its longest prefix that lowers with computed outputs;
-    the nodes cut off start the next group."""
+    lists may be pending), then keeps its longest prefix that lowers with tensor outputs
+    (computed, or views its unit hands out); the nodes cut off start the next group."""
     runs: list[list[Node]] = []
     pending = list(candidates)
     while pending:
         current: list[Node] = []
         for n in pending:
-            if len(current) >= MAX_GROUP_NODES or not lowers(current + [n], allow_view_outputs=True):
+            if len(current) >= MAX_GROUP_NODES or not lowers(current + [n], allow_pending_lists=True):
                 break
             current.append(n)
         while current and not lowers(current):

@@ -627,16 +627,27 @@ class ExprEmitter(Comparisons):
         if -1 in sizes:
             known = int(np.prod([s for s in sizes if s != -1]))
             sizes[sizes.index(-1)] = total // known if known else 0
+        if isinstance(x, View):
+            strides = viewed_strides(x.sizes, x.strides, sizes)
+            if strides is None:
+                raise NotLowerable("reshape that needs a copy")
+            return self._view(x, sizes, strides)
         if [s for s in x.sizes if s != 1] == [s for s in sizes if s != 1]:
-            kept = iter([st for s, st in zip(x.sizes, x.strides) if s != 1] if isinstance(x, View)
-                        else [a for s, a in zip(x.sizes, x.axes) if s != 1])
-            mapped = [next(kept) if s != 1 else (0 if isinstance(x, View) else None) for s in sizes]
-            if isinstance(x, Val):
-                return Val(x.expr, x.dtype, DIMENSIONED if sizes else ZERO_DIM, tuple(sizes), tuple(mapped))
-            return self._view(x, sizes, mapped)
-        if isinstance(x, View) and tuple(x.strides) == _contiguous(x.sizes):
-            return self._view(x, sizes, _contiguous(sizes))
-        raise NotLowerable("reshape that needs a copy")
+            kept = iter([a for s, a in zip(x.sizes, x.axes) if s != 1])
+            mapped = [next(kept) if s != 1 else None for s in sizes]
+            return Val(x.expr, x.dtype, DIMENSIONED if sizes else ZERO_DIM, tuple(sizes), tuple(mapped))
+        raise NotLowerable("reshape of a computed value across dimensions")
+
+
+def viewed_strides(sizes, strides, new_sizes) -> Optional[tuple]:
+    """The strides of `new_sizes` viewing a window of `sizes` and `strides` (elements) without
+    a copy, or None when it needs one: numpy's own rule, which the interpreter's reshape follows
+    (asked of a window over one byte that nothing reads)."""
+    window = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), tuple(sizes), tuple(strides))
+    try:
+        return tuple(np.reshape(window, tuple(new_sizes), copy=False).strides)
+    except ValueError:
+        return None
 
 
 def _contiguous(sizes) -> tuple:

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 
 from irjit.compiler.ir import Graph
 
-from .emit import emit_convolution, emit_product
+from .emit import STATUS_OUT_OF_BOUNDS, emit_convolution, emit_product
 from .entry import check_array_layout, emit_entry
 from .kernel import Convolution, Kernel
 from .library import CodeLibrary, new_module
-from .lower import lower_group
+from .lower import LoweredGroup, lower_group
 from .threads import emit_kernel_on_threads
+from .view_outputs import ViewOutputs, ViewUnit
 
 
 def bounds_checks_enabled() -> bool:
@@ -27,10 +28,11 @@ def bounds_checks_enabled() -> bool:
 class NativeUnit:
     """A compiled group: `call(arrays)` returns (status, outputs); status 0 means success."""
 
-    def __init__(self, graph: Graph, name: str = "unit", bounds_checks: Optional[bool] = None):
+    def __init__(self, graph: Graph, name: str = "unit", bounds_checks: Optional[bool] = None,
+                 lowered: Optional[LoweredGroup] = None):
         assert check_array_layout(), "numpy's array layout is not the one native entries read"
         self.name = name
-        self.lowered = lower_group(graph, f"{name}_kernel")
+        self.lowered = lowered if lowered is not None else lower_group(graph, f"{name}_kernel")
         self.kernel: Optional[Kernel] = self.lowered.kernel
         self.buffers = self.lowered.buffers
         self.bounds_checks = bounds_checks_enabled() if bounds_checks is None else bounds_checks
@@ -49,6 +51,8 @@ class NativeUnit:
         for global_name, address in addresses.items():
             ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.n_inputs = len(graph.inputs)
+        self.views = ViewOutputs(self.lowered.views, self.n_inputs, self.lowered.results)
+        self.aliases = self.views.aliases
         self.outputs = [b for b in self.buffers if b.is_output]  # outputs, then scratch
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.buffers))
         self._fn = proto(self.library.address(name))
@@ -61,7 +65,23 @@ class NativeUnit:
         """Run on `args` (arrays; numbers for number inputs) into new output arrays."""
         args = [a if isinstance(a, np.ndarray) or not isinstance(a, (bool, int, float))
                 else np.array(a, self.buffers[i].dtype) for i, a in enumerate(args)]
+        offsets = self.views.offsets(args)
+        if offsets is None:
+            return STATUS_OUT_OF_BOUNDS, []
         outs = [np.empty(b.sizes, b.dtype) for b in self.outputs]
         status = self._fn(*args, *outs)
-        return status, [outs[i - self.n_inputs].reshape(self.buffers[self.n_inputs + j].sizes)
-                        for j, i in enumerate(self.lowered.results)]
+        if status:
+            return status, []
+        sizes = [self.buffers[self.n_inputs + j].sizes for j in range(len(self.lowered.results))]
+        results = [None if i is None else outs[i - self.n_inputs].reshape(s)
+                   for i, s in zip(self.lowered.results, sizes)]
+        return 0, self.views.fill(results, offsets, args, outs)
+
+
+def tensor_unit(graph: Graph, name: str = "unit") -> Union[NativeUnit, ViewUnit]:
+    """The unit of a tensor group graph: a ViewUnit when every output is a view of an input
+    (nothing to compile), else a NativeUnit."""
+    lowered = lower_group(graph, f"{name}_kernel")
+    if lowered.is_metadata_only:
+        return ViewUnit(graph, lowered, name)
+    return NativeUnit(graph, name, lowered=lowered)

@@ -58,6 +58,7 @@ def measured(monkeypatch):
     class CountingUnit:
         def __init__(self, unit, node):
             self.unit, self.node = unit, node
+            self.aliases = getattr(unit, "aliases", None)  # the runner shares versions by them
 
         def call(self, args):
             status, outs = self.unit.call(args)
