@@ -154,6 +154,8 @@ def _iter(self: Tensor):
 
 def _scalar(kind: type) -> Callable[[Tensor], Any]:
     def convert(self: Tensor):
+        if autograd.TRACER[0] is not None:
+            autograd.TRACER[0].data_dependent(kind.__name__)
         if self.numel() != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars "
                              f"(this one has {self.numel()})")

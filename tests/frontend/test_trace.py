@@ -121,3 +121,12 @@ def test_check_trace_reports_a_trace_that_depends_on_python_state():
 def test_non_tensor_output_is_an_error():
     with pytest.raises(irjit.jit.TracingError, match="must return tensors"):
         irjit.jit.trace(lambda x: 3, irjit.randn(2))
+
+
+def test_python_numbers_from_traced_tensors_warn():
+    def f(x):
+        return x * float(x.sum())
+
+    with pytest.warns(irjit.jit.TracerWarning, match="Python float"):
+        graph = irjit.jit.trace(f, irjit.randn(2, 2), check_trace=False).graph
+    assert [n.kind for n in graph.nodes()][-2:] == ["prim::Constant", "aten::mul"]
