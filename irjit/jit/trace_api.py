@@ -5,7 +5,10 @@ calls that graph through the graph executor. `check_trace` traces again and comp
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any, Callable, Union
+
+import numpy as np
 
 from irjit.compiler.ir import Graph
 from irjit.compiler.passes.eliminate_dead_code import eliminate_dead_code
@@ -102,14 +105,12 @@ def trace(fn: Union[Callable, Module], example_inputs: Any, check_trace: bool = 
 
 
 def _check(fn, inputs: tuple, traced: TracedFunction) -> None:
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = trace_graph(fn, inputs)
     if _kinds(again) != _kinds(traced.graph):
         raise TracingCheckError("Tracing failed sanity checks: the graph differs across "
                                 f"invocations:\n{traced.graph}\nthen\n{again}")
-    import numpy as np
     expected, got = fn(*inputs), traced(*inputs)
     exp = expected if isinstance(expected, tuple) else (expected,)
     out = got if isinstance(got, tuple) else (got,)
