@@ -30,9 +30,22 @@ class TracedFunction:
     """A traced function or module: `.graph` (the inlined traced graph, nodes with their module
     scopes), calls run that graph through the graph executor with the module as `%self`."""
 
-    def __init__(self, graph: Graph, module: Union[Module, None]):
+    def __init__(self, graph: Graph, module: Union[Module, None],
+                 module_scope_names: Union[dict, None] = None):
         self.graph, self.module = graph, module
         self.executor = GraphExecutor(graph)
+        self._module_scope_names = module_scope_names or {}
+
+    def legacy_scope_name(self, node) -> str:
+        """The node's scope in the 2017 tracer's form, `Net/Sequential[layer1]/Linear[0]`: the
+        traced module's class, then `Class[attribute]` per submodule call, user scopes as named."""
+        names, s = [], node.scope
+        while s.parent is not None:
+            names.append(self._module_scope_names.get(s, s.name))
+            s = s.parent
+        if self.module is not None:
+            names.append(type(self.module).__name__)
+        return "/".join(reversed(names))
 
     @property
     def inlined_graph(self) -> Graph:
@@ -55,6 +68,11 @@ def _argument_names(fn: Callable, count: int) -> list[str]:
 
 def trace_graph(fn: Union[Callable, Module], example_inputs: tuple) -> Graph:
     """The graph of the ops `fn(*example_inputs)` runs."""
+    return _run_tracer(fn, example_inputs).graph
+
+
+def _run_tracer(fn: Union[Callable, Module], example_inputs: tuple) -> Tracer:
+    """The tracer after `fn(*example_inputs)` ran under it (its graph dead-code eliminated)."""
     if isinstance(example_inputs, Tensor):
         example_inputs = (example_inputs,)
     module = fn if isinstance(fn, Module) else None
@@ -73,7 +91,7 @@ def trace_graph(fn: Union[Callable, Module], example_inputs: tuple) -> Graph:
         autograd.TRACER[0] = None
     tracer.set_output(out)
     _eliminate_dead_ops(tracer.graph)
-    return tracer.graph
+    return tracer
 
 
 def _eliminate_dead_ops(graph: Graph) -> None:
@@ -97,8 +115,9 @@ def _kinds(g: Graph) -> list[str]:
 def trace(fn: Union[Callable, Module], example_inputs: Any, check_trace: bool = True) -> TracedFunction:
     """Trace `fn` on `example_inputs` (a tensor or a tuple of them)."""
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    graph = trace_graph(fn, inputs)
-    traced = TracedFunction(graph, fn if isinstance(fn, Module) else None)
+    tracer = _run_tracer(fn, inputs)
+    traced = TracedFunction(tracer.graph, fn if isinstance(fn, Module) else None,
+                            tracer.module_scope_names)
     if check_trace:
         _check(fn, inputs, traced)
     return traced

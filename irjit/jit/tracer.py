@@ -47,6 +47,8 @@ class Tracer:
         self._keep: list = []  # the traced objects, so their ids stay unique while tracing
         self._owner: dict[int, tuple[Module, str]] = {}
         self.frames: list[_Frame] = []
+        # each module call's scope as the 2017 tracer named it: `Sequential[layer1]`
+        self.module_scope_names: dict[Any, str] = {}
         if root is not None:
             self._index(root)
 
@@ -157,7 +159,8 @@ class Tracer:
         path = _module_path(self, module)
         prev = self.graph.insert_point.prev
         self.frames.append(_Frame(module, self_value, prev if prev is not self.graph.param_node else None))
-        self.graph.push_scope("__module." + path)
+        scope = self.graph.push_scope("__module." + path)
+        self.module_scope_names[scope] = f"{type(module).__name__}[{owner[1]}]"
         try:
             return module.forward(*args, **kwargs)
         finally:

@@ -130,3 +130,10 @@ def test_python_numbers_from_traced_tensors_warn():
     with pytest.warns(irjit.jit.TracerWarning, match="Python float"):
         graph = irjit.jit.trace(f, irjit.randn(2, 2), check_trace=False).graph
     assert [n.kind for n in graph.nodes()][-2:] == ["prim::Constant", "aten::mul"]
+
+
+def test_legacy_scope_names_are_class_and_attribute():
+    fn, inputs = _case("net_sequential")
+    traced = irjit.jit.trace(fn, inputs)
+    names = [traced.legacy_scope_name(n) for n in traced.graph.nodes() if n.kind.startswith("aten::")]
+    assert names == ["Net/Sequential[seq]/Linear[0]", "Net/Sequential[seq]/ReLU[1]", "Net/Linear[out]"]
