@@ -128,6 +128,8 @@ class _AttrBuilder(Transformer):
         text = str(tok).strip()
         if text == "None":  # the value None (an IValue), not the type `None` reads as
             return ("ival", None)
+        if text in ("True", "False"):  # an element of a printed bool list
+            return ("ival", text == "True")
         try:
             return ("ty", parse_type_text(text))
         except SubParseError as e:

@@ -137,20 +137,18 @@ def _max_pool2d_with_indices(e, x, kernel_size, stride=(), padding=0, dilation=1
     return _max_pool(e, x, 2, kernel_size, stride, padding, dilation, ceil_mode, with_indices=True)
 
 
-@lowering("aten::max_pool2d_with_indices_backward")
-def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    """grad_input[.., ih, iw]: the sum of grad_output over the windows that contain (ih, iw) and
-    whose recorded index is this position."""
-    k, s, p, d, sp, out = _pool_geometry(x, 2, kernel_size, stride, padding, dilation, ceil_mode)
-    if tuple(grad.sizes) != tuple(indices.sizes) or tuple(grad.sizes[-2:]) != tuple(out) or \
-            indices.dtype.kind != "i":
-        raise NotLowerable("max_pool2d backward shapes")
+def _input_position(e, x, nd):
+    """(leading positions, spatial positions) of the current node's output, which has `x`'s shape:
+    a pooling backward computes each input element's gradient."""
     rank = len(x.sizes)
-    lead = [e.position(j) for j in range(rank - 2)]
-    ih, iw = e.position(rank - 2), e.position(rank - 1)
-    here = e.add(e.mul(ih, sp[1]), iw)
+    return [e.position(j) for j in range(rank - nd)], [e.position(rank - nd + i) for i in range(nd)]
+
+
+def _windows_containing(e, positions, k, s, p, d, out):
+    """Per spatial dim, the (output index clamped into range, condition) pairs of the pooling
+    windows whose tap t reaches input position `pos`: o * s - p + t * d == pos, 0 <= o < out."""
     taps = []
-    for i, pos in enumerate((ih, iw)):
+    for i, pos in enumerate(positions):
         options = []
         for t in range(k[i]):
             num = e.sub(e.add(pos, p[i]), t * d[i])  # o * stride when this tap reaches pos
@@ -160,13 +158,61 @@ def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, cei
                 cond = e.logical_and(cond, e.eq(e.index_rem(num, s[i]), 0))
             options.append((e.minimum(e.maximum(o, 0), out[i] - 1), cond))
         taps.append(options)
+    return _product(taps)
+
+
+def _sum_of(e, terms):
     total = None
-    for (oh, ch), (ow, cw) in _product(taps):
-        at = lead + [oh, ow]
-        hit = e.logical_and(e.logical_and(ch, cw), e.eq(e.load_at(indices, at), here))
-        term = e.where(hit, e.load_at(grad, at), 0)
+    for term in terms:
         total = term if total is None else e.add(total, term)
     return total
+
+
+@lowering("aten::max_pool2d_with_indices_backward")
+def _max_pool2d_backward(e, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """grad_input[.., ih, iw]: the sum of grad_output over the windows that contain (ih, iw) and
+    whose recorded index is this position."""
+    k, s, p, d, sp, out = _pool_geometry(x, 2, kernel_size, stride, padding, dilation, ceil_mode)
+    if tuple(grad.sizes) != tuple(indices.sizes) or tuple(grad.sizes[-2:]) != tuple(out) or \
+            indices.dtype.kind != "i":
+        raise NotLowerable("max_pool2d backward shapes")
+    lead, (ih, iw) = _input_position(e, x, 2)
+    here = e.add(e.mul(ih, sp[1]), iw)
+    terms = []
+    for (oh, ch), (ow, cw) in _windows_containing(e, (ih, iw), k, s, p, d, out):
+        at = lead + [oh, ow]
+        hit = e.logical_and(e.logical_and(ch, cw), e.eq(e.load_at(indices, at), here))
+        terms.append(e.where(hit, e.load_at(grad, at), 0))
+    return _sum_of(e, terms)
+
+
+@lowering("aten::avg_pool2d_backward")
+def _avg_pool2d_backward(e, grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override):
+    """grad_input[.., ih, iw]: the sum, over the windows that contain (ih, iw), of grad_output
+    divided by the window's divisor."""
+    if not _is_tensor(grad) or not e.is_float(grad) or grad.dtype != x.dtype:
+        raise NotLowerable("average pooling backward of integers")
+    k, s, p, d, sp, out = _pool_geometry(x, 2, kernel_size, stride, padding, 1, ceil_mode)
+    if tuple(grad.sizes) != tuple(x.sizes[:-2]) + tuple(out) or not isinstance(count_include_pad, bool):
+        raise NotLowerable("average pooling backward shapes")
+    lead, positions = _input_position(e, x, 2)
+    terms = []
+    for window in _windows_containing(e, positions, k, s, p, d, out):
+        value = e.load_at(grad, lead + [o for o, _ in window])
+        if divisor_override:
+            value = e.div(value, float(divisor_override))
+        else:
+            divisor = None
+            for i, (o, _) in enumerate(window):
+                start = e.sub(e.mul(o, s[i]), p[i])
+                end = e.minimum(e.add(start, k[i]), sp[i] + p[i])
+                size = e.sub(end, start) if count_include_pad else \
+                    e.sub(e.minimum(end, sp[i]), e.maximum(start, 0))
+                divisor = size if divisor is None else e.mul(divisor, size)
+            value = e.div(value, e.cast(divisor, x.dtype))
+        terms.append(e.where(e.logical_and(window[0][1], window[1][1]), value, 0))
+    return _sum_of(e, terms)
 
 
 def _avg_pool(e, x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -255,6 +301,72 @@ def _adaptive_max_pool2d(e, x, output_size):
     return _running_max(e, windows, x.dtype, with_indices=True)
 
 
+def _adaptive_windows_containing(e, x, grad):
+    """Per spatial dim, (output index clamped into range, condition) pairs of the adaptive
+    pooling windows [floor(o * n / out), ceil((o + 1) * n / out)) that contain the current input
+    position: o from floor(i * out / n) to ceil((i + 1) * out / n) - 1, unrolled to the widest."""
+    if not (_is_tensor(x) and _is_tensor(grad)) or len(x.sizes) not in (3, 4) or \
+            len(grad.sizes) != len(x.sizes) or tuple(grad.sizes[:-2]) != tuple(x.sizes[:-2]) or \
+            0 in x.sizes or 0 in grad.sizes:
+        raise NotLowerable("adaptive pooling backward shapes")
+    sp, out = list(x.sizes[-2:]), list(grad.sizes[-2:])
+    lead, positions = _input_position(e, x, 2)
+    options, width_total = [], 1
+    for i, pos in enumerate(positions):
+        n, m = sp[i], out[i]
+        width = max(-(-((j + 1) * m) // n) - (j * m) // n for j in range(n))
+        width_total *= width
+        lo = e.index_div(e.mul(pos, m), n)
+        hi = e.index_div(e.add(e.mul(pos, m), m + n - 1), n)
+        options.append([(e.minimum(e.add(lo, t), m - 1), e.lt(e.add(lo, t), hi) if t else None)
+                        for t in range(width)])
+    if width_total > MAX_WINDOW:
+        raise NotLowerable("adaptive pooling backward windows too large to unroll")
+    return lead, positions, _product(options)
+
+
+def _both(e, a, b):
+    return a if b is None else (b if a is None else e.logical_and(a, b))
+
+
+@lowering("aten::_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward(e, grad, x):
+    """grad_input[.., ih, iw]: the sum, over the windows that contain (ih, iw), of grad_output
+    divided by the window's element count."""
+    if not _is_tensor(grad) or not e.is_float(grad):
+        raise NotLowerable("adaptive average pooling backward of integers")
+    lead, _, windows = _adaptive_windows_containing(e, x, grad)
+    sp, out = list(x.sizes[-2:]), list(grad.sizes[-2:])
+    terms = []
+    for window in windows:
+        count = None
+        for i, (o, _) in enumerate(window):
+            start = e.index_div(e.mul(o, sp[i]), out[i])
+            end = e.index_div(e.add(e.mul(o, sp[i]), sp[i] + out[i] - 1), out[i])
+            size = e.sub(end, start)
+            count = size if count is None else e.mul(count, size)
+        value = e.div(e.load_at(grad, lead + [o for o, _ in window]), e.cast(count, grad.dtype))
+        cond = _both(e, window[0][1], window[1][1])
+        terms.append(value if cond is None else e.where(cond, value, 0))
+    return _sum_of(e, terms)
+
+
+@lowering("aten::adaptive_max_pool2d_backward")
+def _adaptive_max_pool2d_backward(e, grad, x, indices):
+    """grad_input[.., ih, iw]: the sum of grad_output over the windows that contain (ih, iw) and
+    whose recorded index is this position."""
+    if not _is_tensor(indices) or tuple(indices.sizes) != tuple(grad.sizes) or indices.dtype.kind != "i":
+        raise NotLowerable("adaptive max pooling backward indices")
+    lead, (ih, iw), windows = _adaptive_windows_containing(e, x, grad)
+    here = e.add(e.mul(ih, x.sizes[-1]), iw)
+    terms = []
+    for window in windows:
+        at = lead + [o for o, _ in window]
+        hit = _both(e, _both(e, window[0][1], window[1][1]), e.eq(e.load_at(indices, at), here))
+        terms.append(e.where(hit, e.load_at(grad, at), 0))
+    return _sum_of(e, terms)
+
+
 # ---- lookups at run-time indices
 
 @lowering("aten::embedding")
@@ -295,6 +407,68 @@ def _conv_transpose2d(e, x, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
     return e.add(y, e.reshape(bias, [y.sizes[1], 1, 1]))
 
 
+@lowering("aten::convolution_backward")
+def _convolution_backward(e, grad, x, weight, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):
+    """The gradients `output_mask` asks for: of input and weight as convolution products
+    (conv.py; 1-D convolutions as 2-D ones of (N, C, 1, L) views, unbatched inputs as a batch of
+    one), of the bias as a sum of the output gradient in the loop nest."""
+    if not all(_is_tensor(v) for v in (grad, x, weight)) or not isinstance(output_mask, list) or \
+            len(output_mask) != 3 or not all(isinstance(m, bool) for m in output_mask):
+        raise NotLowerable("convolution_backward operands")
+    nd = len(weight.sizes) - 2
+    if nd not in (1, 2) or len(x.sizes) not in (nd + 1, nd + 2) or len(grad.sizes) != len(x.sizes):
+        raise NotLowerable("convolution_backward of other than batched or unbatched 1-D or 2-D")
+    unbatched = len(x.sizes) == nd + 1  # as a batch of one
+    spatial = lambda v, fill: [fill] + _flat(v)[-1:] if nd == 1 else v  # noqa: E731
+    grad_input, grad_weight = e.convolution_backward(
+        _conv2d_view(e, grad, nd, unbatched), _conv2d_view(e, x, nd, unbatched), _conv2d_view(e, weight, nd, False),
+        spatial(stride, 1), spatial(padding, 0), spatial(dilation, 1), transposed, groups, output_mask,
+        (x.sizes, weight.sizes))
+    grad_bias = None
+    if output_mask[2]:
+        channel = 0 if unbatched else 1
+        grad_bias = e.reduce("sum", grad, [d for d in range(len(grad.sizes)) if d != channel], False)
+    return grad_input, grad_weight, grad_bias
+
+
+def _conv2d_view(e, v, nd: int, add_batch: bool):
+    """A 1-D convolution's (N, C, L) tensor as (N, C, 1, L); with `add_batch` a leading 1."""
+    sizes = list(v.sizes)
+    if nd == 1:
+        sizes.insert(len(sizes) - 1, 1)
+    if add_batch:
+        sizes.insert(0, 1)
+    return e.reshape(v, sizes) if sizes != list(v.sizes) else v
+
+
+@lowering("aten::conv1d")
+def _conv1d(e, x, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    """conv1d as conv2d of (N, C, 1, L) views."""
+    if isinstance(padding, str) or not _is_tensor(x) or len(x.sizes) != 3 or len(weight.sizes) != 3:
+        raise NotLowerable("string padding or other than a batched 1-D convolution")
+    spatial = lambda v, fill: [fill] + _flat(v)[-1:]  # noqa: E731
+    y = e.conv2d(_conv2d_view(e, x, 1, False), _conv2d_view(e, weight, 1, False), bias, spatial(stride, 1),
+                 spatial(padding, 0), spatial(dilation, 1), groups)
+    return e.reshape(y, (y.sizes[0], y.sizes[1], y.sizes[3]))
+
+
+@lowering("aten::convolution", "aten::_convolution", "aten::_convolution.deprecated")
+def _convolution(e, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+                 *_backend_flags):
+    """What traced graphs call: conv1d, conv2d or conv_transpose2d by the weight's rank."""
+    if not _is_tensor(weight) or not isinstance(transposed, bool):
+        raise NotLowerable("convolution operands")
+    nd = len(weight.sizes) - 2
+    if transposed and nd == 2:
+        return _conv_transpose2d(e, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    if not transposed and nd == 1:
+        return _conv1d(e, x, weight, bias, stride, padding, dilation, groups)
+    if transposed or nd != 2 or not _is_tensor(x) or len(x.sizes) != 4:
+        raise NotLowerable("other than a batched 1-D or 2-D convolution")
+    return e.conv2d(x, weight, bias, stride, padding, dilation, groups)
+
+
 MAX_SCATTER_WORK = 1 << 22  # multiply-adds above which embedding's backward stays interpreted
 
 
@@ -321,6 +495,29 @@ def _embedding_backward(e, grad, indices, num_weights, padding_idx, scale_grad_b
     if padding_idx >= 0:
         hit = e.logical_and(hit, e.ne(row, padding_idx))
     return e.reduce("sum", e.where(hit, e.load_at(grad, at + [e.position(1, space)]), 0), [2], False)
+
+
+@lowering("aten::index_select_backward")
+def _index_select_backward(e, grad, self_sizes, dim, index):
+    """grad_input[.., j, ..]: the sum of grad[.., k, ..] over the index positions k holding j (a
+    reduction over an extra trailing axis k; each index checked in range)."""
+    if not isinstance(self_sizes, list) or not self_sizes or not all(isinstance(n, int) for n in self_sizes) or \
+            not (e.is_view(grad) and e.is_view(index)) or index.dtype.kind not in "iu" or len(index.sizes) != 1:
+        raise NotLowerable("index_select_backward operands")
+    rank = len(self_sizes)
+    dim %= rank
+    count = index.sizes[0]
+    sizes = tuple(self_sizes)
+    if tuple(grad.sizes) != sizes[:dim] + (count,) + sizes[dim + 1:] or 0 in sizes or count == 0 or \
+            math.prod(sizes) * count > MAX_SCATTER_WORK:
+        raise NotLowerable("index_select_backward shapes")
+    space = sizes + (count,)
+    e.reduction_space(space, [rank])
+    k = e.position(rank, space)
+    target = e.checked_index(e.load_at(index, [k]), sizes[dim], wrap=False)
+    hit = e.eq(target, e.position(dim, space))
+    at = [k if d == dim else e.position(d, space) for d in range(rank)]
+    return e.reduce("sum", e.where(hit, e.load_at(grad, at), 0), [rank], False)
 
 
 def _scatter_add(e, base, dim, index, src):

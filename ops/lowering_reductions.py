@@ -1,5 +1,5 @@
 """Native lowering rules of reductions (sum, mean, amax, amin, sum_to_size, var/std, norms,
-logsumexp, prod, argmax/argmin, max/min, cumsum) and of softmax, log_softmax and their backward
+logsumexp, prod, argmax/argmin, max/min, cumsum, cumprod) and of softmax, log_softmax and their backward
 ops: each is a reduction over the kernel's inner axes with the pointwise ops around it fused in."""
 
 from __future__ import annotations
@@ -245,19 +245,18 @@ def _argmin(e, x, dim=None, keepdim=False):
     return _arg_extreme(e, x, dim, keepdim, "min")
 
 
-MAX_SCAN = 256  # cumsum sums every prefix separately: longer scans stay interpreted
+MAX_SCAN = 256  # cumsum/cumprod combine every prefix separately: longer scans stay interpreted
 
 
-@lowering("aten::cumsum")
-def _cumsum(e, x, dim, dtype=None):
-    """out[.., i, ..] = the sum over j <= i of x[.., j, ..], as a reduction over an extra
-    trailing axis j (quadratic in the scanned length)."""
+def _scan(e, x, dim, dtype, combine: str, neutral):
+    """out[.., i, ..] = `combine` over j <= i of x[.., j, ..], as a reduction over an extra
+    trailing axis j (quadratic in the scanned length); integers accumulate in int64."""
     sizes = tuple(x.sizes)
     if not sizes or not e.is_view(x):
-        raise NotLowerable("cumsum of a 0-dim or computed value")
+        raise NotLowerable("a scan of a 0-dim or computed value")
     rank, dim = len(sizes), dim % len(sizes)
     if not 0 < sizes[dim] <= MAX_SCAN:
-        raise NotLowerable("cumsum over an empty or long dim")
+        raise NotLowerable("a scan over an empty or long dim")
     ext = sizes + (sizes[dim],)
     e.reduction_space(ext, [rank])
     j = e.position(rank, ext)
@@ -266,4 +265,14 @@ def _cumsum(e, x, dim, dtype=None):
         term = e.cast(term, dtype_from_code(dtype))
     elif not e.is_float(term):
         term = e.cast(term, "int64")
-    return e.reduce("sum", e.where(e.le(j, e.position(dim, ext)), term, 0), [rank], False)
+    return e.reduce(combine, e.where(e.le(j, e.position(dim, ext)), term, neutral), [rank], False)
+
+
+@lowering("aten::cumsum")
+def _cumsum(e, x, dim, dtype=None):
+    return _scan(e, x, dim, dtype, "sum", 0)
+
+
+@lowering("aten::cumprod")
+def _cumprod(e, x, dim, dtype=None):
+    return _scan(e, x, dim, dtype, "prod", 1)

@@ -89,13 +89,25 @@ def _layout_key(inputs: list, attributes: list) -> tuple:
     key = tuple(_value_key(x) for x in inputs)
     if not attributes:
         return key
-    read = []
-    for i, path in attributes:
-        obj = inputs[i] if i < len(inputs) else None
-        for name in path:
-            obj = obj.get(name, None) if isinstance(obj, Module) else None
-        read.append(_value_key(obj))
-    return key + tuple(read)
+    return key + tuple(_value_key(_attribute_value(inputs, i, path)) for i, path in attributes)
+
+
+def _attribute_value(inputs: list, i: int, path: tuple) -> Any:
+    """The module attribute at `path` of input `i` (None when there is none)."""
+    obj = inputs[i] if i < len(inputs) else None
+    for name in path:
+        obj = obj.get(name, None) if isinstance(obj, Module) else None
+    return obj
+
+
+def _fold_none_attributes(graph: Graph, inputs: list) -> None:
+    """Module attributes the graph reads that hold None in this call hold None in every call
+    of the plan (the key records each one's type): they become the constant None, as an
+    absent conv bias is to the lowering rules."""
+    for v, (i, path) in attribute_reads(graph).items():
+        if v.uses and _attribute_value(inputs, i, path) is None:
+            graph.set_insert_point(graph.block.first_node)
+            v.replace_all_uses_with(graph.insert_constant(None))
 
 
 def _same_layout(t: TensorType, x: Tensor) -> bool:
@@ -189,6 +201,7 @@ class NativeRunner:
                     if t is not None:
                         v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
                                          if isinstance(v.type, TensorType) else None)
+        _fold_none_attributes(g, inputs)
         specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)
@@ -240,7 +253,8 @@ class NativeRunner:
         if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
         if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
-                isinstance(a, Tensor) and a.requires_grad for a in args):
+                isinstance(a, Tensor) and a.requires_grad for a in args) and \
+                not self._gradients.untracked(node, args):
             outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
             return outs if outs is not None else interp.sub_interpreter(sub).run(args)
         unit = self.unit_of(node)

@@ -149,13 +149,9 @@ def _no_grad_through_underivable_ops(g: Graph) -> None:
                 o.type = o.type.with_(requires_grad=False)
 
 
-def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
-    """The Gradient of a group's subgraph when the arguments flagged in `requires_grad` need
-    gradients; None when the group must stay interpreted under grad (an op without a
-    derivative formula, a formula that needs shapes it cannot know, an in-place write, or
-    nothing to differentiate)."""
-    if any(writes_in_place(n) for n in sub.walk()):
-        return None
+def _with_requires_grad(sub: Graph, requires_grad: tuple[bool, ...]) -> Graph:
+    """A copy of `sub` whose tensors say whether they require grad when the arguments flagged
+    in `requires_grad` do, as the tape would record them."""
     g = sub.copy()
     for v, flag in zip(g.inputs, requires_grad):
         if isinstance(v.type, TensorType):
@@ -166,6 +162,26 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
                 v.type = v.type.with_(requires_grad=None)
     get_pass("propagate_requires_grad").run(g)
     _no_grad_through_underivable_ops(g)
+    return g
+
+
+def needs_no_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> bool:
+    """Whether no output of a group requires grad although the flagged arguments do (argmax,
+    comparisons: every path from them runs through ops without a derivative formula): the
+    tape would record nothing, so the group's unit runs as without grad."""
+    g = _with_requires_grad(sub, requires_grad)
+    return not any(writes_in_place(n) for n in sub.walk()) and not any(
+        isinstance(o.type, TensorType) and o.type.requires_grad is not False for o in g.outputs)
+
+
+def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
+    """The Gradient of a group's subgraph when the arguments flagged in `requires_grad` need
+    gradients; None when the group must stay interpreted under grad (an op without a
+    derivative formula, a formula that needs shapes it cannot know, an in-place write, or
+    nothing to differentiate)."""
+    if any(writes_in_place(n) for n in sub.walk()):
+        return None
+    g = _with_requires_grad(sub, requires_grad)
     try:
         grad = differentiate(g)
     except (DifferentiationError, NotSymbolic):
@@ -187,6 +203,7 @@ class GroupGradients:
         self.make_runner = make_runner
         self._ops: dict[tuple, tuple[Node, Optional[DifferentiableGraphOp]]] = {}
         self._runners: dict[int, tuple[Graph, Any]] = {}
+        self._untracked: dict[tuple, bool] = {}
         self._lock = threading.Lock()
 
     def run(self, node: Node, args: list) -> Optional[list]:
@@ -217,6 +234,15 @@ class GroupGradients:
                 # the interpreter records only what depends on an input that requires grad
                 r.requires_grad, r.grad_fn = False, None
         return results
+
+    def untracked(self, node: Node, args: list) -> bool:
+        """`needs_no_gradient` of the group for these arguments' requires-grad pattern."""
+        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        key = (id(node), flags)
+        found = self._untracked.get(key)
+        if found is None:
+            found = self._untracked[key] = needs_no_gradient(node.attr("Subgraph"), flags)
+        return found
 
     def runners(self) -> list:
         return [r for _, r in list(self._runners.values())]

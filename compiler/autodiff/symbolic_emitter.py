@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.ir.constants import plain_constant_value
 from irjit.compiler.ir.node import Node, Value
 from irjit.ops.types import (BOOL, FLOAT, INT, NONE, TENSOR, ListType, NamedType, OptionalType,
                                TensorType, TupleType, Type)
@@ -71,7 +71,7 @@ def _dummy(v: Any, shape_of) -> Any:
             dt = SCALAR_TYPES.get(v.type.scalar_type or "Float") or "float32"
             return np.zeros(shape, dtype=dt)
         if v.node.kind == "prim::Constant":
-            return constant_value(v.node)
+            return plain_constant_value(v.node)
         if is_tensor_list_type(v.type) and v.node.kind == "prim::ListConstruct":
             return [_dummy(x, shape_of) for x in v.node.inputs]
         raise NotSymbolic(f"%{v.name} is not a constant")
@@ -111,7 +111,7 @@ def return_type(type_text: str) -> Type:
 def python_value(v: Value) -> Any:
     """The Python value of a constant input (what formulas compare and negate), else `v`."""
     if v.node.kind == "prim::Constant" and not isinstance(v.type, TensorType):
-        return constant_value(v.node)
+        return plain_constant_value(v.node)
     return v
 
 

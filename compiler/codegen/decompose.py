@@ -1,5 +1,5 @@
 """Specialization-time decompositions for native code: multi-output ops of a fully typed
-graph, and ops whose lowering is a composition of others (normalizations, conv variants),
+graph, and ops whose lowering is a composition of others (normalizations),
 become single-output nodes that have lowering rules, and in-place ops on fresh tensors their
 functional ops, so they join native groups."""
 
@@ -13,7 +13,7 @@ from irjit.compiler.passes.remove_mutation import remove_tensor_mutation
 from irjit.ops import facts
 from irjit.ops.types import TensorType
 
-from . import decompose_nn  # noqa: F401  (registers its rules)
+from . import decompose_nn, decompose_tensor  # noqa: F401  (register their rules)
 from .decompose_rules import RULES, decomposes
 from .lower import contiguous_strides, entry_for, tensor_layout
 
@@ -32,7 +32,7 @@ def _constant_list(v):
     return None
 
 
-@decomposes("aten::linear_backward")
+@decomposes("aten::linear_backward", under_grad=lambda n: False)
 def _decompose_linear_backward(n: Node) -> bool:
     """`aten::linear_backward(x, g, w, mask)` with a 2-D weight: grad_input = g @ w,
     grad_weight = g2ᵀ @ x2 (g and x flattened to 2-D), grad_bias = g summed over the leading
@@ -79,26 +79,18 @@ def _decompose_linear_backward(n: Node) -> bool:
     return True
 
 
-def _interpreted_under_grad(n: Node) -> bool:
-    """Whether a group of `n`'s inputs may run interpreted under grad mode (native groups run
-    only when no input requires grad), where decomposing would only multiply interpreted nodes."""
-    return any(isinstance(v.type, TensorType) and v.type.requires_grad is not False for v in n.inputs)
-
-
 def decompose_for_native(graph: Graph, grad_enabled: bool = False) -> bool:
     """Rewrite the decomposable nodes of every block, and in-place ops on fresh tensors that
     nothing aliases into their functional ops (which fuse); True when anything changed. With
-    `grad_enabled` (the mode the graph is specialized under), nodes whose inputs may require
-    grad are left whole."""
+    `grad_enabled` (the mode the graph is specialized under), only the decompositions that
+    hold under grad mode apply."""
     changed = False
     for n in list(graph.walk()):
-        if grad_enabled and _interpreted_under_grad(n):
-            continue
         for rule in RULES.get(n.kind, ()):
-            if rule(n):
+            if rule(n, grad_enabled):
                 changed = True
                 break
-    changed |= remove_tensor_mutation(graph, _writes_a_pointwise_result)
+    changed |= remove_tensor_mutation(graph, _writes_a_pointwise_result, later_views=True)
     return changed
 
 

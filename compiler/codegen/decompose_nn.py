@@ -1,9 +1,7 @@
 """Decompositions of normalization, conv variants and (values, indices) reductions into ops that
 have native lowering rules: batch norm (eval with running statistics, and training with its
 saved statistics and running-statistic updates) and its backward, layer norm and its backward,
-group norm through a grouped view, conv1d and `_convolution` as conv2d (of 4-D views) or
-conv_transpose2d, and
-max/min over a dim as amax/amin plus argmax/argmin.
+group norm through a grouped view, and max/min over a dim as amax/amin plus argmax/argmin.
 
 Each `decompose_<op>(node) -> bool` rewrites one fully typed node in place, or returns False
 (leaving it interpreted) when an argument is not a constant it needs or a layout is unknown."""
@@ -73,7 +71,8 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
         centered = b.op("aten::sub", [x, mean, 1], sizes)
         var = b.op("aten::mean", [b.op("aten::mul", [centered, centered], sizes), dims, True, None], kept)
         invstd = b.op("aten::rsqrt", [b.op("aten::add", [var, eps, 1], kept)], kept)
-    else:
+    else:  # the running statistics get no gradient (as the op's derivative gives them)
+        rm, rv = (b.op("aten::detach", [v], [c], like=v.type) for v in (rm, rv))
         centered = b.op("aten::sub", [x, _channel(b, rm, rank), 1], sizes)
         invstd = b.op("aten::rsqrt", [b.op("aten::add", [_channel(b, rv, rank), eps, 1], stat)], stat)
     out = b.op("aten::mul", [centered, invstd], sizes)
@@ -101,17 +100,30 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
     return _finish(node, b, results)
 
 
-@decomposes("aten::batch_norm")
+def _in_eval_mode(node: Node) -> bool:
+    """Under grad mode only batch norm in eval mode decomposes: in training the running
+    statistics are written in place, which the tape must not record."""
+    try:
+        return constant_of(node.inputs[5]) is False
+    except LookupError:
+        return False
+
+
+def _never(node: Node) -> bool:
+    return False
+
+
+@decomposes("aten::batch_norm", under_grad=_in_eval_mode)
 def decompose_batch_norm(node: Node) -> bool:
     return _batch_norm(node, with_stats=False)
 
 
-@decomposes("aten::native_batch_norm", "aten::_native_batch_norm_legit")
+@decomposes("aten::native_batch_norm", "aten::_native_batch_norm_legit", under_grad=_in_eval_mode)
 def decompose_native_batch_norm(node: Node) -> bool:
     return _batch_norm(node, with_stats=True)
 
 
-@decomposes("aten::native_batch_norm_backward")
+@decomposes("aten::native_batch_norm_backward", under_grad=_never)
 def decompose_native_batch_norm_backward(node: Node) -> bool:
     g, x, w, rm, rv, save_mean, save_invstd, train, eps, mask = node.inputs
     try:
@@ -199,7 +211,7 @@ def decompose_native_layer_norm(node: Node) -> bool:
     return _layer_norm(node, with_stats=True)
 
 
-@decomposes("aten::native_layer_norm_backward")
+@decomposes("aten::native_layer_norm_backward", under_grad=_never)
 def decompose_native_layer_norm_backward(node: Node) -> bool:
     g, x, shape, mean, rstd, w, bias, mask = node.inputs
     try:
@@ -261,68 +273,6 @@ def decompose_group_norm(node: Node) -> bool:
     return _finish(node, b, {0: out})
 
 
-# ---- convolutions
-
-def _conv2d_of_1d(node: Node, b: NodeBuilder, x, w, bias, stride, padding, dilation, groups) -> bool:
-    """conv1d(x, w) as conv2d of (N, C, 1, L) and (O, I, 1, K) views."""
-    (n, c, length), (o, i, k) = sizes_of(x), sizes_of(w)
-    s, p, d = (v[0] if isinstance(v, list) else v for v in (stride, padding, dilation))
-    out_len = (length + 2 * p - d * (k - 1) - 1) // s + 1
-    if out_len < 1:
-        return False
-    x4 = b.op("aten::reshape", [x, [n, c, 1, length]], [n, c, 1, length])
-    w4 = b.op("aten::reshape", [w, [o, i, 1, k]], [o, i, 1, k], like=w.type)
-    y = b.op("aten::conv2d", [x4, w4, bias, [1, s], [0, p], [1, d], groups], [n, o, 1, out_len])
-    return _finish(node, b, {0: b.op("aten::reshape", [y, [n, o, out_len]], [n, o, out_len])})
-
-
-def _conv_args_ok(x, w, bias, stride, padding, dilation, groups, rank) -> bool:
-    lists = [v if isinstance(v, list) else [v] for v in (stride, padding, dilation)]
-    return _float_tensor(x) and _float_tensor(w) and _optional_tensors([bias]) and \
-        len(sizes_of(x)) == rank and len(sizes_of(w)) == rank and isinstance(groups, int) and \
-        all(len(v) in (1, rank - 2) and all(isinstance(e, int) for e in v) for v in lists)
-
-
-@decomposes("aten::conv1d")
-def decompose_conv1d(node: Node) -> bool:
-    x, w, bias, stride, padding, dilation, groups = node.inputs
-    try:
-        args = [constant_of(v) for v in (stride, padding, dilation, groups)]
-    except LookupError:
-        return False
-    if not _conv_args_ok(x, w, bias, *args, rank=3):
-        return False
-    return _conv2d_of_1d(node, NodeBuilder(node, x.type), x, w, bias, *args)
-
-
-@decomposes("aten::_convolution")
-def decompose_convolution(node: Node) -> bool:
-    """`aten::_convolution` (what traced graphs call): conv2d, conv1d's 4-D views for 3-D
-    inputs, or conv_transpose2d when transposed."""
-    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = node.inputs[:9]
-    try:
-        stride, padding, dilation, transposed, output_padding, groups = (
-            constant_of(v) for v in (stride, padding, dilation, transposed, output_padding, groups))
-    except LookupError:
-        return False
-    if not isinstance(transposed, bool) or not _float_tensor(x):
-        return False
-    rank = len(sizes_of(x))
-    if rank not in (3, 4) or not _conv_args_ok(x, w, bias, stride, padding, dilation, groups, rank):
-        return False
-    b = NodeBuilder(node, x.type)
-    if transposed:
-        if rank != 4:
-            return False
-        y = b.op("aten::conv_transpose2d", [x, w, bias, stride, padding, output_padding, groups, dilation],
-                 sizes_of(node.output))
-        return _finish(node, b, {0: y})
-    if rank == 3:
-        return _conv2d_of_1d(node, b, x, w, bias, stride, padding, dilation, groups)
-    y = b.op("aten::conv2d", [x, w, bias, stride, padding, dilation, groups], sizes_of(node.output))
-    return _finish(node, b, {0: y})
-
-
 # ---- values and indices
 
 def _extreme_dim(node: Node, values_kind: str, index_kind: str) -> bool:
@@ -341,11 +291,11 @@ def _extreme_dim(node: Node, values_kind: str, index_kind: str) -> bool:
     return _finish(node, b, {0: values, 1: indices})
 
 
-@decomposes("aten::max", outputs=2)
+@decomposes("aten::max", outputs=2, under_grad=_never)  # amax shares a tie's gradient
 def decompose_max_dim(node: Node) -> bool:
     return _extreme_dim(node, "aten::amax", "aten::argmax")
 
 
-@decomposes("aten::min", outputs=2)
+@decomposes("aten::min", outputs=2, under_grad=_never)
 def decompose_min_dim(node: Node) -> bool:
     return _extreme_dim(node, "aten::amin", "aten::argmin")

@@ -13,15 +13,30 @@ from irjit.ops.types import TensorType
 from .lower import contiguous_strides, tensor_layout
 
 
-# op kind -> [rule(node) -> bool]: each rewrites a node in place or returns False
-RULES: dict[str, list[Callable[[Node], bool]]] = {}
+class _Rule:
+    """A decomposition `rewrite(node) -> bool` (False: the node is left whole) and whether it
+    holds under grad mode."""
+
+    def __init__(self, rewrite: Callable[[Node], bool], under_grad: Callable[[Node], bool]):
+        self.rewrite, self.under_grad = rewrite, under_grad
+
+    def __call__(self, node: Node, grad_enabled: bool = False) -> bool:
+        return (not grad_enabled or self.under_grad(node)) and self.rewrite(node)
 
 
-def decomposes(*kinds: str, outputs: Optional[int] = None):
+# op kind -> [rule(node, grad_enabled) -> bool]: each rewrites a node in place or returns False
+RULES: dict[str, list[_Rule]] = {}
+
+
+def decomposes(*kinds: str, outputs: Optional[int] = None,
+               under_grad: Callable[[Node], bool] = lambda n: True):
     """Decorator: a decomposition of nodes of these kinds (with `outputs` outputs, when given,
-    to tell overloads apart)."""
+    to tell overloads apart). `under_grad(node)` says whether the decomposition also holds in a
+    graph specialized under grad mode (whose groups are differentiated symbolically): its
+    derivative must be the op's, and what it writes in place must not be recorded."""
     def wrap(fn):
         rule = fn if outputs is None else (lambda n: len(n.outputs) == outputs and fn(n))
+        rule = _Rule(rule, under_grad)
         for kind in kinds:
             RULES.setdefault(kind, []).append(rule)
         return fn

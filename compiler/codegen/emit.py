@@ -256,20 +256,24 @@ def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) 
 
 
 def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) -> ir.Function:
-    """`i32 name(ptr...)`: conv2d forward through `conv.emit_conv2d_forward`, or the transposed
-    convolution through `conv.emit_conv2d_grad_input`."""
-    from .conv import emit_conv2d_forward, emit_conv2d_grad_input
+    """`i32 name(ptr...)`: the convolution product `conv` (kernel.Convolution) by its mode,
+    through conv.py's emitters."""
+    from .conv import emit_conv2d_forward, emit_conv2d_grad_input, emit_conv2d_grad_weight
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     arg = lambda i: None if i is None else fn.args[i]  # noqa: E731
-    if conv.transposed:
-        emit_conv2d_grad_input(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
-                               arg(conv.out), arg(conv.scratch))
+    dtype, shape = conv.dtype.name, conv.shape
+    if conv.mode == "forward":
+        emit_conv2d_forward(b, dtype, shape, arg(conv.x), arg(conv.weight), arg(conv.bias),
+                            arg(conv.out), arg(conv.scratch))
+    elif conv.mode == "grad_input":
+        emit_conv2d_grad_input(b, dtype, shape, arg(conv.grad), arg(conv.weight), arg(conv.out),
+                               arg(conv.scratch))
     else:
-        emit_conv2d_forward(b, conv.dtype.name, conv.shape, arg(conv.x), arg(conv.weight),
-                            arg(conv.bias), arg(conv.out), arg(conv.scratch))
+        emit_conv2d_grad_weight(b, dtype, shape, arg(conv.x), arg(conv.grad), arg(conv.out),
+                                arg(conv.scratch))
     b.ret(ir.Constant(I32, 0))
     return fn
 

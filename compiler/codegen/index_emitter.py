@@ -12,7 +12,7 @@ import numpy as np
 from irjit.ops.lowering_common import NotLowerable
 
 from .kernel import CheckedIndex, Const, Convolution, Gather, Position
-from .scalar_emitter import (DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View,
+from .scalar_emitter import (DIMENSIONED, ExprEmitter, NeedSpace, Space, Val, View, _contiguous,
                              is_contiguous_view)
 
 INT64 = np.dtype(np.int64)
@@ -142,9 +142,52 @@ class LoweringEmitter(ExprEmitter):
         out = self.allocate(x.dtype, out_sizes)
         elems = conv2d_scratch_elems(shape)
         scratch = self.allocate(x.dtype, (elems,)) if elems else None
-        self.products.append(Convolution(shape, x.buffer, weight.buffer, None, out, scratch, x.dtype,
-                                         transposed=True))
-        return View(out, x.dtype, out_sizes, tuple(int(np.prod(out_sizes[k + 1:])) for k in range(4)))
+        self.products.append(Convolution(shape, None, weight.buffer, None, out, scratch, x.dtype,
+                                         mode="grad_input", grad=x.buffer))
+        return View(out, x.dtype, out_sizes, _contiguous(out_sizes))
+
+    def convolution_backward(self, grad, x, weight, stride, padding, dilation, transposed: bool,
+                             groups, mask, sizes) -> tuple:
+        """(grad_input, grad_weight) of a batched 2-D convolution of contiguous input views (of
+        conv_transpose2d when `transposed`), None where `mask` leaves one out: products run before
+        the loop nest (BLAS through conv.py) sharing one im2col scratch, returned as contiguous
+        tensors of `sizes` (as many elements: a 1-D convolution's or an unbatched one's)."""
+        from .conv import Conv2dShape, conv2d_scratch_elems
+        if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
+                   for v in (grad, x, weight)) or self.allocate is None:
+            raise NotLowerable("convolution_backward of computed or non-contiguous values")
+        if not grad.dtype == x.dtype == weight.dtype or x.dtype.name not in ("float32", "float64") or \
+                not len(grad.sizes) == len(x.sizes) == len(weight.sizes) == 4 or \
+                0 in grad.sizes + x.sizes + weight.sizes:
+            raise NotLowerable("convolution_backward dtypes, ranks or empty tensors")
+        params = [list(v) if isinstance(v, (list, tuple)) else [v] * 2 for v in (stride, padding, dilation)]
+        if not all(isinstance(v, int) for p in params for v in p) or not isinstance(groups, int) or \
+                any(len(p) != 2 for p in params) or not isinstance(transposed, bool):
+            raise NotLowerable("convolution_backward with run-time geometry")
+        conv_in, conv_out = (grad, x) if transposed else (x, grad)  # the convolution's own roles
+        try:
+            shape = Conv2dShape.of(conv_in.sizes, weight.sizes, *params, groups)
+        except (ValueError, RuntimeError) as e:
+            raise NotLowerable(str(e)) from None
+        if (shape.batch, shape.out_channels, shape.out_h, shape.out_w) != tuple(conv_out.sizes):
+            raise NotLowerable("convolution_backward shapes do not match its geometry")
+        elems = conv2d_scratch_elems(shape)
+        scratch = self.allocate(x.dtype, (elems,)) if elems and (mask[0] or mask[1]) else None
+
+        def product(out_sizes, mode, **operands) -> View:
+            out = self.allocate(x.dtype, out_sizes)
+            fields = dict(x=None, weight=None, bias=None, grad=None) | operands
+            self.products.append(Convolution(shape, out=out, scratch=scratch, dtype=x.dtype, mode=mode,
+                                             **fields))
+            return View(out, x.dtype, tuple(out_sizes), _contiguous(out_sizes))
+
+        grad_input = grad_weight = None
+        if mask[0]:
+            grad_input = product(sizes[0], "forward", x=grad.buffer, weight=weight.buffer) if transposed \
+                else product(sizes[0], "grad_input", grad=grad.buffer, weight=weight.buffer)
+        if mask[1]:
+            grad_weight = product(sizes[1], "grad_weight", x=conv_in.buffer, grad=conv_out.buffer)
+        return grad_input, grad_weight
 
     def reshape_copy(self, x, sizes) -> Val:
         """`x` (an input view) read in row-major order into the current node's output of

@@ -132,20 +132,29 @@ class Product:
     dtype: np.dtype
 
 
+CONVOLUTION_MODES = ("forward", "grad_input", "grad_weight")
+
+
 @dataclass(frozen=True)
 class Convolution:
-    """`out = conv2d(x, weight, bias)` of contiguous NCHW/OIHW buffers (conv.py: im2col into
-    buffer `scratch` + GEMM); `transposed`: out = conv_transpose2d(x, weight), the input gradient
-    of the convolution `shape` describes (GEMM + col2im), bias added by the loop nest."""
+    """A convolution product of contiguous NCHW/OIHW buffers (conv.py: im2col into buffer
+    `scratch` + GEMM), by `mode`, for the convolution `shape` describes:
+    "forward": out = conv2d(x, weight, bias);
+    "grad_input": out = the input gradient for output gradient `grad` (conv_transpose2d(grad, weight));
+    "grad_weight": out = the weight gradient for input `x` and output gradient `grad`."""
 
     shape: object  # conv.Conv2dShape
-    x: int
-    weight: int
+    x: Optional[int]
+    weight: Optional[int]
     bias: Optional[int]
     out: int
     scratch: Optional[int]
     dtype: np.dtype
-    transposed: bool = False
+    mode: str = "forward"
+    grad: Optional[int] = None
+
+    def __post_init__(self):
+        assert self.mode in CONVOLUTION_MODES, self.mode
 
 
 @dataclass

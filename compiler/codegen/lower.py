@@ -10,12 +10,12 @@ from typing import Any, Optional
 import numpy as np
 
 from irjit.compiler.ir import Graph, Node, Value
-from irjit.compiler.ir.constants import constant_value
+from irjit.compiler.ir.constants import constant_value, plain_constant_value
 from irjit.ops import facts
 from irjit.ops.errors import IRTypeError
 from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
-from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, TensorType
+from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
 from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
@@ -55,12 +55,18 @@ def _dummy(v: Value) -> Any:
     if is_tensor_list(v):
         return [_dummy(x) for x in v.node.inputs]
     if v.node.kind == "prim::Constant":
-        value = constant_value(v.node)
-        return list(value) if isinstance(value, tuple) else value
+        return rule_constant(v.node)
     t = v.type
     if isinstance(t, NamedType):
         return {"int": 0, "float": 0.0, "bool": False, "NoneType": None}.get(t.name, object())
     return object()
+
+
+def rule_constant(node: Node) -> Any:
+    """A constant as lowering rules get it: tuples as lists, values printed with their type
+    (`annotate(List[int], [])`) as the values."""
+    value = plain_constant_value(node)
+    return list(value) if isinstance(value, tuple) else value
 
 
 def entry_of(node: Node) -> Optional[OpEntry]:
@@ -77,10 +83,16 @@ def entry_for(kind: str, inputs: list[Value]) -> Optional[OpEntry]:
 
 
 def is_tensor_list(v: Value) -> bool:
-    """A list built in the graph from tensors of complete types (the argument of cat/stack):
-    inside a kernel it is the list of its elements' values."""
-    return v.node.kind == "prim::ListConstruct" and isinstance(v.type, ListType) and \
-        isinstance(v.type.elem, TensorType) and all(tensor_layout(x.type) is not None for x in v.node.inputs)
+    """A list built in the graph from tensors of complete types (the argument of cat/stack),
+    or of those and None (`index`'s `Tensor?[]`): inside a kernel it is the list of its
+    elements' values."""
+    if v.node.kind != "prim::ListConstruct" or not isinstance(v.type, ListType):
+        return False
+    optional = isinstance(v.type.elem, OptionalType)
+    elem = v.type.elem.elem if optional else v.type.elem
+    return isinstance(elem, TensorType) and all(
+        tensor_layout(x.type) is not None or optional and x.node.kind == "prim::Constant" and
+        constant_value(x.node) is None for x in v.node.inputs)
 
 
 # run-time numbers reach a kernel as 0-dim buffers of these dtypes
@@ -107,7 +119,8 @@ def lowerable_args(node: Node, entry: Optional[OpEntry] = None) -> bool:
             if number_dtype(v.type) is None or i >= len(params) or \
                     params[i].type not in _NUMERIC_ARGS:
                 return False
-    return all(tensor_layout(o.type) is not None for o in node.outputs)
+    return all(tensor_layout(o.type) is not None for o in node.outputs
+               if o.uses or len(node.outputs) == 1)  # unread outputs of several may be untyped
 
 
 def _is_view(node: Node) -> bool:
@@ -244,12 +257,14 @@ class GroupLowering:
                 axes.append(full[k])
             else:
                 return None  # only a reduction's rule can place this node's output
+        placed = [a for a in axes if a is not None]
+        if len(set(placed)) != len(placed):  # a computed value moved to other dims by a view
+            raise NotLowerable(f"{node.kind}: two dims of its output along one kernel axis")
         return tuple(axes)
 
     def lower_node(self, e: ExprEmitter, node: Node, env: dict) -> None:
         if node.kind == "prim::Constant":
-            value = constant_value(node)
-            env[node.output] = list(value) if isinstance(value, tuple) else value
+            env[node.output] = rule_constant(node)
             return
         if facts.has_tag(node.kind, "identity"):
             env[node.output] = env[node.inputs[0]]
@@ -260,7 +275,10 @@ class GroupLowering:
         entry = entry_of(node)
         if entry is None or entry.lowering is None:
             raise NotLowerable(f"{node.kind} has no lowering")
-        dtype, sizes, _ = tensor_layout(node.outputs[0].type)
+        # the first typed output (outputs nothing reads, such as gradients an output mask
+        # leaves out, may have no type)
+        dtype, sizes, _ = next(layout for layout in map(tensor_layout, (o.type for o in node.outputs))
+                               if layout is not None)
         e.node_sizes, e.node_dtype = sizes, dtype
         e.node_axes = self.node_axes(e, node, env, sizes)
         inputs = [env[v] for v in node.inputs]
@@ -269,6 +287,10 @@ class GroupLowering:
         if len(results) != len(node.outputs):
             raise NotLowerable(f"{node.kind}: {len(results)} results for {len(node.outputs)} outputs")
         for out, r in zip(node.outputs, results):
+            if r is None:  # an output the rule does not compute (not asked for)
+                if out.uses:
+                    raise NotLowerable(f"{node.kind}: no result for a used output")
+                continue
             if isinstance(r, Val) and any(r is x for x in inputs) and \
                     (r.dtype, r.sizes) == tensor_layout(out.type)[:2]:
                 env[out] = r  # the op returns its input: one tensor, stored once

@@ -627,6 +627,8 @@ class ExprEmitter(Comparisons):
         if -1 in sizes:
             known = int(np.prod([s for s in sizes if s != -1]))
             sizes[sizes.index(-1)] = total // known if known else 0
+        if isinstance(x, View) and is_contiguous_view(x):  # the result is contiguous too
+            return self._view(x, sizes, _contiguous(sizes))
         if isinstance(x, View):
             strides = viewed_strides(x.sizes, x.strides, sizes)
             if strides is None:

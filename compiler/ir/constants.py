@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .attributes import TensorData
+from .attributes import AnnotatedValue, TensorData
 from irjit.ops.types import (BOOL, DEVICE, DTYPE_TO_SCALAR_TYPE, FLOAT, INT, NONE, STR, COMPLEX,
                     Device, ListType, NamedType, TensorType, Type)
 
@@ -81,3 +81,10 @@ def constant_value(node) -> Any:
     if kind in ("is", "fs", "ss"):
         return list(value)
     return value
+
+
+def plain_constant_value(node) -> Any:
+    """`constant_value`, with a value printed with its type (`annotate(List[int], [])`) as the
+    value itself: what an op computing with the constant sees."""
+    value = constant_value(node)
+    return value.value if isinstance(value, AnnotatedValue) else value

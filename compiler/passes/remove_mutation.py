@@ -31,13 +31,18 @@ def has_side_effect_or_alias(v: Value) -> bool:
     return n.kind != "prim::ListConstruct" and _may_alias_its_inputs(n)
 
 
-def _aliased_later(v: Value, node) -> bool:
+def _aliased_later(v: Value, node, later_views: bool = False) -> bool:
     """Whether another use of `v` may create an alias of it (a view, a container, a block
-    output, a call), which a functional rewrite would silently disconnect."""
+    output, a call), which a functional rewrite would silently disconnect. With `later_views`,
+    uses after `node` in its block do not count (views, containers, writes): the rewrite makes
+    them use the functional result, which holds what they would have seen; only aliases made
+    before `node` would miss its write."""
     for use in v.uses:
         u = use.user
         if u is node or (use.offset == 0 and writes_first_input(u) and u.is_after(node)):
             continue  # later writes are redirected to the functional result
+        if later_views and u.owning_block is node.owning_block and u.is_after(node) and not u.blocks:
+            continue
         if u.kind == "prim::Return" and u.owning_block is not u.graph.block:
             return True
         if _may_alias_its_inputs(u) or facts.has_tag(u.kind, "control_flow"):
@@ -55,16 +60,17 @@ def _functional_kind(node) -> Optional[str]:
     return functional if registry.is_registered(functional) else None
 
 
-def _remove(graph: Graph, block, keep: Callable) -> bool:
+def _remove(graph: Graph, block, keep: Callable, later_views: bool) -> bool:
     changed = False
     for node in list(block.nodes()):
         for b in node.blocks:
-            changed |= _remove(graph, b, keep)
+            changed |= _remove(graph, b, keep, later_views)
         functional = _functional_kind(node)
         if functional is None or not keep(node):
             continue
         x = node.inputs[0]
-        if has_side_effect_or_alias(x) or x.node.owning_block is not block or _aliased_later(x, node):
+        if has_side_effect_or_alias(x) or x.node.owning_block is not block or \
+                _aliased_later(x, node, later_views):
             continue
         new = graph.create(functional, node.inputs)
         new.source, new.scope = node.source, node.scope
@@ -77,9 +83,10 @@ def _remove(graph: Graph, block, keep: Callable) -> bool:
     return changed
 
 
-def remove_tensor_mutation(graph: Graph, keep: Callable = lambda node: True) -> bool:
-    """RemoveTensorMutation over the whole graph, rewriting only the in-place nodes `keep` accepts."""
-    return _remove(graph, graph.block, keep)
+def remove_tensor_mutation(graph: Graph, keep: Callable = lambda node: True, later_views: bool = False) -> bool:
+    """RemoveTensorMutation over the whole graph, rewriting only the in-place nodes `keep`
+    accepts; `later_views` (not PyTorch's pass) also rewrites ops whose tensor is aliased after them."""
+    return _remove(graph, graph.block, keep, later_views)
 
 
 @register_pass("remove_mutation")

@@ -144,3 +144,23 @@ def test_comparison_gets_no_gradient_and_the_rest_differentiates():
     outs = run_forward(grad, [Tensor(x)])
     got = run_backward(grad, [Tensor(x)], outs, [np.ones(4, np.float32), None])
     np.testing.assert_allclose(got[0], [0.1, 0.1, 1.0, 1.0], rtol=1e-6)
+
+
+def test_a_list_constant_printed_with_its_type_reaches_the_formula_as_its_value():
+    """max_pool2d's stride `annotate(List[int], [])` (TorchScript's default) is `[]` to its
+    derivative formula, which then pools with the kernel size as the stride."""
+    text = """graph(%x : Float(1, 1, 4, 4, strides=[16, 16, 4, 1], requires_grad=1, device=cpu)):
+  %k : int[] = prim::Constant[value=[2, 2]]()
+  %s : int[] = prim::Constant[value=annotate(List[int], [])]()
+  %p : int[] = prim::Constant[value=[0, 0]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %c : bool = prim::Constant[value=0]()
+  %y : Float(1, 1, 2, 2, strides=[4, 4, 2, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%x, %k, %s, %p, %d, %c)
+  return (%y)"""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    grad = differentiate(irjit.parse_ir(text))
+    outs = run_forward(grad, [Tensor(x)])
+    got = run_backward(grad, [Tensor(x)], outs, [np.ones((1, 1, 2, 2), np.float32)])
+    want = np.zeros((4, 4), np.float32)
+    want[1::2, 1::2] = 1  # each window's maximum is its bottom-right element
+    np.testing.assert_array_equal(got[0].reshape(4, 4), want)

@@ -1,7 +1,8 @@
-"""Normalizations, conv variants and (values, indices) reductions decompose into natively
-lowered ops at specialization and give the interpreter's results: batch norm in eval and in
-training (saved statistics and running-statistic updates included), its backward, layer norm
-and its backward, group norm, conv1d, conv_transpose2d and `_convolution`, max/min over a dim."""
+"""Normalizations and (values, indices) reductions decompose into natively lowered ops at
+specialization, and conv variants lower through conv2d's products, giving the interpreter's
+results: batch norm in eval and in training (saved statistics and running-statistic updates
+included), its backward, layer norm and its backward, group norm, conv1d (a batch of one too),
+conv_transpose2d and `_convolution`, max/min over a dim."""
 
 from __future__ import annotations
 
@@ -145,6 +146,14 @@ CONV1D = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
 def test_conv1d(dtype, s, p, d, groups):
     text = CONV1D.format(s=s, p=p, d=d, groups=groups)
     args = [_rand((2, 4, 11), dtype), _rand((6, 4 // groups, 3), dtype, 1), _rand((6,), dtype, 2)]
+    assert_all_native(run_both(text, args, rtol=1e-4))
+
+
+def test_conv1d_of_a_batch_of_one_is_the_groups_output():
+    """The product's (1, O, 1, L) result reshaped to (1, O, L) is the output buffer itself."""
+    text = CONV1D.format(s=1, p=1, d=1, groups=1).replace(
+        "  %z : Tensor = aten::tanh(%y)\n  return (%z)", "  return (%y)")
+    args = [_rand((1, 4, 9)), _rand((6, 4, 3), seed=1), _rand((6,), seed=2)]
     assert_all_native(run_both(text, args, rtol=1e-4))
 
 

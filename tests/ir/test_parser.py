@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from irjit.compiler import parse_ir
+from irjit.compiler.ir.constants import constant_value
 from irjit.ops.errors import IRParseError
 from irjit.ops.types import NONE, TENSOR
 
@@ -86,6 +87,14 @@ def test_none_attribute_value_is_kept():
     """`[a=None]` is the value None, printed back as `None`."""
     text = "graph():\n   = aten::a[a=None]()\n  return ()\n"
     assert str(parse_ir(text)) == text
+
+
+def test_bool_list_constant_reads_back_as_bools():
+    """PyTorch prints a bool list IValue as `[True, False]`: its elements are the bools."""
+    text = "graph():\n  %0 : bool[] = prim::Constant[value=[True, False, True]]()\n  return (%0)\n"
+    g = parse_ir(text)
+    assert constant_value(list(g.nodes())[0]) == [True, False, True]
+    assert str(g) == text
 
 
 def error_of(text: str) -> IRParseError:

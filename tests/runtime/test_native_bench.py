@@ -16,12 +16,9 @@ from irjit.runtime.values import flatten_value, to_numpy
 from .native_coverage import measured
 
 BENCH = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
-# what still runs interpreted on the fourth call (forward + backward), per executor: the
-# backward of seed_conv_relu's conv2d (convolution_backward) has no lowering (its conv2d and
-# relu run with grad mode on outside a DifferentiableGraph, as a native group differentiated on
-# its own); matmul's backward in the executors' DifferentiableGraphs without static shapes is
-# symbolic_script's AD_matmul_bw_size (an interpreted library function: its size and
-# sum-to-size count here)
+# what still runs interpreted on the fourth call (forward + backward), per executor: matmul's
+# backward in the executors' DifferentiableGraphs without static shapes is symbolic_script's
+# AD_matmul_bw_size (an interpreted library function: its size and sum-to-size count here)
 REMAINING = {
     ("elementwise_chain", "profiling"): {},
     ("elementwise_chain", "legacy"): {},
@@ -33,8 +30,8 @@ REMAINING = {
     ("tiny_linear_tanh", "legacy"): {"aten::size": 2, "aten::_grad_sum_to_size": 2},
     ("rnn_loop", "profiling"): {},
     ("rnn_loop", "legacy"): {"aten::size": 64, "aten::_grad_sum_to_size": 64},
-    ("seed_conv_relu", "profiling"): {"aten::convolution_backward": 1},
-    ("seed_conv_relu", "legacy"): {"aten::convolution_backward": 1},
+    ("seed_conv_relu", "profiling"): {},
+    ("seed_conv_relu", "legacy"): {},
 }
 SMALLER = {"elementwise_chain": (4000,)}  # the graph takes any length; 4M floats are slow to interpret
 

@@ -89,13 +89,13 @@ def _check(text, shapes, monkeypatch, requires_grad=None, runner=None, calls=3):
     return cov, runner, outs
 
 
-def test_conv_relu_with_a_grad_input_runs_forward_and_relu_backward_natively(monkeypatch):
+def test_conv_relu_with_a_grad_input_runs_forward_and_backward_natively(monkeypatch):
     cov, _, _ = _check(CONV_RELU, [(1, 3, 8, 8), (4, 3, 3, 3), (4,)], monkeypatch,
                        requires_grad=[True, False, False])
     assert cov.native["aten::conv2d"] == 1 and cov.native["aten::relu"] == 1
     assert cov.native["aten::mul"] == 1  # relu's backward (the gradient times x > 0), in df
-    # convolution_backward has no lowering yet: the only node df leaves to the interpreter
-    assert dict(cov.interpreted) == {"aten::convolution_backward": 1}
+    assert cov.native["aten::convolution_backward"] == 1  # df runs entirely natively too
+    assert dict(cov.interpreted) == {}
 
 
 def test_linear_with_grad_runs_entirely_natively(monkeypatch):

@@ -222,3 +222,30 @@ def test_a_three_argument_where_has_a_determined_shape():
   return (%w, %idx)""")
     known = _names(determined_values(g))
     assert {"c", "w"} <= known and "idx" not in known
+
+
+def test_a_bool_module_attribute_is_a_constant_of_its_plan():
+    """Batch norm's `training` flag read from the module: each value gets its own plan, in
+    which the flag is a constant (so the op decomposes), never a stale one."""
+    from irjit.runtime.module import Module
+    text = """graph(%self : __torch__.M, %x : Tensor):
+  %t : bool = prim::GetAttr[name="training"](%self)
+  %y : Tensor = prim::If(%t)
+    block0():
+      %one : int = prim::Constant[value=1]()
+      %a : Tensor = aten::add(%x, %one, %one)
+      -> (%a)
+    block1():
+      -> (%x)
+  return (%y)"""
+    runner = NativeRunner(parse_ir(text))
+    m = Module("__torch__.M")
+    x = Tensor(np.zeros((2, 3), np.float32))
+    for training in [True, False, True, False]:
+        m.set("training", training)
+        with no_grad():
+            (y,) = runner.run([m, x])
+        np.testing.assert_array_equal(y.data, np.full((2, 3), float(training), np.float32))
+    assert len(runner._plans) == 2
+    for plan in runner._plans.values():
+        assert not any(n.kind in ("prim::GetAttr", "prim::If") for n in plan.graph.walk())
