@@ -54,6 +54,10 @@ _PASS_THROUGH = frozenset({
 # return their one input unchanged at run time (profiling records, annotations): native units
 # read through them
 _IDENTITY = frozenset({"prim::profile", "prim::annotate"})
+# ops whose result aliases their first input only when it keeps that input's dtype (a cast copies)
+_ALIASES_ONLY_SAME_DTYPE = frozenset({"aten::to"})
+# `is` / `is not`: compare their operands' identity (against None, known from whether one is None)
+_IDENTITY_TEST = frozenset({"aten::__is__", "aten::__isnot__"})
 # calls into unknown code: may read and write anything reachable from their inputs
 _OPAQUE = frozenset({"prim::CallFunction", "prim::CallMethod", "prim::PythonOp", "prim::fork",
                      "prim::rpc_async", "prim::rpc_sync", "prim::rpc_remote"})
@@ -278,6 +282,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
     "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "identity": _IDENTITY,
+    "aliases_only_same_dtype": _ALIASES_ONLY_SAME_DTYPE, "identity_test": _IDENTITY_TEST,
     "dropout": _DROPOUT, "inplace_with_out_of_place": frozenset(_INPLACE_TO_OUT_OF_PLACE),
     "activation": frozenset(_ACTIVATION_PROMOTES),
 }

@@ -42,18 +42,30 @@ def _new_full(e, x, size, value, *options):
     return e.fill(_constant(value))
 
 
+def _checked_length(e, end):
+    """Zero, computed so that the kernel bails out unless the int `end` (a number argument of
+    `arange(end)`) is the length the plan's output has: numbers are keyed by type only."""
+    if isinstance(end, (bool, int, float)):
+        return 0
+    if end.dtype.kind not in "iu" or not e.node_sizes or e.node_sizes[0] == 0:
+        raise NotLowerable("an arange length known only at run time")
+    return e.checked_index(e.sub(end, e.node_sizes[0]), 1, False)
+
+
 @lowering("aten::arange")
 def _arange(e, end, *options):
-    return e.arange(0, 1)
+    return e.add(e.arange(0, 1), _checked_length(e, end))
 
 
 @lowering("aten::arange.start")
 def _arange_start(e, start, end, *options):
+    _constant(end)
     return e.arange(_constant(start), 1)
 
 
 @lowering("aten::arange.start_step")
 def _arange_start_step(e, start, end, step=1, *options):
+    _constant(end)
     return e.arange(_constant(start), _constant(step))
 
 

@@ -11,11 +11,13 @@ round (half to even); isnan, isinf, isfinite; call(name, x) for the math library
 any(list); for tensor arguments: defined(x) (not None), is_none(x) (numbers never are),
 item(x, zero_dim=False) (the one element, a number of the dtype's kind), dim(x), numel(x),
 size(x, dim), each checking the argument's layout at run time; for lists (built in the
-program, constant, or read-only list arguments): length(xs), getitem(xs, i), contains(xs, x)."""
+program, constant, or read-only list arguments): length(xs), getitem(xs, i), contains(xs, x);
+for lists the program builds (compiler/codegen/scalar_program_lists.py): append(xs, x),
+slice_list(xs, start, end, step), concat(xs, ys) and sorted_list(xs) (new lists)."""
 
 from __future__ import annotations
 
-from . import scalar, scalar_math  # noqa: F401  (registers the overloads named below)
+from . import containers, scalar, scalar_math  # noqa: F401  (registers the overloads named below)
 from typing import Callable, Optional
 
 from .lowering_common import NotLowerable
@@ -225,3 +227,25 @@ PRIM_NUMBER_RULES = {
     "prim::AutogradAllZero": lambda e, *xs: e.all([e.not_(e.defined(x)) for x in xs]),
     "prim::AutogradAnyNonZero": lambda e, *xs: e.any([e.defined(x) for x in xs]),
 }
+
+
+# ---- lists the program builds (compiler/codegen/scalar_program_lists.py)
+
+@lowering("aten::append.t")
+def _append(e, xs, x):
+    return e.append(xs, x)
+
+
+@lowering("aten::slice.t")
+def _slice_list(e, xs, start=None, end=None, step=1):
+    return e.slice_list(xs, start, end, step)
+
+
+@lowering("aten::add.t")
+def _concat(e, xs, ys):
+    return e.concat(xs, ys)
+
+
+@lowering("aten::sorted.int", "aten::sorted.float")
+def _sorted(e, xs):
+    return e.sorted_list(xs)

@@ -24,6 +24,7 @@ from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
 from .native_autograd import GroupGradients
+from .native_keyed_values import fold_keyed_values
 from .native_specialization import (attribute_reads, is_size_list, sink_views, specialize_shapes,
                                     transpose_products)
 from .prims import _results, prim
@@ -98,16 +99,6 @@ def _attribute_value(inputs: list, i: int, path: tuple) -> Any:
     for name in path:
         obj = obj.get(name, None) if isinstance(obj, Module) else None
     return obj
-
-
-def _fold_none_attributes(graph: Graph, inputs: list) -> None:
-    """Module attributes the graph reads that hold None in this call hold None in every call
-    of the plan (the key records each one's type): they become the constant None, as an
-    absent conv bias is to the lowering rules."""
-    for v, (i, path) in attribute_reads(graph).items():
-        if v.uses and _attribute_value(inputs, i, path) is None:
-            graph.set_insert_point(graph.block.first_node)
-            v.replace_all_uses_with(graph.insert_constant(None))
 
 
 def _same_layout(t: TensorType, x: Tensor) -> bool:
@@ -201,7 +192,7 @@ class NativeRunner:
                     if t is not None:
                         v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
                                          if isinstance(v.type, TensorType) else None)
-        _fold_none_attributes(g, inputs)
+        fold_keyed_values(g, inputs)
         specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)
@@ -256,21 +247,21 @@ class NativeRunner:
                 isinstance(a, Tensor) and a.requires_grad for a in args) and \
                 not self._gradients.untracked(node, args):
             outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
-            return outs if outs is not None else interp.sub_interpreter(sub).run(args)
+            return outs if outs is not None else _interpreted(interp, sub, args)
         unit = self.unit_of(node)
         if unit is None:
-            return interp.sub_interpreter(sub).run(args)
+            return _interpreted(interp, sub, args)
         status, outs = unit.call([a.data if isinstance(a, Tensor) else a for a in args])
         if status:
             self._count(bailouts=1)
-            return interp.sub_interpreter(sub).run(args)
+            return _interpreted(interp, sub, args)
         return _wrap_outputs(outs, args, getattr(unit, "aliases", None))
 
 
 def _wrap_outputs(outs: list, args: list, aliases: Optional[list]) -> list:
     """A unit's outputs as run-time values: a view of an input (or of another output) shares
     that tensor's version counter and base, as the interpreter's views do."""
-    results = [o if isinstance(o, (bool, int, float)) else Tensor(o) for o in outs]
+    results = [o if isinstance(o, (bool, int, float, list)) else Tensor(o) for o in outs]
     for j, alias in enumerate(aliases or ()):
         if alias is None:
             continue
@@ -280,6 +271,13 @@ def _wrap_outputs(outs: list, args: list, aliases: Optional[list]) -> list:
             results[j]._version = base._version
             results[j]._base = base._base if base._base is not None else base
     return results
+
+
+def _interpreted(interp: Interpreter, sub: Graph, args: list) -> list:
+    """A group's subgraph interpreted for a call its unit cannot run: the subgraph's input
+    types are the plan's specialization, which such a call need not match (a tensor cast to a
+    dtype that a number argument gives), so they are not checked."""
+    return interp.sub_interpreter(sub).run_block(sub.block, list(args), {})
 
 
 @prim(GROUP)

@@ -2,9 +2,10 @@
 `prim::NativeGroup` whose arguments require grad is differentiated once per requires-grad
 pattern of its arguments into a forward graph `f` and a backward graph `df`, each run by a
 native runner of its own (so both are partitioned and compiled), and a DifferentiableGraphOp
-records the backward on the tape. A group that cannot be differentiated, or that writes an
-input in place, stays interpreted under grad; outputs that view an argument share its memory,
-version and base, as the interpreter's views do."""
+records the backward on the tape. A group none of whose outputs needs a gradient (comparisons,
+integer casts, `zeros_like`) runs natively without recording anything; one that cannot be
+differentiated, or that writes an input in place, stays interpreted under grad; outputs that
+view an argument share its memory, version and base, as the interpreter's views do."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
 from .executor.differentiable_graph import DifferentiableGraphOp
+
 
 def writes_in_place(node: Node) -> bool:
     """Whether `node` writes one of its inputs (an in-place op): the tape must see the write."""
@@ -187,11 +189,13 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
     except (DifferentiationError, NotSymbolic):
         return None
     if not grad.df_output_vjps:
-        return None
+        return grad
     drop_temporary_vjps(grad)
     recompute_captured_views(grad)
     grad.df = _prepared_backward(grad.df)
     return grad
+
+
 
 
 class GroupGradients:

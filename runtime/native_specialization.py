@@ -20,7 +20,6 @@ from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
-from .module import Module
 
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
                        "control_flow")
@@ -290,27 +289,11 @@ def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
     return changed
 
 
-def fold_bool_attributes(graph: Graph, inputs: list) -> bool:
-    """Module attributes the graph reads that are bools in this call have that value in every
-    call of the plan (its key records them by value): they become constants, so batch norm's
-    `training` flag selects its decomposition."""
-    changed = False
-    for v, (i, path) in attribute_reads(graph).items():
-        obj = inputs[i] if i < len(inputs) else None
-        for name in path:
-            obj = obj.get(name, None) if isinstance(obj, Module) else None
-        if type(obj) is bool and v.uses:
-            graph.set_insert_point(graph.block.first_node)
-            v.replace_all_uses_with(graph.insert_constant(obj))
-            changed = True
-    return changed
-
-
 def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()) -> None:
     """Fold everything the plan's key determines: gradient bookkeeping on defined tensors, then
     shapes to a fixed point (folded sizes make `_size_if_not_equal` constant, which makes
     `_grad_sum_to_size` foldable)."""
-    folded = fold_fixed_inputs(graph, inputs) | fold_bool_attributes(graph, inputs) | fold_defined_gradients(
+    folded = fold_fixed_inputs(graph, inputs) | fold_defined_gradients(
         graph.block, {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor)})
     if folded:
         constant_propagation(graph)

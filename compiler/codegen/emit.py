@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops

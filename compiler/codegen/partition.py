@@ -36,6 +36,14 @@ def used_values(node: Node) -> list:
     return list(found)
 
 
+def _within(node: Node, members: set) -> bool:
+    """Whether `node` is one of `members` or inside one's blocks."""
+    while node is not None and node not in members:
+        block = node.owning_block
+        node = block.owning_node if block is not None else None
+    return node is not None
+
+
 def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
     """The group graph of `run` (a copy), its outer inputs and the outer values it outputs."""
     members = set(run)
@@ -55,7 +63,7 @@ def build_subgraph(run: list[Node]) -> tuple[Graph, list, list]:
         vmap.update(zip(n.outputs, clone.outputs))
     for n in run:
         for o in n.outputs:
-            if any(u.user not in members for u in o.uses):
+            if any(not _within(u.user, members) for u in o.uses):
                 sub.register_output(vmap[o])
                 outputs.append(o)
     return sub, inputs, outputs
@@ -276,10 +284,29 @@ def is_program_candidate(node: Node) -> bool:
     if node.kind == "prim::Constant" or not node.outputs or \
             not all(_number_or_list(o.type) for o in node.outputs):
         return False
-    readers = [u.user for o in node.outputs if isinstance(o.type, ListType) for u in o.uses]
-    if any(m.owning_block is not node.owning_block for m in readers):
-        return False
+    readers = [_in_block(u.user, node.owning_block)
+               for o in node.outputs if isinstance(o.type, ListType) for u in o.uses]
     return lowers_as_program(build_subgraph([node] + list(dict.fromkeys(readers)))[0])
+
+
+def _in_block(node: Node, block: Block) -> Node:
+    """`node` or the node of `block` that holds it in a nested block."""
+    while node.owning_block is not block:
+        node = node.owning_block.owning_node
+    return node
+
+
+def _joins(program: list[Node], node: Node, read_outside: set) -> bool:
+    """Whether a node that is no candidate by itself (it appends to a list the program builds,
+    or yields a list that nodes outside read) lowers as part of `program`; one that changes a
+    list the nodes between have read does not (it would run before them)."""
+    if node.kind in ("prim::Constant", "prim::ListConstruct") or \
+            not all(_number_or_list(o.type) for o in node.outputs):
+        return False
+    if read_outside and any(facts.has_tag(m.kind, "writes_first_input") or is_mutating(m)
+                            for m in [node, *node.walk()]):
+        return False
+    return lowers_as_program(build_subgraph(program + [node])[0])
 
 
 def _fixes_order(node: Node) -> bool:
@@ -302,19 +329,25 @@ def scalar_programs(block: Block) -> list[list[Node]]:
     groups: list[list[Node]] = []
     current: list[Node] = []
     computed_after: set = set()
+    read_outside: set = set()  # values of the program that nodes left out of it read
     for n in block.nodes():
         if n.kind == "prim::Constant":
             continue
         if is_program_candidate(n):
             if current and any(v in computed_after for v in used_values(n)):
                 groups.append(current)
-                current, computed_after = [], set()
+                current, computed_after, read_outside = [], set(), set()
+            current.append(n)
+        elif current and not any(v in computed_after for v in used_values(n)) and \
+                _joins(current, n, read_outside):
             current.append(n)
         elif current and _fixes_order(n):
             groups.append(current)
-            current, computed_after = [], set()
+            current, computed_after, read_outside = [], set(), set()
         elif current:
             computed_after.update(n.outputs)
+            made = {o for m in current for o in m.outputs}
+            read_outside.update(v for v in used_values(n) if v in made)
     if current:
         groups.append(current)
     return [g for g in map(_lowerable_part, groups) if g and _worth_a_program(g)]

@@ -1,9 +1,10 @@
 """Scalar programs: a group graph of number-typed nodes (ops on int/float/bool with a rule in
-ops/lowering_numbers.py, `prim::If`/`prim::Loop` over numbers, lists of numbers reduced by
-`aten::all`/`any`, the autograd-zero checks and metadata of tensor arguments) lowered to one
-LLVM function `i32 f(numbers and tensor objects..., outputs*)`: numbers in, numbers out, a
-status returned (0: ran; non-zero: refused, the interpreter re-runs the program and raises
-what it raises). scalar_program_unit.py compiles and calls it."""
+ops/lowering_numbers.py, `prim::If`/`prim::Loop` over numbers, lists of numbers built, appended
+to, sliced and joined there (scalar_program_lists.py) or passed in read-only, the autograd-zero
+checks and metadata of tensor arguments) lowered to one LLVM function `i32 f(numbers, lists
+and tensor objects..., outputs*)`: numbers and lists in, numbers and lists out, a status
+returned (0: ran; non-zero: refused, the interpreter re-runs the program and raises what it
+raises). scalar_program_unit.py compiles and calls it."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from irjit.ops.types import ListType, NamedType, OptionalType, TensorType
 from .entry import ArrayGuards
 from .kernel import Buffer
 from .lower import tensor_layout
-from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, ListArg, Num, NumberEmitter, TensorArg
+from .scalar_program_emit import F64, I1, I64, LLVM_TYPES, ListArg, Num, TensorArg
+from .scalar_program_lists import ListVar, ListView, ProgramEmitter, capacity_bound, merged_view
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
 STATUS_REFUSED = 1  # the program met what the interpreter raises on (or an int overflow)
@@ -73,9 +75,37 @@ def program_entry(node: Node) -> Optional[OpEntry]:
         return None
 
 
+def number_list_kind(t: Any) -> Optional[str]:
+    """"int[]", "float[]" or "bool[]" for those list types, else None."""
+    return number_kind(t.elem) + "[]" if isinstance(t, ListType) and number_kind(t.elem) else None
+
+
 def is_scalar_program(graph: Graph) -> bool:
     """Whether a group graph is a scalar program (tensor groups output only tensors)."""
-    return bool(graph.outputs) and all(number_kind(v.type) for v in graph.outputs)
+    return bool(graph.outputs) and all(number_kind(v.type) or number_list_kind(v.type)
+                                       for v in graph.outputs)
+
+
+_LISTS = (list, ListArg, ListVar, ListView)
+
+
+def _trips(node: Node, block: Block) -> Optional[int]:
+    """How often `node` runs per run of `block` at most: the product of the constant trip
+    counts of the loops around it (None when one is not constant)."""
+    trips = 1
+    while node.owning_block is not block:
+        node = node.owning_block.owning_node
+        if node.kind == "prim::Loop":
+            bound = node.inputs[0].node
+            value = constant_value(bound) if bound.kind == "prim::Constant" else None
+            if not isinstance(value, int):
+                return None
+            trips *= max(value, 0)
+    return trips
+
+
+def _appended(v: Value) -> list[Node]:
+    return [u.user for u in v.uses if u.user.kind == "aten::append" and u.offset == 0]
 
 
 def _compatible(kind: str, declared: Optional[str]) -> bool:
@@ -94,18 +124,20 @@ class ProgramLowering:
             if kind is None:
                 raise NotLowerable(f"input %{v.name} of type {v.type} is not a number or tensor")
         self.output_kinds: list[str] = []
+        self.output_capacities: list[Optional[int]] = []  # per list output, its most elements
         self.addresses: dict[str, int] = {}  # globals to fill in after loading (name -> address)
 
     def emit(self, module: ir.Module, name: str) -> ir.Function:
         out_types = []
         params = [t for k in self.input_kinds for t in _PARAM_TYPES[k]]
         fn = ir.Function(module, ir.FunctionType(I32, params + [ir.PointerType()]), name=name)
+        allocas = fn.append_basic_block("allocas")  # the memory of the lists built here
         entry = fn.append_basic_block("entry")
         refuse = fn.append_basic_block("refuse")
         ir.IRBuilder(refuse).ret(ir.Constant(I32, STATUS_REFUSED))
         b = ir.IRBuilder(entry)
         guards = ArrayGuards(b, fn)
-        e = NumberEmitter(b, refuse, guards)
+        e = ProgramEmitter(b, refuse, guards, allocas)
         env: dict[Value, Any] = {}
         args = iter(fn.args)
         for k, (v, kind) in enumerate(zip(self.graph.inputs, self.input_kinds)):
@@ -121,22 +153,32 @@ class ProgramLowering:
         self.addresses = guards.addresses
         results = [env[v] for v in self.graph.outputs]
         for v, r in zip(self.graph.outputs, results):
+            if isinstance(r, _LISTS) and number_list_kind(v.type):
+                out_types.append(ir.LiteralStructType([ir.PointerType(), I64]))
+                continue
             if not isinstance(r, Num) or not _compatible(r.kind, number_kind(v.type)):
                 raise NotLowerable(f"output %{v.name} is not a {v.type}")
-            self.output_kinds.append(r.kind)
             out_types.append(I8 if r.kind == "bool" else LLVM_TYPES[r.kind])
         struct = ir.LiteralStructType(out_types)
         for k, r in enumerate(results):
             slot = b.gep(fn.args[-1], [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=struct)
+            if isinstance(r, _LISTS):
+                kind, capacity = e.write_out(r, slot)
+                self.output_kinds.append(kind + "[]")
+                self.output_capacities.append(capacity)
+                continue
             b.store(b.zext(r.value, I8) if r.kind == "bool" else r.value, slot)
+            self.output_kinds.append(r.kind)
+            self.output_capacities.append(None)
         b.ret(ir.Constant(I32, 0))
+        ir.IRBuilder(allocas).branch(entry)
         return fn
 
-    def lower_block(self, e: NumberEmitter, block: Block, env: dict) -> None:
+    def lower_block(self, e: ProgramEmitter, block: Block, env: dict) -> None:
         for node in block.nodes():
             self.lower_node(e, node, env)
 
-    def lower_node(self, e: NumberEmitter, node: Node, env: dict) -> None:
+    def lower_node(self, e: ProgramEmitter, node: Node, env: dict) -> None:
         if node.kind == "prim::Constant":
             value = constant_value(node)
             env[node.output] = e.const(value) if isinstance(value, (bool, int, float)) else value
@@ -148,6 +190,13 @@ class ProgramLowering:
         if node.blocks or len(node.outputs) != 1:
             raise NotLowerable(f"{node.kind} is not a number op")
         args = [env[v] for v in node.inputs]
+        if node.kind == "prim::ListConstruct" and _appended(node.output):
+            kind = number_kind(node.output.type.elem) if isinstance(node.output.type, ListType) else None
+            if kind is None:
+                raise NotLowerable("appends to a list that does not hold numbers")
+            trips = [_trips(m, node.owning_block) for m in _appended(node.output)]
+            env[node.output] = e.new_list(args, capacity_bound(trips, len(args)), kind)
+            return
         if facts.has_tag(node.kind, "identity"):
             result = args[0]
         elif node.kind in PRIM_NUMBER_RULES:
@@ -159,7 +208,7 @@ class ProgramLowering:
                 raise NotLowerable(f"{node.kind} has no scalar-program rule")
             result = rule(e, *with_defaults(entry, args))
         out = node.output
-        if isinstance(result, list):
+        if isinstance(result, _LISTS):
             if not isinstance(out.type, ListType):
                 raise NotLowerable(f"{node.kind}: a list where {out.type} is declared")
         elif not isinstance(result, Num) or not _compatible(result.kind, number_kind(out.type)):
@@ -178,7 +227,7 @@ class ProgramLowering:
             kinds.append(incoming.pop() if len(incoming) == 1 else kind)
         return kinds
 
-    def _as_kind(self, e: NumberEmitter, x: Num, kind: str) -> ir.Value:
+    def _as_kind(self, e: ProgramEmitter, x: Num, kind: str) -> ir.Value:
         if x.kind == kind:
             return x.value
         if kind == "float":
@@ -187,32 +236,46 @@ class ProgramLowering:
             return e.as_int(x).value
         raise NotLowerable(f"a {x.kind} where a bool is carried")
 
-    def lower_if(self, e: NumberEmitter, node: Node, env: dict) -> None:
+    def _appends_after(self, node: Node) -> bool:
+        """Whether an `append` runs after `node` (outside it): a view of a list it yields
+        would then miss the appended elements."""
+        nodes = list(self.graph.walk())
+        inside = set(node.walk())
+        return any(m.kind == "aten::append" and m not in inside for m in nodes[nodes.index(node) + 1:])
+
+    def lower_if(self, e: ProgramEmitter, node: Node, env: dict) -> None:
         b = e.b
         cond = e.to_bool(env[node.inputs[0]]).value
         arms = [b.append_basic_block("then"), b.append_basic_block("else")]
         merge = b.append_basic_block("endif")
         b.cbranch(cond, *arms)
+        lists = {k for k, v in enumerate(node.outputs) if isinstance(v.type, ListType)}
+        if lists and self._appends_after(node):
+            raise NotLowerable("a list that a branch yields may be appended to later")
+        numbers = [k for k in range(len(node.outputs)) if k not in lists]
         ends, results = [], []
         for block, bb in zip(node.blocks, arms):
             b.position_at_end(bb)
             self.lower_block(e, block, env)
-            results.append([env[v] for v in block.outputs])
+            results.append([e.view(env[v]) if k in lists else env[v] for k, v in enumerate(block.outputs)])
             ends.append(b.block)
-        kinds = self._merged_kinds(results, node.outputs)
+        kinds = self._merged_kinds([[r[k] for k in numbers] for r in results],
+                                   [node.outputs[k] for k in numbers])
         incoming = []
         for end, values in zip(ends, results):
             b.position_at_end(end)
-            incoming.append(([self._as_kind(e, x, k) for x, k in zip(values, kinds)], b.block))
+            incoming.append(([self._as_kind(e, values[k], kind) for k, kind in zip(numbers, kinds)], b.block))
             b.branch(merge)
         b.position_at_end(merge)
-        for k, (out, kind) in enumerate(zip(node.outputs, kinds)):
+        for j, (k, kind) in enumerate(zip(numbers, kinds)):
             phi = b.phi(LLVM_TYPES[kind])
             for values, block in incoming:
-                phi.add_incoming(values[k], block)
-            env[out] = Num(phi, kind)
+                phi.add_incoming(values[j], block)
+            env[node.outputs[k]] = Num(phi, kind)
+        for k in sorted(lists):
+            env[node.outputs[k]] = merged_view([r[k] for r in results], [blk for _, blk in incoming], b)
 
-    def lower_loop(self, e: NumberEmitter, node: Node, env: dict) -> None:
+    def lower_loop(self, e: ProgramEmitter, node: Node, env: dict) -> None:
         """`prim::Loop(max_trip, cond, carried...)`: the body runs while cond holds and the
         iteration count is below max_trip; carried values are phis of the loop head."""
         b = e.b

@@ -1,5 +1,6 @@
 """A compiled scalar program (scalar_program.py): its own code library, called through ctypes
-with Python numbers (arrays or None for tensor arguments), returning a status and numbers."""
+with Python numbers and lists of them (arrays or None for tensor arguments), returning a status
+and numbers and lists."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ _CTYPES = {"int": ctypes.c_int64, "float": ctypes.c_double, "bool": ctypes.c_boo
 _ELEMENT_CTYPES = {f"{k}[]": c for k, c in _CTYPES.items() if k != "tensor"}
 _PYTHON_TYPES = {"int": int, "float": float, "bool": bool}
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+class _ListSlot(ctypes.Structure):
+    """A list output: the buffer the caller provides (room for the list's capacity) and the
+    length the program stores."""
+
+    _fields_ = [("data", ctypes.c_void_p), ("length", ctypes.c_int64)]
 
 
 def _fits(x, kind: str) -> bool:
@@ -41,7 +49,9 @@ class ScalarProgramUnit:
             ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.input_kinds = lowering.input_kinds
         self.output_kinds = lowering.output_kinds
-        fields = [(f"out{k}", _CTYPES[kind]) for k, kind in enumerate(self.output_kinds)]
+        self.output_capacities = lowering.output_capacities
+        fields = [(f"out{k}", _ListSlot if kind in _ELEMENT_CTYPES else _CTYPES[kind])
+                  for k, kind in enumerate(self.output_kinds)]
         self._outputs = type(f"{name}_outputs", (ctypes.Structure,), {"_fields_": fields})
         self._names = [f for f, _ in fields]
         params = [t for k in self.input_kinds for t in (
@@ -68,7 +78,13 @@ class ScalarProgramUnit:
             else:
                 passed.append(a)
         out = self._outputs()
+        buffers = {}
+        for f, kind, capacity in zip(self._names, self.output_kinds, self.output_capacities):
+            if capacity is not None:
+                buffers[f] = (_ELEMENT_CTYPES[kind] * max(capacity, 1))()
+                getattr(out, f).data = ctypes.cast(buffers[f], ctypes.c_void_p)
         status = self._fn(*passed, ctypes.byref(out))
         if status:
             return status, []
-        return 0, [getattr(out, f) for f in self._names]
+        return 0, [buffers[f][:getattr(out, f).length] if f in buffers else getattr(out, f)
+                   for f in self._names]

@@ -78,6 +78,42 @@ def test_arange(args, dtype):
     assert_native_matches(text, [_x()])
 
 
+def test_an_arange_of_a_number_argument_bails_out_when_its_length_changes():
+    """Numbers are keyed by type: the plan made for n = 4 runs natively for n = 4 and bails
+    out (the interpreter's result) for any other n, never returning the old length."""
+    from irjit.compiler import parse_ir
+    from irjit.ops.tensor import Tensor
+    from irjit.runtime import no_grad
+    from irjit.runtime.native import NativeRunner
+    runner = NativeRunner(parse_ir("""graph(%x : Tensor, %n : int):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %r : Tensor = aten::arange(%n, %none, %none, %none, %none)
+  %s : Tensor = aten::add(%r, %x, %one)
+  return (%s)"""))
+    x = Tensor(np.ones(1, np.float32))
+    with no_grad():
+        for n, bailouts in [(4, 0), (4, 0), (5, 1), (0, 2), (7, 3), (4, 3)]:
+            out = runner.run([x, n])[0]
+            np.testing.assert_array_equal(out.data, np.arange(n) + 1.0)
+            assert runner.stats.bailouts == bailouts and runner.stats.nodes_interpreted == 0
+
+
+def test_an_arange_from_a_start_to_a_number_argument_stays_interpreted():
+    from irjit.compiler import parse_ir
+    from irjit.runtime import no_grad
+    from irjit.runtime.native import NativeRunner
+    runner = NativeRunner(parse_ir("""graph(%n : int):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %r : Tensor = aten::arange(%one, %n, %none, %none, %none, %none)
+  return (%r)"""))
+    with no_grad():
+        for n in [4, 4, 6]:
+            np.testing.assert_array_equal(runner.run([n])[0].data, np.arange(1, n))
+    assert runner.stats.nodes_native == 0
+
+
 @pytest.mark.parametrize("op", ["aten::clone(%x, %none)", "aten::contiguous(%x, %zero)",
                                 "aten::dropout(%x, %p, %false)", "aten::alpha_dropout(%x, %zero_p, %true)"])
 @pytest.mark.parametrize("transposed", [False, True])
@@ -156,3 +192,28 @@ def test_type_as_and_to_other():
   %c : Tensor = aten::add(%a, %b, %one)
   return (%c)"""
     assert_native_matches(text, [_x() / 3, _x(np.int64)])
+
+
+def test_a_cast_to_a_dtype_a_number_argument_gives_bails_out_for_another_dtype():
+    """The plan's types say the cast made float64 (the profiled call); a later call casting to
+    float32 or int64 makes the reading unit refuse its input, and the group is interpreted
+    (its specialized input types are not held against the call)."""
+    from irjit.compiler import parse_ir
+    from irjit.ops.tensor import Tensor
+    from irjit.runtime import no_grad
+    from irjit.runtime.native import NativeRunner
+    runner = NativeRunner(parse_ir("""graph(%x : Tensor, %d : int):
+  %none : NoneType = prim::Constant()
+  %f : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::to(%x, %d, %f, %f, %none)
+  %z : Tensor = aten::add(%y, %one, %one)
+  return (%z)"""))
+    x = Tensor(np.full(3, 1.5, np.float32))
+    with no_grad():
+        for code, want in [(7, np.full(3, 2.5)), (7, np.full(3, 2.5)), (6, np.full(3, 2.5, np.float32)),
+                           (4, np.full(3, 2, np.int64)), (7, np.full(3, 2.5))]:
+            got = runner.run([x, code])[0].data
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    assert runner.stats.bailouts == 2

@@ -142,6 +142,40 @@ def test_zeros_like_in_a_group_needs_no_gradient(monkeypatch):
     assert cov.native["aten::zeros_like"] == 1
 
 
+def test_a_group_whose_outputs_need_no_gradient_runs_natively_under_grad(monkeypatch):
+    """Comparisons and integer casts of inputs that require grad: nothing to record, so the
+    group runs its unit (before, it was interpreted for want of a gradient)."""
+    text = """graph(%x : Tensor, %y : Tensor):
+  %long : int = prim::Constant[value=4]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %lt : Tensor = aten::lt(%x, %y)
+  %eq : Tensor = aten::eq(%x, %y)
+  %either : Tensor = aten::__or__(%lt, %eq)
+  %i : Tensor = aten::to(%x, %long, %false, %false, %none)
+  return (%either, %i)"""
+    cov, runner, outs = _check(text, [(3, 4), (3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::__or__"] == 1 and cov.native["aten::to"] == 1
+    assert all(not o.requires_grad and o.grad_fn is None for o in outs)
+
+
+def test_a_cast_to_another_dtype_is_differentiated_as_a_copy(monkeypatch):
+    """`to` may return its input itself, but not when the dtype changes: such a group is
+    differentiated and runs natively, forward and backward."""
+    text = """graph(%x : Tensor):
+  %double : int = prim::Constant[value=7]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %d : Tensor = aten::to(%x, %double, %false, %false, %none)
+  %t : Tensor = aten::tanh(%d)
+  return (%d, %t)"""
+    cov, _, outs = _check(text, [(3, 4)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+    assert cov.native["aten::to"] == 1 and cov.native["aten::type_as"] == 1  # df casts back
+    assert outs[0].requires_grad and outs[0].data.dtype == np.float64
+
+
 def test_backward_twice_gives_the_same_gradients(monkeypatch):
     _, runner, outs = _check(ATTENTION, [(2, 3, 4), (2, 5, 4), (2, 5, 4)], monkeypatch)
     xs = [Tensor(a, True) for a in _arrays([(2, 3, 4), (2, 5, 4), (2, 5, 4)], seed=3)]
