@@ -133,6 +133,8 @@ def _to_dtype(dtype: np.dtype) -> Callable[[Tensor], Tensor]:
 
 
 def _bool(self: Tensor) -> bool:
+    if autograd.TRACER[0] is not None:
+        autograd.TRACER[0].data_dependent("boolean")
     if self.numel() != 1:
         raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
     return bool(self.data.reshape(()).item())
@@ -152,6 +154,8 @@ def _iter(self: Tensor):
 
 def _scalar(kind: type) -> Callable[[Tensor], Any]:
     def convert(self: Tensor):
+        if autograd.TRACER[0] is not None:
+            autograd.TRACER[0].data_dependent(kind.__name__)
         if self.numel() != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars "
                              f"(this one has {self.numel()})")

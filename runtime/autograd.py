@@ -111,9 +111,15 @@ class GradNode:
         return f"<GradNode {self.entry.schema.full_name}>"
 
 
+# The tracer of `irjit.jit.trace` while a function is being traced (records every op), else None.
+TRACER: list = [None]
+
+
 def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     """Run `entry` on run-time values (Tensors, Python values), recording it for autograd
     when grad mode is on and a floating-point tensor input requires grad."""
+    if TRACER[0] is not None:
+        return TRACER[0].record_op(entry, args, label)
     schema = entry.schema
     if schema.variadic:
         return entry.impl(*args)

@@ -25,7 +25,7 @@ from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
-from .native_plan import plan_for
+from .native_plan import plan_for, share_view_bases
 from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
                                     specialize_shapes, transpose_products)
 from .prims import _results, prim
@@ -268,14 +268,8 @@ def _wrap_outputs(outs: list, args: list, aliases: Optional[list]) -> list:
     """A unit's outputs as run-time values: a view of an input (or of another output) shares
     that tensor's version counter and base, as the interpreter's views do."""
     results = [o if isinstance(o, (bool, int, float, list)) else Tensor(o) for o in outs]
-    for j, alias in enumerate(aliases or ()):
-        if alias is None:
-            continue
-        kind, i = alias
-        base = args[i] if kind == "input" else results[i]
-        if isinstance(base, Tensor):
-            results[j]._version = base._version
-            results[j]._base = base._base if base._base is not None else base
+    if aliases:
+        share_view_bases(results, args, aliases)
     return results
 
 

@@ -278,26 +278,45 @@ class StraightPlan:
         status, outs = unit.call(args, arrays) if step.arena_positions else unit.call(args)
         if not status:
             for (i, how), o in zip(step.outs, outs):
-                env[i] = o if how == ARRAY or isinstance(o, (bool, int, float)) else Tensor(o)
+                env[i] = o if how == ARRAY or isinstance(o, (bool, int, float, list)) else Tensor(o)
+            aliases = getattr(unit, "aliases", None)
+            if aliases and any(aliases):
+                share_view_bases([env[i] for i, _ in step.outs], [env[i] for i, _ in step.args], aliases)
             return True
         self.runner.count_bailout()
-        outs = self.interpreter.sub_interpreter(step.node.attr("Subgraph")).run(
-            [Tensor(a) if how == ARRAY else env[i] for (i, how), a in zip(step.args, args)])
+        sub = step.node.attr("Subgraph")
+        outs = self.interpreter.sub_interpreter(sub).run_block(
+            sub.block, [Tensor(a) if how == ARRAY else env[i] for (i, how), a in zip(step.args, args)], {})
         for (i, how), o in zip(step.outs, outs):
             env[i] = o.data if how == ARRAY else o
         return False
 
 
+def share_view_bases(results: list, args: list, aliases: list) -> None:
+    """Outputs a unit returned as views of an argument (or of another output) share that
+    tensor's version counter and base, as the interpreter's views do."""
+    for j, alias in enumerate(aliases):
+        if alias is None or not isinstance(results[j], Tensor):
+            continue
+        kind, i = alias
+        base = args[i] if kind == "input" else results[i]
+        if isinstance(base, Tensor):
+            results[j]._version = base._version
+            results[j]._base = base._base if base._base is not None else base
+
+
 def _arena_positions(step: _GroupStep) -> tuple[int, ...]:
     """The output buffers of a tensor unit the arena may provide: its private scratch and the
-    buffers of outputs only later groups read (unless another output hands that buffer out);
+    buffers of outputs only later groups read (unless another output, or a view output, hands
+    that buffer out);
     none for scalar programs."""
     unit = step.unit
     private = getattr(unit, "private", None)
     if private is None:
         return ()
-    inner = {k for (_, how), (k, _) in zip(step.outs, unit.result_buffers) if how == ARRAY}
+    inner = {k for (_, how), (k, _) in zip(step.outs, unit.result_buffers) if how == ARRAY and k is not None}
     escaping = {k for (_, how), (k, _) in zip(step.outs, unit.result_buffers) if how != ARRAY}
+    escaping |= {b - unit.n_inputs for b in unit.views.bases()}  # view outputs hand these out
     return tuple(sorted(set(private) | (inner - escaping)))
 
 

@@ -1,6 +1,7 @@
 """TorchScript's front end for Python: `script` compiles functions and modules from their
 source into ScriptFunctions / ScriptModules (`.graph`, `.code`, calls through the graph
-executor); `save`/`load` round-trip them through a zip archive."""
+executor); `trace` records the ops a function or module runs; `save`/`load` round-trip
+scripted ones through a zip archive."""
 
 from irjit.runtime.executor.counters import last_executed_optimized_graph
 
@@ -8,8 +9,12 @@ from .api import script
 from .compilation_unit import CompilationUnit
 from .errors import ScriptError
 from .module import ScriptModule
+from .scope import scope, scope_name
 from .script import ScriptFunction
 from .serialization import load, save
+from .trace_api import TracedFunction, TracingCheckError, trace
+from .tracer import TracerWarning, TracingError
 
-__all__ = ["CompilationUnit", "ScriptError", "ScriptFunction", "ScriptModule",
-           "last_executed_optimized_graph", "load", "save", "script"]
+__all__ = ["CompilationUnit", "ScriptError", "ScriptFunction", "ScriptModule", "TracedFunction",
+           "TracerWarning", "TracingCheckError", "TracingError", "last_executed_optimized_graph",
+           "load", "save", "scope", "scope_name", "script", "trace"]

@@ -12,6 +12,7 @@ from typing import Any, Iterator, Optional, Union
 import numpy as np
 
 from irjit.ops.tensor import Tensor
+from irjit.runtime import autograd
 from irjit.runtime.module import Module as RuntimeModule
 
 from .. import eager  # noqa: F401  (installs the tensor methods modules use)
@@ -255,6 +256,8 @@ class Module(RuntimeModule):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if autograd.TRACER[0] is not None:
+            return autograd.TRACER[0].call_module(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
