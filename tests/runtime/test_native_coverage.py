@@ -18,7 +18,7 @@ from .test_run_fixtures import _cases, _load_npz
 # lowerings; most of the rest are views at group boundaries (transpose, slice, select,
 # unsqueeze, view), convolution_backward, list appends and the first-call profiling runs of
 # nested executors
-FLOOR = 0.86
+FLOOR = 0.97
 
 
 def _measure(case, monkeypatch) -> Coverage:
