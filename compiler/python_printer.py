@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from irjit.compiler.ir import (Block, GenericType, Graph, ListType, Node, OptionalType,
-                               TensorType, TupleType, Type, Value, constant_value)
+from irjit.compiler.ir import Block, Graph, Node, OptionalType, Type, Value, constant_value
 from irjit.compiler.schema_match import schema_for_inputs
 from irjit.ops.facts import printed_as_builtin
 from irjit.ops.registry import NO_DEFAULT, parse_schema
+from irjit.ops.types import annotation
 
 _RESERVED = frozenset((
     "_", "as", "aten", "attribute", "CONSTANTS", "fork", "getattr", "inf", "nan", "infj", "nanj",
@@ -40,21 +40,6 @@ class FunctionHeader:
     params: list[tuple[str, Type, Any]]
     return_type: Type
     self_type: Optional[Type] = None
-
-
-def annotation(t: Type) -> str:
-    """A type as Python annotations spell it (`List[int]`, `Optional[Tensor]`)."""
-    if isinstance(t, TensorType):
-        return "Tensor"
-    if isinstance(t, ListType):
-        return f"List[{annotation(t.elem)}]"
-    if isinstance(t, OptionalType):
-        return f"Optional[{annotation(t.elem)}]"
-    if isinstance(t, TupleType):
-        return "Tuple[" + ", ".join(annotation(e) for e in t.elems) + "]"
-    if isinstance(t, GenericType):
-        return f"{t.name}[" + ", ".join(annotation(a) for a in t.args) + "]"
-    return str(t)
 
 
 def constant_repr(value: Any) -> str:

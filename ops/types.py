@@ -213,6 +213,21 @@ COMPLEX = NamedType("complex")
 ANY = NamedType("Any")
 
 
+def annotation(t: Type) -> str:
+    """A type as TorchScript source spells it (`Type::annotation_str`): `List[Optional[int]]`."""
+    if isinstance(t, TensorType):
+        return "Tensor"
+    if isinstance(t, ListType):
+        return f"List[{annotation(t.elem)}]"
+    if isinstance(t, OptionalType):
+        return f"Optional[{annotation(t.elem)}]"
+    if isinstance(t, TupleType) and t.names is None:
+        return "Tuple[" + ", ".join(annotation(e) for e in t.elems) + "]"
+    if isinstance(t, GenericType):
+        return f"{t.name}[" + ", ".join(annotation(a) for a in t.args) + "]"
+    return str(t)
+
+
 def is_subtype(sub: Type, sup: Type) -> bool:
     """A conservative version of PyTorch's `isSubtypeOf`, enough for verification and specialization."""
     if sub == sup:

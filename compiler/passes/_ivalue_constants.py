@@ -11,7 +11,7 @@ import numpy as np
 
 from irjit.compiler.ir.attributes import AnnotatedValue, TensorData, format_ivalue
 from irjit.compiler.ir.constants import tensor_type_of
-from irjit.ops.types import (BOOL, COMPLEX, FLOAT, INT, NONE, STR, GenericType, ListType,
+from irjit.ops.types import (BOOL, COMPLEX, FLOAT, INT, NONE, STR, GenericType, ListType, annotation,
                              NamedType, OptionalType, TensorType, TupleType, Type)
 
 NOT_INSERTABLE = object()
@@ -62,21 +62,6 @@ def value_type(value: Any, declared: Optional[Type] = None) -> Type:
         if len(kinds) == 1:
             return ListType(kinds.pop())
     return NamedType("Any")
-
-
-def annotation(t: Type) -> str:
-    """A type as TorchScript source spells it (`Type::annotation_str`): `List[Optional[int]]`."""
-    if isinstance(t, TensorType):
-        return "Tensor"
-    if isinstance(t, ListType):
-        return f"List[{annotation(t.elem)}]"
-    if isinstance(t, OptionalType):
-        return f"Optional[{annotation(t.elem)}]"
-    if isinstance(t, TupleType) and t.names is None:
-        return "Tuple[" + ", ".join(annotation(e) for e in t.elems) + "]"
-    if isinstance(t, GenericType):
-        return f"{t.name}[" + ", ".join(annotation(a) for a in t.args) + "]"
-    return str(t)
 
 
 def _needs_annotation(elem: Type) -> bool:
