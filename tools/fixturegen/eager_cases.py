@@ -2,7 +2,7 @@
 tensors and irjit.nn: each module with its weights, inputs, outputs, gradients and buffers
 after the call; tensor expressions with their values and gradients; initialisation statistics.
 
-    /work/venv-torch/bin/python -m irjit.tools.fixturegen.eager_cases --out tests/fixtures/eager
+    .venv-torch/bin/python -m irjit.tools.fixturegen.eager_cases --out tests/fixtures/eager
 
 Writes `modules.json` + `modules/<case>.npz`, `exprs.json` + `exprs.npz`, `init.json`.
 """

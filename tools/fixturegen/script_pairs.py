@@ -1,7 +1,7 @@
 """Write PyTorch 2.13's `torch.jit.script(f).graph` and `.code` for every function of
 `script_cases.py`, and of every module class there (a dev-only tool; irjit never imports torch):
 
-    IRJIT_SCRIPT_CASES_TORCH=1 /work/venv-torch/bin/python tools/fixturegen/script_pairs.py tests/fixtures/script
+    IRJIT_SCRIPT_CASES_TORCH=1 .venv-torch/bin/python tools/fixturegen/script_pairs.py tests/fixtures/script
 
 Each case gives `<name>.graph.ir` and `<name>.code` (modules also `<name>.inlined.ir`); the cases file's path is normalised to
 `/home/user/script_cases.py`."""
@@ -16,6 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CASES_PATH = HERE / "script_cases.py"
 NORM_PATH = "/home/user/script_cases.py"
+NORM_SITE = "/usr/local/lib/python3.11/site-packages/"  # as tools/fixturegen/common.py writes it
 
 
 def load_cases():
@@ -36,12 +37,17 @@ def main(out: Path) -> None:
     cases = load_cases()
     scripted = [(f.__name__, torch.jit.script(f)) for f in cases.CASES]
     scripted += [(cls.__name__, torch.jit.script(cls())) for cls in cases.MODULE_CASES]
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__))) + "/"
+
+    def normalized(text: str) -> str:
+        """Source paths as every fixture spells them (no machine's paths)."""
+        return text.replace(str(CASES_PATH), NORM_PATH).replace(site, NORM_SITE)
     for name, s in scripted:
-        graph = str(s.graph).replace(str(CASES_PATH), NORM_PATH)
+        graph = normalized(str(s.graph))
         (out / f"{name}.graph.ir").write_text(graph)
         (out / f"{name}.code").write_text(s.code)
         if isinstance(s, torch.jit.ScriptModule):
-            inlined = str(s.inlined_graph).replace(str(CASES_PATH), NORM_PATH)
+            inlined = normalized(str(s.inlined_graph))
             (out / f"{name}.inlined.ir").write_text(inlined)
 
 

@@ -2,7 +2,7 @@
 for each case its `.graph` and `.inlined_graph` texts and the node kinds of the inlined graph
 (what irjit's tracer must record, in order), plus the tracer warnings torch raised.
 
-    /work/venv-torch/bin/python -m irjit.tools.fixturegen.trace_pairs --out tests/fixtures/trace
+    .venv-torch/bin/python -m irjit.tools.fixturegen.trace_pairs --out tests/fixtures/trace
 """
 
 from __future__ import annotations
