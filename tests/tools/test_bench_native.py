@@ -47,4 +47,8 @@ def test_numpy_contenders_match_the_interpreter(name):
         np.testing.assert_allclose(fwd, want, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(full, want, rtol=1e-5, atol=1e-5)
     for i, g in enumerate(got_grads):
-        np.testing.assert_allclose(g, grads[f"arg{i}"], rtol=1e-4, atol=1e-4)
+        want = grads[f"arg{i}"]
+        # float32 sums of terms as large as the gradient's largest entry: an element that
+        # cancels to a small value keeps the terms' absolute error (rnn_loop's gradients
+        # reach 1e5 where single entries are ~10), so the tolerance scales with the largest
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-4 + 1e-6 * float(np.abs(want).max()))
