@@ -18,6 +18,7 @@ import numpy as np
 from irjit.ops import registry
 from irjit.ops.dtypes import DEFAULT_FLOAT, is_floating
 from irjit.ops.tensor import Tensor
+from irjit.ops.types import Device
 from irjit.runtime import autograd
 from irjit.runtime.autograd import call_op
 
@@ -65,10 +66,20 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
         raise ValueError(f"irjit tensors live on the CPU (got device={device!r})")
     if isinstance(data, Tensor):
         data = data.data
+    tracer = autograd.TRACER[0]
+    if tracer is not None:
+        tracer.warn("irjit.tensor results are registered as constants in the trace. You can "
+                    "safely ignore this warning if you use this function to create tensors out "
+                    "of constant variables that would be the same every time you call this "
+                    "function. In any other case, this might cause the trace to be incorrect.")
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data, dtype=dtype, copy=True)
     else:
-        arr = run("tensor", data, dtype=dtype).data
+        autograd.TRACER[0] = None
+        try:
+            arr = run("tensor", data, dtype=dtype).data
+        finally:
+            autograd.TRACER[0] = tracer
     if requires_grad and not is_floating(arr.dtype):
         raise RuntimeError("only tensors of floating point dtype can require gradients "
                            f"(got {arr.dtype})")
@@ -99,9 +110,26 @@ def get_default_dtype() -> np.dtype:
 # ---- Tensor methods that are not single ops
 
 def _size(self: Tensor, dim: Optional[int] = None):
+    """Sizes as ints; while tracing, as the traced 0-dim tensors PyTorch's tracer gives
+    (`aten::size` + `prim::NumToTensor`), so arithmetic on them is recorded."""
+    tracer = autograd.TRACER[0]
     if dim is None:
+        if tracer is not None:
+            return tuple(tracer.size(self, d) for d in range(self.data.ndim))
         return tuple(self.data.shape)
+    if tracer is not None:
+        ndim = self.data.ndim
+        if not -ndim <= int(dim) < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim - 1}], but got {dim})")
+        return tracer.size(self, int(dim))
     return run("size", self, dim)
+
+
+def _shape(self: Tensor):
+    if autograd.TRACER[0] is not None:
+        return _size(self)
+    return self.data.shape
 
 
 def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
@@ -143,7 +171,12 @@ def _bool(self: Tensor) -> bool:
 def _len(self: Tensor) -> int:
     if self.dim() == 0:
         raise TypeError("len() of a 0-d tensor")
-    return self.shape[0]
+    if autograd.TRACER[0] is not None:
+        autograd.TRACER[0].warn("Using len to get tensor shape might cause the trace to be "
+                                "incorrect. Recommended usage would be tensor.shape[0]. Passing "
+                                "a tensor of different shape might lead to errors or silently "
+                                "give incorrect results.")
+    return self.data.shape[0]
 
 
 def _iter(self: Tensor):
@@ -229,8 +262,9 @@ _METHODS = {
 }
 
 _PROPERTIES = {
+    "shape": _shape,
     "T": lambda self: run("numpy_T", self), "mT": lambda self: run("mT", self),
-    "ndim": lambda self: self.dim(), "device": lambda self: "cpu",
+    "ndim": lambda self: self.dim(), "device": lambda self: Device("cpu"),
 }
 
 

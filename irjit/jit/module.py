@@ -1,9 +1,10 @@
-"""ScriptModule: a module whose `forward` was compiled from its source; calls go through the
-graph executor with the module itself as `%self`."""
+"""ScriptModule: a module whose methods are graphs (compiled from source by `script`, or
+recorded by `trace`: a TracedModule); calls go through the graph executor with the module
+itself as `%self`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from irjit.compiler.ir import Graph
 from irjit.runtime.module import Module as RuntimeModule
@@ -15,9 +16,17 @@ class ScriptModule:
     """`.graph` (submodule calls as `prim::CallMethod`), `.inlined_graph`, `.code`,
     `graph_for`, calls; attribute reads reach the wrapped module (submodules wrapped too)."""
 
-    def __init__(self, module: RuntimeModule, forward: ScriptFunction):
+    def __init__(self, module: RuntimeModule, forward: Optional[ScriptFunction]):
         self.__dict__["_module"] = module
-        self.__dict__["forward"] = forward
+        self.__dict__["_methods"] = {"forward": forward} if forward is not None else {}
+
+    @property
+    def forward(self) -> ScriptFunction:
+        fn = self._methods.get("forward")
+        if fn is None:
+            raise AttributeError(f"{self.original_name} has no forward method (the trace never "
+                                 "called this module)")
+        return fn
 
     @property
     def original_name(self) -> str:
@@ -47,6 +56,9 @@ class ScriptModule:
         return self.forward.executor.graph_for(*self._inputs(args, kwargs))
 
     def __getattr__(self, name: str) -> Any:
+        method = self.__dict__["_methods"].get(name)
+        if method is not None:
+            return method
         try:
             value = self._module.get(name)
         except KeyError:
@@ -65,4 +77,47 @@ class ScriptModule:
         lines = ["RecursiveScriptModule(", f"  original_name={self.original_name}"]
         for name, child in children:
             lines.append(f"  ({name}): RecursiveScriptModule(original_name={child.class_name})")
+        return "\n".join(lines + [")"])
+
+
+class TracedModule(ScriptModule):
+    """What `irjit.jit.trace` makes of a module, as torch.jit.trace's TracedModule: every
+    submodule wrapped (`traced.seq[0]`-style access by attribute: `traced.seq`), each with the
+    methods the trace created for it (`forward`, then `forward1`, ... when called again)."""
+
+    def __init__(self, module: RuntimeModule, type_name: str, methods: dict[str, ScriptFunction],
+                 children: dict[str, "TracedModule"], scope_names: Optional[dict] = None):
+        self.__dict__["_module"] = module
+        self.__dict__["_methods"] = methods
+        self.__dict__["_children"] = children
+        self.__dict__["type_name"] = type_name  # the module's type in the traced graphs
+        self.__dict__["_scope_names"] = scope_names or {}
+
+    def __getattr__(self, name: str) -> Any:
+        child = self.__dict__["_children"].get(name)
+        if child is not None:
+            return child
+        return super().__getattr__(name)
+
+    def named_children(self):
+        return iter(self._children.items())
+
+    def legacy_scope_name(self, node) -> str:
+        """The node's scope in the 2017 tracer's form, `Net/Sequential[layer1]/Linear[0]`: the
+        traced module's class, then `Class[attribute]` per submodule call, user scopes as named."""
+        names, s = [], node.scope
+        while s.parent is not None:
+            names.append(self._scope_names.get(s, s.name))
+            s = s.parent
+        names.append(self.original_name)
+        return "/".join(reversed(names))
+
+    def __repr__(self) -> str:
+        """As PyTorch prints a traced module: `Net(\\n  original_name=Net\\n  (seq): ...)`."""
+        name = self.original_name
+        if not self._children:
+            return f"{name}(original_name={name})"
+        lines = [f"{name}(", f"  original_name={name}"]
+        for attr, child in self._children.items():
+            lines.append(f"  ({attr}): " + repr(child).replace("\n", "\n  "))
         return "\n".join(lines + [")"])

@@ -72,9 +72,20 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      padding, ceil_mode, count_include_pad, divisor_override)
 
 
+def _verify_batch_size(size) -> None:
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{tuple(int(s) for s in size)}")
+
+
 def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
                weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if training:
+        _verify_batch_size(input.size())
     return eager.run("batch_norm", input, weight, bias, running_mean, running_var, training,
                      momentum, eps, True)
 

@@ -33,7 +33,7 @@ def _kinds(graph):
 @pytest.mark.parametrize("name", sorted(set(TRACED) - DIFFERENT))
 def test_node_kinds_and_scopes_match_pytorch(name):
     fn, inputs = _case(name)
-    graph = irjit.jit.trace(fn, inputs).graph
+    graph = irjit.jit.trace(fn, inputs).inlined_graph
     assert _kinds(graph) == TRACED[name]["kinds"]
     assert [irjit.jit.scope_name(n) for n in graph.nodes()] == TRACED[name]["scopes"]
 
