@@ -202,13 +202,6 @@ def _index(self: Tensor) -> int:
     return int(self.data.reshape(()).item())
 
 
-def _array(self: Tensor, dtype: Any = None, copy: Any = None) -> np.ndarray:
-    arr = self.data
-    if dtype is not None and arr.dtype != np.dtype(dtype):
-        return arr.astype(dtype)
-    return arr.copy() if copy else arr
-
-
 def _binary(name: str, reflected: bool = False) -> Callable[[Tensor, Any], Any]:
     if reflected:
         return lambda self, other: run(name, _as_operand(other, self), self)
@@ -248,13 +241,12 @@ _OPERATORS = {
     "__getitem__": getitem, "__setitem__": setitem,
     "__bool__": _bool, "__len__": _len, "__iter__": _iter,
     "__float__": _scalar(float), "__int__": _scalar(int), "__index__": _index,
-    "__array__": _array, "__hash__": object.__hash__,
+    "__hash__": object.__hash__,
     "__contains__": lambda self, v: bool(run("any", run("eq", self, v))),
 }
 
 _METHODS = {
     "size": _size, "requires_grad_": _requires_grad_, "backward": _backward,
-    "tolist": lambda self: self.data.tolist(),
     "float": _to_dtype(float32), "double": _to_dtype(float64), "half": _to_dtype(float16),
     "long": _to_dtype(int64), "int": _to_dtype(int32), "bool": _to_dtype(bool_),
     "cpu": lambda self: self, "type_as": lambda self, other: run("type_as", self, other),

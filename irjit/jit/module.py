@@ -28,32 +28,39 @@ class ScriptModule:
                                  "called this module)")
         return fn
 
+    def _forward(self) -> ScriptFunction:
+        fn = self._methods.get("forward")
+        if fn is None:
+            raise RuntimeError(f"Method 'forward' is not defined: the trace never called this "
+                               f"{self.original_name}")
+        return fn
+
     @property
     def original_name(self) -> str:
         return self._module.class_name
 
     @property
     def graph(self) -> Graph:
-        return self.forward.graph
+        return self._forward().graph
 
     @property
     def inlined_graph(self) -> Graph:
-        return self.forward.inlined_graph
+        return self._forward().inlined_graph
 
     @property
     def code(self) -> str:
-        return self.forward.code
+        return self._forward().code
 
     def _inputs(self, args: tuple, kwargs: dict) -> list:
-        return [self._module] + [_runtime_value(a) for a in self.forward.bind(args, dict(kwargs))]
+        return [self._module] + [_runtime_value(a) for a in self._forward().bind(args, dict(kwargs))]
 
     def __call__(self, *args, **kwargs):
-        outs = self.forward.executor.run(*self._inputs(args, kwargs))
+        outs = self._forward().executor.run(*self._inputs(args, kwargs))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def graph_for(self, *args, **kwargs) -> Graph:
         """The optimized graph the executor runs for these arguments (PyTorch's `graph_for`)."""
-        return self.forward.executor.graph_for(*self._inputs(args, kwargs))
+        return self._forward().executor.graph_for(*self._inputs(args, kwargs))
 
     def __getattr__(self, name: str) -> Any:
         method = self.__dict__["_methods"].get(name)
@@ -107,7 +114,7 @@ class TracedModule(ScriptModule):
         traced module's class, then `Class[attribute]` per submodule call, user scopes as named."""
         names, s = [], node.scope
         while s.parent is not None:
-            names.append(self._scope_names.get(s, s.name))
+            names.append(self._scope_names.get(s.names_from_root(), s.name))
             s = s.parent
         names.append(self.original_name)
         return "/".join(reversed(names))

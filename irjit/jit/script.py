@@ -77,7 +77,9 @@ class ScriptFunction:
         with self._lock:
             if self._executor is None:
                 from irjit.runtime.executor import GraphExecutor
-                self._executor = GraphExecutor(self.inlined_graph)
+                graph = self.inlined_graph  # types without shapes, as PyTorch's prepareGraph
+                get_pass("erase_shape_information").run(graph)  # (a trace's sizes vary)
+                self._executor = GraphExecutor(graph)
             return self._executor
 
     def bind(self, args: tuple, kwargs: dict) -> list:

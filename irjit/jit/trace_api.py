@@ -133,7 +133,34 @@ def _build(fn: Union[Callable, Module], inputs: tuple) -> Union[TracedModule, Sc
     return ScriptFunction(tracer.graph, _signature(name, tracer.graph, False), qualified, {})
 
 
+# ops whose results are random (dropout only while training: its `train` argument is True)
+_NONDETERMINISTIC = {"aten::dropout", "aten::dropout_", "aten::feature_dropout",
+                     "aten::alpha_dropout", "aten::bernoulli", "aten::bernoulli_", "aten::rand",
+                     "aten::rand_like", "aten::randn", "aten::randn_like", "aten::randint",
+                     "aten::randint_like", "aten::randperm", "aten::normal", "aten::poisson",
+                     "aten::multinomial", "aten::rrelu", "aten::uniform_", "aten::normal_"}
+
+
+def _nondeterministic(graph: Graph) -> list:
+    out = []
+    for n in graph.walk():
+        if n.kind not in _NONDETERMINISTIC:
+            continue
+        if "dropout" in n.kind:
+            train = n.inputs[2].node
+            if train.kind == "prim::Constant" and not train.attr("value"):
+                continue
+        out.append(n)
+    return out
+
+
 def _check(fn, inputs: tuple, traced, tolerance: float) -> None:
+    random = _nondeterministic(traced.inlined_graph)
+    if random:
+        warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your "
+                      "model? Nodes:\n" + "\n".join(f"\t{n!r}" for n in random) +
+                      "\nThis may cause errors in trace checking. To disable trace checking, "
+                      "pass check_trace=False to irjit.jit.trace()", TracerWarning, stacklevel=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = _build(fn, inputs)

@@ -97,8 +97,8 @@ class Tracer:
         self.paths: dict[int, str] = {}  # id of a module or tensor attribute -> `__module.a.b`
         self.objects: dict[str, Any] = {}  # and back
         self._attr_values: dict[str, Value] = {}
-        # each module call's scope as the 2017 tracer named it: `Sequential[layer1]`
-        self.module_scope_names: dict[Any, str] = {}
+        # each module call's scope (by path) as the 2017 tracer named it: `Sequential[layer1]`
+        self.module_scope_names: dict[str, str] = {}
         self.frame: Any = None  # the user frame of the op being recorded
         self._decomposing = 0
         self._class_types: dict[int, ClassType] = {}
@@ -342,7 +342,7 @@ class Tracer:
         self._attr_value(path)
         scope = g.push_scope(path)
         owner, attr = path.rsplit(".", 1)
-        self.module_scope_names[scope] = f"{type(module).__name__}[{attr}]"
+        self.module_scope_names[scope.names_from_root()] = f"{type(module).__name__}[{attr}]"
         node = g.insert("prim::TracedModuleForward", [], num_outputs=0)
         node.set_attr("scope", "s", path)
         g.set_insert_point(node.add_block())

@@ -10,9 +10,11 @@ import pytest
 
 import irjit.jit
 
+from .model_support import load_models
 from .script_support import load_cases
 
 M = load_cases()
+K = load_models()
 
 
 @pytest.mark.parametrize("fn", [M.call_helper, M.optional_scale, M.early_return_loop,
@@ -50,7 +52,7 @@ def test_loading_something_else_is_an_error_naming_the_file(tmp_path):
         irjit.jit.load(path)
 
 
-@pytest.mark.parametrize("cls", [M.MyCell, M.GatedCell, M.ScaledResidual], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [K.MyCell, K.GatedCell, K.ScaledResidual], ids=lambda c: c.__name__)
 def test_module_round_trip_keeps_graph_code_parameters_and_results(cls, tmp_path):
     scripted = irjit.jit.script(cls())
     path = tmp_path / "m.zip"
@@ -61,7 +63,7 @@ def test_module_round_trip_keeps_graph_code_parameters_and_results(cls, tmp_path
     assert repr(loaded) == repr(scripted)
     assert "params.npz" in zipfile.ZipFile(path).namelist()
     x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
-    args = (x,) if cls is M.ScaledResidual else (x, x)
+    args = (x,) if cls is K.ScaledResidual else (x, x)
     want, got = scripted(*args), loaded(*args)
     for a, b in zip(want if isinstance(want, tuple) else (want,),
                     got if isinstance(got, tuple) else (got,)):

@@ -1,4 +1,4 @@
-"""Scripted modules (script_cases.py's classes on irjit.nn): self attributes, submodule and
+"""Scripted modules (model_cases.py's classes on irjit.nn): self attributes, submodule and
 method calls, outputs and parameter gradients."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import irjit.jit
 from irjit.ops.tensor import Tensor
 from irjit.runtime.autograd import backward
 
-from .script_support import load_cases
+from .model_support import load_models
 
-M = load_cases()
+M = load_models()
 
 
 def _linear(m, x):

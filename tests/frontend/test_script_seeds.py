@@ -8,9 +8,9 @@ import numpy as np
 import irjit
 import irjit.jit
 
-from .script_support import load_cases
+from .model_support import load_models
 
-CASES = load_cases()
+CASES = load_models()
 nn, torch = CASES.nn, CASES.torch
 
 GATE_CODE = """def forward(self,
