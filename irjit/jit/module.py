@@ -16,9 +16,15 @@ class ScriptModule:
     """`.graph` (submodule calls as `prim::CallMethod`), `.inlined_graph`, `.code`,
     `graph_for`, calls; attribute reads reach the wrapped module (submodules wrapped too)."""
 
-    def __init__(self, module: RuntimeModule, forward: Optional[ScriptFunction]):
+    def __init__(self, module: RuntimeModule, forward: Optional[ScriptFunction],
+                 methods: Optional[dict[str, ScriptFunction]] = None,
+                 children: Optional[dict[str, "ScriptModule"]] = None):
         self.__dict__["_module"] = module
-        self.__dict__["_methods"] = {"forward": forward} if forward is not None else {}
+        self.__dict__["_methods"] = dict(methods or {})
+        if forward is not None:
+            self._methods["forward"] = forward
+        # submodules by attribute (a loaded archive's); else wrapped from the forward's callees
+        self.__dict__["_children"] = children
 
     @property
     def forward(self) -> ScriptFunction:
@@ -66,6 +72,9 @@ class ScriptModule:
         method = self.__dict__["_methods"].get(name)
         if method is not None:
             return method
+        children = self.__dict__["_children"]
+        if children is not None and name in children:
+            return children[name]
         try:
             value = self._module.get(name)
         except KeyError:
@@ -77,34 +86,32 @@ class ScriptModule:
         return value
 
     def __repr__(self) -> str:
-        children = [(k, v) for k, v in self._module.attributes.items()
-                    if isinstance(v, RuntimeModule)]
-        if not children:
-            return f"RecursiveScriptModule(original_name={self.original_name})"
-        lines = ["RecursiveScriptModule(", f"  original_name={self.original_name}"]
-        for name, child in children:
-            lines.append(f"  ({name}): RecursiveScriptModule(original_name={child.class_name})")
-        return "\n".join(lines + [")"])
+        return _module_repr(self._module, lambda m: "RecursiveScriptModule")
+
+
+def _module_repr(module: RuntimeModule, label) -> str:
+    """`Label(\n  original_name=Name\n  (child): ...\n)`, nested as PyTorch prints script
+    modules (`label(module)` is RecursiveScriptModule, or the class name for a traced one)."""
+    name = module.class_name
+    children = [(k, v) for k, v in module.attributes.items() if isinstance(v, RuntimeModule)]
+    if not children:
+        return f"{label(module)}(original_name={name})"
+    lines = [f"{label(module)}(", f"  original_name={name}"]
+    for attr, child in children:
+        lines.append(f"  ({attr}): " + _module_repr(child, label).replace("\n", "\n  "))
+    return "\n".join(lines + [")"])
 
 
 class TracedModule(ScriptModule):
     """What `irjit.jit.trace` makes of a module, as torch.jit.trace's TracedModule: every
-    submodule wrapped (`traced.seq[0]`-style access by attribute: `traced.seq`), each with the
-    methods the trace created for it (`forward`, then `forward1`, ... when called again)."""
+    submodule wrapped (`traced.seq`, `traced.seq.0` via getattr), each with the methods the
+    trace created for it (`forward`, then `forward1`, ... when it was called again)."""
 
     def __init__(self, module: RuntimeModule, type_name: str, methods: dict[str, ScriptFunction],
                  children: dict[str, "TracedModule"], scope_names: Optional[dict] = None):
-        self.__dict__["_module"] = module
-        self.__dict__["_methods"] = methods
-        self.__dict__["_children"] = children
+        super().__init__(module, None, methods, children)
         self.__dict__["type_name"] = type_name  # the module's type in the traced graphs
         self.__dict__["_scope_names"] = scope_names or {}
-
-    def __getattr__(self, name: str) -> Any:
-        child = self.__dict__["_children"].get(name)
-        if child is not None:
-            return child
-        return super().__getattr__(name)
 
     def named_children(self):
         return iter(self._children.items())
@@ -120,11 +127,5 @@ class TracedModule(ScriptModule):
         return "/".join(reversed(names))
 
     def __repr__(self) -> str:
-        """As PyTorch prints a traced module: `Net(\\n  original_name=Net\\n  (seq): ...)`."""
-        name = self.original_name
-        if not self._children:
-            return f"{name}(original_name={name})"
-        lines = [f"{name}(", f"  original_name={name}"]
-        for attr, child in self._children.items():
-            lines.append(f"  ({attr}): " + repr(child).replace("\n", "\n  "))
-        return "\n".join(lines + [")"])
+        """As PyTorch prints a traced module: `Net(\n  original_name=Net\n  (seq): ...)`."""
+        return _module_repr(self._module, lambda m: m.class_name)
