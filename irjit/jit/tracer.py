@@ -175,6 +175,7 @@ class Tracer:
         self._keep.append(obj)
 
     def set_output(self, out: Any) -> None:
+        self.frame = None  # PyTorch reads the outputs from its own frame: they get no names
         self.graph.register_output(self._output_value(out))
 
     def _output_value(self, out: Any) -> Value:
