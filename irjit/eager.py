@@ -44,6 +44,8 @@ def op_function(name: str, method: bool = False) -> Callable[..., Any]:
         out = call_op(entry, values)
         if requires_grad:
             out.requires_grad_()
+        if isinstance(out, list) and out and isinstance(out[0], Tensor):
+            return tuple(out)  # torch's bindings give Tensor[] results as tuples
         return out
 
     call.__name__ = call.__qualname__ = name
@@ -80,6 +82,9 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
             arr = run("tensor", data, dtype=dtype).data
         finally:
             autograd.TRACER[0] = tracer
+    if tracer is not None:  # recorded as torch records it: a constant moved and detached
+        moved = run("to", Tensor(arr), Device("cpu"), arr.dtype, False, False, None)
+        return _requires_grad_(run("detach", moved), bool(requires_grad))
     if requires_grad and not is_floating(arr.dtype):
         raise RuntimeError("only tensors of floating point dtype can require gradients "
                            f"(got {arr.dtype})")
@@ -152,6 +157,16 @@ def _backward(self: Tensor, gradient: Any = None) -> None:
     elif isinstance(gradient, Tensor):
         gradient = gradient.data
     autograd.backward([self], [np.asarray(gradient, dtype=self.dtype)])
+
+
+_plain_detach = Tensor.detach
+
+
+def _detach(self: Tensor) -> Tensor:
+    """A tensor sharing the data without gradient history (`aten::detach` while tracing)."""
+    if autograd.TRACER[0] is not None:
+        return run("detach", self)
+    return _plain_detach(self)
 
 
 def _to_dtype(dtype: np.dtype) -> Callable[[Tensor], Tensor]:
@@ -251,6 +266,7 @@ _METHODS = {
     "long": _to_dtype(int64), "int": _to_dtype(int32), "bool": _to_dtype(bool_),
     "cpu": lambda self: self, "type_as": lambda self, other: run("type_as", self, other),
     "ndimension": lambda self: self.dim(), "nelement": lambda self: self.numel(),
+    "detach": _detach,
 }
 
 _PROPERTIES = {

@@ -81,8 +81,11 @@ def _as_int(v: Any) -> Any:
 def _convert(v: Any, type_: str, size: int) -> Any:
     if type_ in _INT_TYPES:
         return _as_int(v)
-    if type_.rstrip("?") in ("int[]", "SymInt[]") and isinstance(v, (list, tuple)):
-        return [_as_int(x) for x in v]
+    if type_.rstrip("?") in ("int[]", "SymInt[]"):
+        if isinstance(v, (list, tuple)):
+            return [_as_int(x) for x in v]
+        if _is_int_tensor(v):  # one size given as a tensor
+            return [_as_int(v)]
     if type_ in ("Device", "Device?") and isinstance(v, str):
         return Device(v)
     if type_ in _DTYPE_TYPES or (type_ == "int?" and isinstance(v, (np.dtype, type))):
@@ -193,7 +196,27 @@ def resolve(kind: str, args: tuple, kwargs: dict, method: bool = False) -> tuple
             if values is not None:
                 _resolved[key] = (entry, True, True)
                 return entry, values
+    if kind in _NUMBERS_AS_TENSORS:  # `x.sub_(2)`: the number as a 0-dim tensor, as torch does
+        wrapped = tuple(_wrapped_number(a) for a in args)
+        if any(w is not a for w, a in zip(wrapped, args)):
+            return resolve(kind, wrapped, kwargs, method)
     raise ArgumentError(_mismatch(kind, args, kwargs, method, candidates))
+
+
+# ops whose Python bindings take a Python number where the schema says Tensor
+_NUMBERS_AS_TENSORS = frozenset(f"aten::{n}" for n in (
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "true_divide_",
+    "floor_divide", "floor_divide_", "remainder", "remainder_", "fmod", "fmod_", "eq", "ne",
+    "lt", "le", "gt", "ge", "__and__", "__or__", "__xor__", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "maximum", "minimum", "atan2", "pow", "where"))
+
+
+def _wrapped_number(v: Any) -> Any:
+    if isinstance(v, bool):
+        return Tensor(np.array(v))
+    if isinstance(v, (int, float)) and not isinstance(v, TracedInt):
+        return Tensor(np.array(v, np.int64 if isinstance(v, int) else np.float64))
+    return v
 
 
 def _mismatch(kind: str, args: tuple, kwargs: dict, method: bool, candidates: list) -> str:

@@ -24,8 +24,8 @@ from irjit.compiler.ir.constants import tensor_type_of
 from irjit.nn import module as nn_module
 from irjit.ops.registry import OpEntry, find_op
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import (BOOL, FLOAT, INT, TENSOR, ClassType, ListType, TensorType,
-                             TupleType, Type)
+from irjit.ops.types import (BOOL, FLOAT, INT, TENSOR, ClassType, ListType, OptionalType,
+                             TensorType, TupleType, Type)
 from irjit.runtime import autograd
 from irjit.runtime.module import Module
 
@@ -45,8 +45,20 @@ _WRAPPED_NUMBER_OPS = {"aten::add", "aten::add_", "aten::sub", "aten::sub_", "at
                        "aten::mul_", "aten::div", "aten::div_", "aten::floor_divide",
                        "aten::floor_divide_"}
 # the element type of the ListConstruct built for a list argument
-_LIST_ELEMENT = {"Tensor[]": TENSOR, "Tensor?[]": TENSOR, "int[]": INT, "SymInt[]": INT,
-                 "float[]": FLOAT, "bool[]": BOOL}
+_LIST_ELEMENT = {"Tensor[]": TENSOR, "Tensor?[]": OptionalType(TENSOR), "int[]": INT,
+                 "SymInt[]": INT, "float[]": FLOAT, "bool[]": BOOL}
+# PyTorch's NormalizeOps: aliases are recorded as the op they name
+_ALIASES = {"aten::true_divide": "aten::div", "aten::true_divide_": "aten::div_",
+            "aten::divide": "aten::div", "aten::multiply": "aten::mul", "aten::subtract": "aten::sub",
+            "aten::absolute": "aten::abs", "aten::clip": "aten::clamp", "aten::clip_": "aten::clamp_",
+            "aten::negative": "aten::neg", "aten::greater": "aten::gt", "aten::greater_equal": "aten::ge",
+            "aten::less": "aten::lt", "aten::less_equal": "aten::le", "aten::not_equal": "aten::ne",
+            "aten::arccos": "aten::acos", "aten::arcsin": "aten::asin", "aten::arctan": "aten::atan",
+            "aten::arccosh": "aten::acosh", "aten::arcsinh": "aten::asinh",
+            "aten::arctanh": "aten::atanh", "aten::arctan2": "aten::atan2", "aten::fix": "aten::trunc",
+            "aten::ger": "aten::outer", "aten::concatenate": "aten::cat", "aten::concat": "aten::cat",
+            "aten::swapdims": "aten::transpose", "aten::swapaxes": "aten::transpose",
+            "aten::moveaxis": "aten::movedim", "aten::adjoint": "aten::mH"}
 
 
 def _files(*modules) -> frozenset:
@@ -292,6 +304,9 @@ class Tracer:
         if schema.variadic:
             return result
         args = autograd.with_defaults(entry, args)
+        alias = _ALIASES.get(schema.name)
+        if alias is not None:
+            entry = find_op(alias, [_plain(a) for a in args])
         entry, args = _torch_binding(entry, args)
         schema = entry.schema
         inputs = [self._argument_value(a, p.type) for a, p in zip(args, schema.arguments)]

@@ -41,9 +41,25 @@ def _inplace_or_not(name: str):
 
 
 relu = _inplace_or_not("relu")
-leaky_relu = _inplace_or_not("leaky_relu")
-hardtanh = _inplace_or_not("hardtanh")
-elu = _inplace_or_not("elu")
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return eager.run("leaky_relu_" if inplace else "leaky_relu", input, negative_slope)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    return eager.run("hardtanh_" if inplace else "hardtanh", input, min_val, max_val)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return eager.run("elu_" if inplace else "elu", input, alpha)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """`input` divided by its p-norm along `dim` (at least `eps`)."""
+    denom = eager.run("linalg_vector_norm", input, p, [dim], True).clamp_min(eps).expand_as(input)
+    return input / denom
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -112,10 +128,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, ign
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    input, target = eager.run("broadcast_tensors", [input, target])
     return eager.run("mse_loss", input, target, _reduction(reduction))
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    input, target = eager.run("broadcast_tensors", [input, target])
     return eager.run("l1_loss", input, target, _reduction(reduction))
 
 
