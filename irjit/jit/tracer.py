@@ -83,7 +83,7 @@ def _type_of(t: Tensor) -> TensorType:
     """The complete type PyTorch's tracer gives a tensor: a view keeps its own strides."""
     arr = t.data
     tt = tensor_type_of(arr, bool(t.requires_grad))
-    if arr.flags.c_contiguous or not arr.itemsize:
+    if not arr.size or not arr.itemsize:
         return tt
     return tt.with_(strides=tuple(s // arr.itemsize for s in arr.strides))
 

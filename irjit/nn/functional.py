@@ -112,8 +112,17 @@ def layer_norm(input: Tensor, normalized_shape, weight: Optional[Tensor] = None,
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None) -> Tensor:
-    pad = -1 if padding_idx is None else padding_idx % weight.shape[0]
-    return eager.run("embedding", weight, input, pad)
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if not padding_idx < weight.size(0):
+                raise ValueError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if not padding_idx >= -weight.size(0):
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    return eager.run("embedding", weight, input, padding_idx)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,

@@ -6,7 +6,9 @@ recorded. A dev-only tool (irjit never imports torch):
     .venv-torch/bin/python tools/fixturegen/trace_exprs.py tests/fixtures/trace/exprs.json
 
 writes {"x": the input's values, "cases": {expression: {"graph": traced graph text, "code": its
-.code}}} (source comments dropped).
+.code}}, "layers": {case: {"inlined": the traced layer's inlined graph, "code": its .code}}}
+(source comments dropped). LAYERS traces every torch.nn layer irjit.nn has, alone, in the
+configurations listed.
 """
 
 from __future__ import annotations
@@ -60,6 +62,45 @@ EXPRESSIONS = [
 ]
 
 
+# every irjit.nn layer traced alone: (constructor, input shape or ("int64", shape, high), train)
+LAYERS = [
+    ("nn.Linear(4, 3)", (2, 4), True), ("nn.Linear(4, 3, bias=False)", (2, 4), True),
+    ("nn.Conv2d(3, 4, 3, padding=1)", (1, 3, 5, 5), True),
+    ("nn.Conv2d(3, 4, 3, stride=2, dilation=1, groups=1, bias=False)", (1, 3, 7, 7), True),
+    ("nn.Conv2d(4, 4, 3, padding=1, groups=2)", (1, 4, 5, 5), True),
+    ("nn.Conv2d(3, 4, 3, padding=1, padding_mode='reflect')", (1, 3, 5, 5), True),
+    ("nn.ReLU()", (3, 4), True), ("nn.ReLU(inplace=True)", (3, 4), True), ("nn.Tanh()", (3, 4), True),
+    ("nn.Sigmoid()", (3, 4), True),
+    ("nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))", (2, 4), True),
+    ("nn.BatchNorm2d(3)", (2, 3, 4, 4), True), ("nn.BatchNorm2d(3)", (2, 3, 4, 4), False),
+    ("nn.BatchNorm2d(3, momentum=None)", (2, 3, 4, 4), True),
+    ("nn.BatchNorm2d(3, affine=False)", (2, 3, 4, 4), False),
+    ("nn.LayerNorm(5)", (2, 3, 5), True), ("nn.LayerNorm([3, 5], elementwise_affine=False)", (2, 3, 5), True),
+    ("nn.Embedding(10, 3)", ("int64", (2, 4), 10), True),
+    ("nn.Embedding(10, 3, padding_idx=0)", ("int64", (2, 4), 10), True),
+    ("nn.Dropout(0.3)", (3, 4), True), ("nn.Dropout(0.3)", (3, 4), False),
+    ("nn.MaxPool2d(2)", (1, 2, 6, 6), True), ("nn.MaxPool2d(3, stride=2, padding=1)", (1, 2, 7, 7), True),
+    ("nn.MaxPool2d(2, ceil_mode=True)", (1, 2, 5, 5), True),
+    ("nn.LSTMCell(3, 4)", (2, 3), True), ("nn.LSTMCell(3, 4, bias=False)", (2, 3), True),
+    ("nn.LSTMCell(3, 4)", (3,), True), ("nn.GRUCell(3, 4)", (2, 3), True),
+    ("nn.GRUCell(3, 4)", (3,), True),
+]
+
+
+def layer_input(spec, torch):
+    """A layer case's input: values 0..n-1 scaled (indices below `high` for int64)."""
+    if isinstance(spec[0], str):
+        _, shape, high = spec
+        n = 1
+        for d in shape:
+            n *= d
+        return (torch.arange(n) % high).view(*shape)
+    n = 1
+    for d in spec:
+        n *= d
+    return torch.arange(n).float().sin().view(*spec)
+
+
 def canonical(text: str) -> str:
     return re.sub(r" # [^\n]*", "", text)
 
@@ -83,8 +124,18 @@ def main(out: Path) -> None:
             warnings.simplefilter("ignore")
             traced = torch.jit.trace(fn, (x,), check_trace=False)
         cases[expr] = {"graph": canonical(str(traced.graph)), "code": traced.code}
+    layers = {}
+    for ctor, spec, train in LAYERS:
+        torch.manual_seed(0)
+        module = eval(ctor, {"nn": torch.nn})  # noqa: S307
+        module.train(train)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            traced = torch.jit.trace(module, (layer_input(spec, torch),), check_trace=False)
+        layers[f"{ctor} train={train} input={list(spec)}"] = {
+            "inlined": canonical(str(traced.inlined_graph)), "code": traced.code}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"x": x.tolist(), "cases": cases}, indent=1) + "\n")
+    out.write_text(json.dumps({"x": x.tolist(), "cases": cases, "layers": layers}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
