@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from irjit.compiler.ir import TENSOR, Graph, SourceLocation
+from irjit.compiler.ir import Graph, SourceLocation
 from irjit.compiler.passes import get_pass
 from irjit.compiler.python_printer import FunctionHeader, print_function
 from irjit.ops.registry import NO_DEFAULT
@@ -21,7 +21,7 @@ from irjit.runtime.nn_modules import BUILTIN_FORWARDS
 
 from .builtin_modules import builtin_children, builtin_forward, builtin_signature
 from .emitter import FunctionEmitter
-from .signature import Parameter, Signature
+from .signature import Signature
 from .errors import ScriptError
 
 _COMPILED: dict[Any, "ScriptFunction"] = {}

@@ -29,6 +29,8 @@ from irjit.ops.types import (BOOL, FLOAT, INT, TENSOR, ClassType, ListType, Opti
 from irjit.runtime import autograd
 from irjit.runtime.module import Module
 
+from .calls import attribute_type
+
 
 
 class TracerWarning(UserWarning):
@@ -86,16 +88,6 @@ def _type_of(t: Tensor) -> TensorType:
     if not arr.size or not arr.itemsize:
         return tt
     return tt.with_(strides=tuple(s // arr.itemsize for s in arr.strides))
-
-
-def _scalar_type(v: Any) -> Type:
-    if isinstance(v, bool):
-        return BOOL
-    if isinstance(v, int):
-        return INT
-    if isinstance(v, float):
-        return FLOAT
-    raise TracingError(f"the tracer cannot record an op returning {type(v).__name__}")
 
 
 class Tracer:
@@ -329,7 +321,10 @@ class Tracer:
             return _type_of(o)
         if isinstance(o, list) and declared.startswith("Tensor"):
             return ListType(TENSOR)
-        return _scalar_type(o)
+        t = attribute_type(o)
+        if t is None:
+            raise TracingError(f"the tracer cannot record an op returning {type(o).__name__}")
+        return t
 
     def size(self, t: Tensor, dim: int) -> Tensor:
         """`t.size(dim)` while tracing: `aten::size` + `prim::NumToTensor`, returned as the
