@@ -3,7 +3,7 @@ optimized graph of torch.nn's TorchScript forward, with the module's constants f
 `aten::linear` of the module's weight and bias, `aten::conv2d` with its hyper-parameters as
 constants, one op for an activation, dropout reading `training`, a Sequential's calls in order.
 A scripted model's inlined graph is then plain ops the executor can differentiate and compile. A
-module this does not know (BatchNorm, the recurrent cells, non-default configurations) stays a
+module this does not know (the recurrent cells, non-default configurations) stays a
 `prim::CallMethod` that the runtime's built-in forwards run."""
 
 from __future__ import annotations
@@ -137,10 +137,78 @@ def _embedding(m: RuntimeModule) -> Optional[list[str]]:
             "  return (%out)"]
 
 
+def _batch_norm(m: RuntimeModule) -> Optional[list[str]]:
+    """torch.nn.BatchNorm2d's compiled forward with momentum, affine weights and running
+    statistics (its defaults): the input check, the `num_batches_tracked` update and the batch
+    size check while training, then `aten::batch_norm` reading `training`."""
+    if m.get("momentum", 0.1) is None or not m.get("track_running_stats", True) or \
+            m.get("weight", None) is None or m.get("bias", None) is None:
+        return None
+    return [
+        "  %true : bool = prim::Constant[value=1]()",
+        "  %two : int = prim::Constant[value=2]()",
+        "  %zero : int = prim::Constant[value=0]()",
+        '  %size_msg : str = prim::Constant[value="Expected more than 1 value per channel when '
+        'training, got input size {}"]()',
+        '  %error : str = prim::Constant[value="builtins.ValueError"]()',
+        '  %dim_msg : str = prim::Constant[value="expected 4D input (got {}D input)"]()',
+        "  %four : int = prim::Constant[value=4]()",
+        "  %one : int = prim::Constant[value=1]()",
+        f"  %momentum : float = prim::Constant[value={float(m.get('momentum', 0.1))!r}]()",
+        f"  %eps : float = prim::Constant[value={float(m.get('eps', 1e-5))!r}]()",
+        "  %dim : int = aten::dim(%input)",
+        "  %bad_dim : bool = aten::ne(%dim, %four)",
+        "   = prim::If(%bad_dim)",
+        "    block0():",
+        "      %dim2 : int = aten::dim(%input)",
+        "      %message : str = aten::format(%dim_msg, %dim2)",
+        "       = prim::RaiseException(%message, %error)",
+        "      -> ()",
+        "    block1():",
+        "      -> ()",
+        _get("training", "bool").replace("%training", "%training.1"),
+        "   = prim::If(%training.1)",
+        "    block0():",
+        '      %num_batches_tracked : Tensor = prim::GetAttr[name="num_batches_tracked"](%self)',
+        "      %counted : Tensor = aten::add_(%num_batches_tracked, %one, %one)",
+        "      -> ()",
+        "    block1():",
+        "      -> ()",
+        _get("training", "bool"), _get("running_mean"), _get("running_var"), _get("weight"),
+        _get("bias"),
+        "   = prim::If(%training)",
+        "    block0():",
+        "      %sizes : int[] = aten::size(%input)",
+        "      %first : int = aten::__getitem__(%sizes, %zero)",
+        "      %rank : int = aten::len(%sizes)",
+        "      %trips : int = aten::sub(%rank, %two)",
+        "      %prods : int = prim::Loop(%trips, %true, %first)",
+        "        block0(%i : int, %acc : int):",
+        "          %k : int = aten::add(%i, %two)",
+        "          %size : int = aten::__getitem__(%sizes, %k)",
+        "          %acc2 : int = aten::mul(%acc, %size)",
+        "          -> (%true, %acc2)",
+        "      %single : bool = aten::eq(%prods, %one)",
+        "       = prim::If(%single)",
+        "        block0():",
+        "          %message2 : str = aten::format(%size_msg, %sizes)",
+        "           = prim::RaiseException(%message2, %error)",
+        "          -> ()",
+        "        block1():",
+        "          -> ()",
+        "      -> ()",
+        "    block1():",
+        "      -> ()",
+        "  %out : Tensor = aten::batch_norm(%input, %weight, %bias, %running_mean, %running_var, "
+        "%training, %momentum, %eps, %true)",
+        "  return (%out)"]
+
+
 _FORWARDS: dict[str, Callable[[RuntimeModule], Optional[list[str]]]] = {
     "Sequential": _sequential, "Linear": _linear, "Conv1d": _conv, "Conv2d": _conv,
     "MaxPool2d": _max_pool2d, "Dropout": _dropout, "LayerNorm": _layer_norm,
-    "Embedding": _embedding, **{name: _activation for name in _ACTIVATIONS}}
+    "Embedding": _embedding, "BatchNorm2d": _batch_norm,
+    **{name: _activation for name in _ACTIVATIONS}}
 
 
 def builtin_forward(module: RuntimeModule) -> Optional[Graph]:
