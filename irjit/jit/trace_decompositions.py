@@ -2,7 +2,8 @@
 traced as the ops it decomposes into, in the order ATen runs them. Convolutions become
 `aten::_convolution` with every flag spelled out; the recurrent cells become their
 linear/chunk/gate ops (`RNN.cpp`'s LSTMCell, GRUCell and SimpleCell). Each function receives
-the op's arguments in schema order and calls the constituent ops, which the tracer records."""
+the op's arguments in schema order and calls the constituent ops, which the tracer records, or
+returns NotImplemented to have the op recorded as it is."""
 
 from __future__ import annotations
 
@@ -29,9 +30,8 @@ def _convolution(input, weight, bias, stride, padding, dilation, transposed, out
 
 def _conv(nd: int) -> Callable[..., Any]:
     def decompose(input, weight, bias, stride, padding, dilation, groups):
-        if isinstance(padding, str):  # `_convolution_mode`, which irjit's registry lacks
-            return _record_as_is(f"aten::conv{nd}d", input, weight, bias, stride, padding,
-                                 dilation, groups)
+        if isinstance(padding, str):  # `_convolution_mode`, which irjit's registry lacks:
+            return NotImplemented     # the conv is recorded as it is
         return _convolution(input, weight, bias, stride, padding, dilation, False, [0] * nd,
                             groups)
     return decompose
@@ -40,15 +40,6 @@ def _conv(nd: int) -> Callable[..., Any]:
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation):
     return _convolution(input, weight, bias, stride, padding, dilation, True, output_padding,
                         groups)
-
-
-def _record_as_is(kind: str, *args):
-    from .trace_decompositions import DECOMPOSITIONS
-    saved = DECOMPOSITIONS.pop(kind)
-    try:
-        return run_op(kind, *args)
-    finally:
-        DECOMPOSITIONS[kind] = saved
 
 
 def _linear(x, w, b):

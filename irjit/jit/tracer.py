@@ -29,6 +29,7 @@ from irjit.ops.types import (BOOL, FLOAT, INT, TENSOR, ClassType, ListType, Opti
 from irjit.runtime import autograd
 from irjit.runtime.module import Module
 
+from . import trace_decompositions
 from .calls import attribute_type
 
 
@@ -70,13 +71,12 @@ def _files(*modules) -> frozenset:
 # the frames of irjit's op machinery: the innermost other frame is where the user called an
 # op (PyTorch's tracer takes the innermost Python frame, as its ops are C++)
 _INTERNAL_FILES = _files(eager, eager_binding, eager_indexing, functional, autograd, nn_module,
-                         sys.modules[__name__])
+                         trace_decompositions, sys.modules[__name__])
 
 
 def _user_frame():
     f = sys._getframe(2)
-    while f is not None and (f.f_code.co_filename in _INTERNAL_FILES
-                             or f.f_code.co_filename.endswith("trace_decompositions.py")):
+    while f is not None and f.f_code.co_filename in _INTERNAL_FILES:
         f = f.f_back
     return f
 
@@ -279,14 +279,15 @@ class Tracer:
         schema = entry.schema
         if self._decomposing == 0:
             self.frame = _user_frame()
-        from .trace_decompositions import DECOMPOSITIONS
-        decompose = DECOMPOSITIONS.get(schema.name)
+        decompose = trace_decompositions.DECOMPOSITIONS.get(schema.name)
         if decompose is not None:
             self._decomposing += 1
             try:
-                return decompose(*autograd.with_defaults(entry, args))
+                result = decompose(*autograd.with_defaults(entry, args))
             finally:
                 self._decomposing -= 1
+            if result is not NotImplemented:
+                return result
         plain = [_plain(a) for a in args]
         autograd.TRACER[0] = None
         try:

@@ -105,6 +105,8 @@ def test_tutorial_scripted_my_model():
 
 def test_tutorial_traced_decision_gate_loses_the_branch():
     net = Model(CASES.DecisionGate())
+    net.linear.weight.data[...] = 0.1  # so that x.sum() > 0 on these inputs: the first branch
+    net.linear.bias.data[...] = 0.1
     x, h = torch.rand(3, 4), torch.rand(3, 4)
     with pytest.warns(irjit.jit.TracerWarning, match="Converting a tensor to a Python boolean"):
         traced_net = torch.jit.trace(net, (x, h))
