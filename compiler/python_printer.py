@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from irjit.compiler.ir import Block, Graph, Node, OptionalType, Type, Value, constant_value
+from irjit.compiler.ir.attributes import TensorData
 from irjit.compiler.schema_match import schema_for_inputs
 from irjit.ops.facts import printed_as_builtin
 from irjit.ops.registry import NO_DEFAULT, parse_schema
-from irjit.ops.types import annotation
+from irjit.ops.types import Device, annotation
 
 _RESERVED = frozenset((
     "_", "as", "aten", "attribute", "CONSTANTS", "fork", "getattr", "inf", "nan", "infj", "nanj",
@@ -43,9 +44,12 @@ class FunctionHeader:
 
 
 def constant_repr(value: Any) -> str:
-    """A constant as IValue's repr prints it (`1.`, `0.10000000000000001`, `"a"`, `[1, 2]`)."""
+    """A constant as IValue's repr prints it (`1.`, `0.10000000000000001`, `"a"`, `[1, 2]`,
+    `torch.device("cpu")`)."""
     if value is None:
         return "None"
+    if isinstance(value, Device):
+        return f'torch.device("{value}")'
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, float):
@@ -91,6 +95,7 @@ class _Printer:
         self.visited_split: dict[Node, int] = {}
         self.level = 0
         self.out: list[str] = []
+        self.tensor_constants: list[Node] = []  # printed as CONSTANTS.c<i>, in order of use
 
     # ---- inlining decisions (python_print's scanBlock/scanNode/scanValue)
     def can_inline(self, v: Value) -> bool:
@@ -270,7 +275,12 @@ class _Printer:
             if str(n.output.type) == "Function":
                 name = n.attr("name")
                 return self.qualified_functions.get(name, name)
-            return constant_repr(constant_value(n))
+            value = constant_value(n)
+            if isinstance(value, TensorData):  # a module's constant table, as PyTorch prints it
+                if n not in self.tensor_constants:
+                    self.tensor_constants.append(n)
+                return f"CONSTANTS.c{self.tensor_constants.index(n)}"
+            return constant_repr(value)
         builtin = printed_as_builtin(k)
         if builtin is not None:
             return f"{builtin}({self.values(ins)})"
@@ -296,7 +306,10 @@ class _Printer:
                 return f"annotate({annotation(n.output.type)}, {{}})"
             return "{" + pairs + "}"
         if k == "prim::GetAttr":
-            return f"{self.use(ins[0])}.{n.attr('name')}"
+            name = n.attr("name")
+            if _IDENTIFIER.match(name):
+                return f"{self.use(ins[0])}.{name}"
+            return f'getattr({self.use(ins[0])}, "{name}")'
         if k == "prim::CallFunction":
             return self.use(ins[0]) + "(" + "".join(f"{self.use(v)}, " for v in ins[1:]) + ")"
         if k == "prim::CallMethod":

@@ -18,6 +18,7 @@ import numpy as np
 from irjit.ops import registry
 from irjit.ops.dtypes import DEFAULT_FLOAT, is_floating
 from irjit.ops.tensor import Tensor
+from irjit.ops.types import Device
 from irjit.runtime import autograd
 from irjit.runtime.autograd import call_op
 
@@ -43,6 +44,8 @@ def op_function(name: str, method: bool = False) -> Callable[..., Any]:
         out = call_op(entry, values)
         if requires_grad:
             out.requires_grad_()
+        if isinstance(out, list) and out and isinstance(out[0], Tensor):
+            return tuple(out)  # torch's bindings give Tensor[] results as tuples
         return out
 
     call.__name__ = call.__qualname__ = name
@@ -65,10 +68,23 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
         raise ValueError(f"irjit tensors live on the CPU (got device={device!r})")
     if isinstance(data, Tensor):
         data = data.data
+    tracer = autograd.TRACER[0]
+    if tracer is not None:
+        tracer.warn("irjit.tensor results are registered as constants in the trace. You can "
+                    "safely ignore this warning if you use this function to create tensors out "
+                    "of constant variables that would be the same every time you call this "
+                    "function. In any other case, this might cause the trace to be incorrect.")
     if isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data, dtype=dtype, copy=True)
     else:
-        arr = run("tensor", data, dtype=dtype).data
+        autograd.TRACER[0] = None
+        try:
+            arr = run("tensor", data, dtype=dtype).data
+        finally:
+            autograd.TRACER[0] = tracer
+    if tracer is not None:  # recorded as torch records it: a constant moved and detached
+        moved = run("to", Tensor(arr), Device("cpu"), arr.dtype, False, False, None)
+        return _requires_grad_(run("detach", moved), bool(requires_grad))
     if requires_grad and not is_floating(arr.dtype):
         raise RuntimeError("only tensors of floating point dtype can require gradients "
                            f"(got {arr.dtype})")
@@ -99,9 +115,26 @@ def get_default_dtype() -> np.dtype:
 # ---- Tensor methods that are not single ops
 
 def _size(self: Tensor, dim: Optional[int] = None):
+    """Sizes as ints; while tracing, as the traced 0-dim tensors PyTorch's tracer gives
+    (`aten::size` + `prim::NumToTensor`), so arithmetic on them is recorded."""
+    tracer = autograd.TRACER[0]
     if dim is None:
+        if tracer is not None:
+            return tuple(tracer.size(self, d) for d in range(self.data.ndim))
         return tuple(self.data.shape)
+    if tracer is not None:
+        ndim = self.data.ndim
+        if not -ndim <= int(dim) < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim - 1}], but got {dim})")
+        return tracer.size(self, int(dim))
     return run("size", self, dim)
+
+
+def _shape(self: Tensor):
+    if autograd.TRACER[0] is not None:
+        return _size(self)
+    return self.data.shape
 
 
 def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
@@ -126,6 +159,16 @@ def _backward(self: Tensor, gradient: Any = None) -> None:
     autograd.backward([self], [np.asarray(gradient, dtype=self.dtype)])
 
 
+_plain_detach = Tensor.detach
+
+
+def _detach(self: Tensor) -> Tensor:
+    """A tensor sharing the data without gradient history (`aten::detach` while tracing)."""
+    if autograd.TRACER[0] is not None:
+        return run("detach", self)
+    return _plain_detach(self)
+
+
 def _to_dtype(dtype: np.dtype) -> Callable[[Tensor], Tensor]:
     def convert(self: Tensor) -> Tensor:
         return run("to", self, dtype)
@@ -143,7 +186,12 @@ def _bool(self: Tensor) -> bool:
 def _len(self: Tensor) -> int:
     if self.dim() == 0:
         raise TypeError("len() of a 0-d tensor")
-    return self.shape[0]
+    if autograd.TRACER[0] is not None:
+        autograd.TRACER[0].warn("Using len to get tensor shape might cause the trace to be "
+                                "incorrect. Recommended usage would be tensor.shape[0]. Passing "
+                                "a tensor of different shape might lead to errors or silently "
+                                "give incorrect results.")
+    return self.data.shape[0]
 
 
 def _iter(self: Tensor):
@@ -167,13 +215,6 @@ def _index(self: Tensor) -> int:
     if self.dtype.kind not in "iu" or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return int(self.data.reshape(()).item())
-
-
-def _array(self: Tensor, dtype: Any = None, copy: Any = None) -> np.ndarray:
-    arr = self.data
-    if dtype is not None and arr.dtype != np.dtype(dtype):
-        return arr.astype(dtype)
-    return arr.copy() if copy else arr
 
 
 def _binary(name: str, reflected: bool = False) -> Callable[[Tensor, Any], Any]:
@@ -215,22 +256,23 @@ _OPERATORS = {
     "__getitem__": getitem, "__setitem__": setitem,
     "__bool__": _bool, "__len__": _len, "__iter__": _iter,
     "__float__": _scalar(float), "__int__": _scalar(int), "__index__": _index,
-    "__array__": _array, "__hash__": object.__hash__,
+    "__hash__": object.__hash__,
     "__contains__": lambda self, v: bool(run("any", run("eq", self, v))),
 }
 
 _METHODS = {
     "size": _size, "requires_grad_": _requires_grad_, "backward": _backward,
-    "tolist": lambda self: self.data.tolist(),
     "float": _to_dtype(float32), "double": _to_dtype(float64), "half": _to_dtype(float16),
     "long": _to_dtype(int64), "int": _to_dtype(int32), "bool": _to_dtype(bool_),
     "cpu": lambda self: self, "type_as": lambda self, other: run("type_as", self, other),
     "ndimension": lambda self: self.dim(), "nelement": lambda self: self.numel(),
+    "detach": _detach,
 }
 
 _PROPERTIES = {
+    "shape": _shape,
     "T": lambda self: run("numpy_T", self), "mT": lambda self: run("mT", self),
-    "ndim": lambda self: self.dim(), "device": lambda self: "cpu",
+    "ndim": lambda self: self.dim(), "device": lambda self: Device("cpu"),
 }
 
 

@@ -14,7 +14,19 @@ import numpy as np
 from irjit.ops.dtypes import CODE_OF_DTYPE
 from irjit.ops.errors import IRTypeError
 from irjit.ops.registry import NO_DEFAULT, OpEntry, _describe_key, _matches, _type_key, overloads
+from irjit.ops.types import Device
 from irjit.ops.tensor import Tensor
+from irjit.runtime import autograd
+
+
+class TracedInt(int):
+    """An int argument given as a size tensor while tracing (`x.view(x.size(0), -1)`): the op
+    computes with the int, the tracer records `aten::Int` of the tensor it came from."""
+
+    def __new__(cls, tensor: Tensor):
+        self = super().__new__(cls, int(tensor.data))
+        self.tensor = tensor
+        return self
 
 
 class ArgumentError(IRTypeError, TypeError):
@@ -22,6 +34,9 @@ class ArgumentError(IRTypeError, TypeError):
 
 
 _DTYPE_TYPES = ("ScalarType", "ScalarType?")
+_INT_TYPES = frozenset(("int", "int?", "SymInt", "SymInt?"))
+# what torch's Python bindings pass for an omitted `device` / `pin_memory` of a factory function
+_FACTORY_DEFAULTS = {"device": ("Device?", "cpu"), "pin_memory": ("bool?", False)}
 
 
 def tensor_overloads(kind: str) -> list[OpEntry]:
@@ -51,14 +66,35 @@ def _list_sizes(entry: OpEntry) -> dict[str, int]:
     return sizes
 
 
+def _is_int_tensor(v: Any) -> bool:
+    return isinstance(v, Tensor) and v.data.ndim == 0 and v.data.dtype.kind in "iu"
+
+
+def _as_int(v: Any) -> Any:
+    """A 0-dim integer tensor given for an int (torch takes those through `__index__`): a
+    TracedInt while tracing, else its value."""
+    if not _is_int_tensor(v):
+        return v
+    return TracedInt(v) if autograd.TRACER[0] is not None else int(v.data)
+
+
 def _convert(v: Any, type_: str, size: int) -> Any:
+    if type_ in _INT_TYPES:
+        return _as_int(v)
+    if type_.rstrip("?") in ("int[]", "SymInt[]"):
+        if isinstance(v, (list, tuple)):
+            return [_as_int(x) for x in v]
+        if _is_int_tensor(v):  # one size given as a tensor
+            return [_as_int(v)]
+    if type_ in ("Device", "Device?") and isinstance(v, str):
+        return Device(v)
     if type_ in _DTYPE_TYPES or (type_ == "int?" and isinstance(v, (np.dtype, type))):
         return _dtype_code(v)
     if isinstance(v, tuple) and type_.rstrip("?").endswith("[]"):
         return list(v)
     if type_.rstrip("?") in ("int[]", "SymInt[]") and isinstance(v, (int, np.integer)) \
             and not isinstance(v, bool):
-        return [int(v)] * size
+        return [v if isinstance(v, TracedInt) else int(v)] * size
     if isinstance(v, np.ndarray) and type_.startswith("Tensor"):
         return Tensor(v)
     return v
@@ -78,17 +114,33 @@ def _bind(entry: OpEntry, args: tuple, kwargs: dict, loose: bool) -> Optional[li
             return None
         bound[name] = v
     values, sizes = [], _list_sizes(entry)
+    factory = entry.extras.get("eager_factory")
+    if factory is None:  # a factory function (not a `Tensor self` method like zeros_like)
+        factory = entry.extras["eager_factory"] = not (params and params[0].type == "Tensor")
     for p in params:
         if p.name in bound:
             v = _convert(bound[p.name], p.type, sizes.get(p.name, 1))
         elif p.default is not NO_DEFAULT:
             v = p.default
+            if v is None and p.name in _FACTORY_DEFAULTS and p.type == _FACTORY_DEFAULTS[p.name][0] \
+                    and (factory or p.name == "pin_memory"):
+                v = _FACTORY_DEFAULTS[p.name][1]
+                v = Device(v) if p.name == "device" else v
         else:
             return None
-        if not _matches(_type_key(v), p.type, loose):
+        if not _matches(_key(v), p.type, loose):
             return None
         values.append(v)
     return values
+
+
+def _key(v: Any) -> Any:
+    """The registry's type key, with sizes read from traced tensors as ints."""
+    if isinstance(v, TracedInt):
+        return int
+    if isinstance(v, list) and v and isinstance(v[0], TracedInt):
+        return ("L", int)
+    return _type_key(v)
 
 
 def _packed(entry: OpEntry, args: tuple) -> Optional[tuple]:
@@ -100,13 +152,20 @@ def _packed(entry: OpEntry, args: tuple) -> Optional[tuple]:
         if kind is None:
             continue
         rest = args[first:]
-        if len(rest) < 2 or not all(isinstance(v, kind) and not isinstance(v, bool) for v in rest):
+        if len(rest) < 2 or not all(_packable(v, kind, param.type.rstrip("?")) for v in rest):
             return None
         return tuple(args[:first]) + (list(rest),)
     return None
 
 
 _PACKABLE = {"int[]": (int, np.integer), "SymInt[]": (int, np.integer), "Tensor[]": (Tensor,)}
+
+
+def _packable(v: Any, kind: tuple, type_: str) -> bool:
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, kind) and not (type_ != "Tensor[]" and isinstance(v, Tensor)) or \
+        (type_ != "Tensor[]" and _is_int_tensor(v))
 
 
 _resolved: dict[tuple, tuple[OpEntry, bool, bool]] = {}
@@ -137,7 +196,27 @@ def resolve(kind: str, args: tuple, kwargs: dict, method: bool = False) -> tuple
             if values is not None:
                 _resolved[key] = (entry, True, True)
                 return entry, values
+    if kind in _NUMBERS_AS_TENSORS:  # `x.sub_(2)`: the number as a 0-dim tensor, as torch does
+        wrapped = tuple(_wrapped_number(a) for a in args)
+        if any(w is not a for w, a in zip(wrapped, args)):
+            return resolve(kind, wrapped, kwargs, method)
     raise ArgumentError(_mismatch(kind, args, kwargs, method, candidates))
+
+
+# ops whose Python bindings take a Python number where the schema says Tensor
+_NUMBERS_AS_TENSORS = frozenset(f"aten::{n}" for n in (
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "true_divide_",
+    "floor_divide", "floor_divide_", "remainder", "remainder_", "fmod", "fmod_", "eq", "ne",
+    "lt", "le", "gt", "ge", "__and__", "__or__", "__xor__", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "maximum", "minimum", "atan2", "pow", "where"))
+
+
+def _wrapped_number(v: Any) -> Any:
+    if isinstance(v, bool):
+        return Tensor(np.array(v))
+    if isinstance(v, (int, float)) and not isinstance(v, TracedInt):
+        return Tensor(np.array(v, np.int64 if isinstance(v, int) else np.float64))
+    return v
 
 
 def _mismatch(kind: str, args: tuple, kwargs: dict, method: bool, candidates: list) -> str:

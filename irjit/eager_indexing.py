@@ -10,7 +10,10 @@ from typing import Any
 import numpy as np
 
 from irjit.ops.tensor import Tensor
+from irjit.runtime import autograd
 from irjit.runtime.autograd import run_op
+
+_INT64_MAX = 9223372036854775807
 
 
 def _items(x: Tensor, index: Any) -> list:
@@ -66,11 +69,16 @@ def _basic(x: Tensor, index: Any) -> tuple[Tensor, list]:
                                                      and item.dtype.kind in "iu"):
             out = run_op("aten::select", out, dim, int(item.data if isinstance(item, Tensor) else item))
         elif isinstance(item, slice):
-            if item != slice(None):
+            tracing = autograd.TRACER[0] is not None
+            if item != slice(None) or tracing:  # a trace records `:` too, as torch's does
                 step = 1 if item.step is None else int(item.step)
                 if step <= 0:
                     raise ValueError("step must be greater than zero")
-                out = run_op("aten::slice", out, dim, item.start, item.stop, step)
+                start, stop = item.start, item.stop
+                if tracing:
+                    start = 0 if start is None else start
+                    stop = _INT64_MAX if stop is None else stop
+                out = run_op("aten::slice", out, dim, start, stop, step)
             tensors.append(None)
             dim += 1
         elif _is_tensor_index(item):

@@ -10,7 +10,8 @@ import numpy as np
 
 class Tensor:
     """A tensor value at run time. `data` is the numpy array; views share their base's
-    `_version` box so in-place writes are seen by every alias, as in PyTorch."""
+    `_version` box so in-place writes are seen by every alias, as in PyTorch. `grad` is the
+    gradient autograd accumulated into a leaf, a Tensor as in torch."""
 
     __slots__ = ("data", "requires_grad", "grad_fn", "grad", "_version", "_base", "__weakref__")
 
@@ -18,7 +19,7 @@ class Tensor:
         self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
         self.requires_grad = requires_grad
         self.grad_fn = grad_fn
-        self.grad: Optional[np.ndarray] = None
+        self.grad: Optional["Tensor"] = None
         self._version = version if version is not None else [0]
         self._base: Optional["Tensor"] = None  # the tensor this one is a view of
 
@@ -42,6 +43,16 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         return self.data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """numpy sees the data (`np.asarray(t)`, `np.testing.assert_allclose(t.grad, ...)`)."""
+        arr = self.data
+        if dtype is not None and arr.dtype != np.dtype(dtype):
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
 
     def detach(self) -> "Tensor":
         return Tensor(self.data, False, None, self._version)

@@ -322,7 +322,7 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
             slots[idx] = g if slots[idx] is None else slots[idx] + g
         elif t.requires_grad and want is None:
             g = np.asarray(g, dtype=t.dtype)
-            t.grad = g.copy() if t.grad is None else t.grad + g
+            t.grad = Tensor(g.copy() if t.grad is None else t.grad.data + g)
 
     # dependency counts over the reachable part of the tape
     nodes: dict[int, GradNode] = {}

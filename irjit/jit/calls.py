@@ -18,6 +18,7 @@ from irjit.ops.registry import NO_DEFAULT
 from irjit.ops.tensor import Tensor
 from irjit.runtime.module import Module as RuntimeModule
 
+from .builtin_modules import builtin_signature
 from .frames import unify
 from .signature import Signature
 
@@ -50,12 +51,9 @@ class CallEmitter:
         module = self.modules[module_value]
         method = self.compile_method(module, name, e)
         args, kwargs = self.emit_args(e)
-        if method is None:  # a built-in torch.nn module: the runtime has its forward
-            if kwargs:
-                raise self.error(e, "built-in modules are called with positional arguments")
-            bound, rtype = args, TENSOR
-        else:
-            bound, rtype = self.bind_call(method.signature, args, kwargs, e), method.signature.return_type
+        # a built-in torch.nn module without a graph here: the runtime has its forward
+        signature = builtin_signature(module) if method is None else method.signature
+        bound, rtype = self.bind_call(signature, args, kwargs, e), signature.return_type
         n = self.insert("prim::CallMethod", [module_value] + bound, [rtype], e)
         n.set_attr("name", "s", name)
         return n.output

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from irjit.compiler.ir import TENSOR, Graph, SourceLocation
+from irjit.compiler.ir import Graph, SourceLocation
 from irjit.compiler.passes import get_pass
 from irjit.compiler.python_printer import FunctionHeader, print_function
 from irjit.ops.registry import NO_DEFAULT
@@ -19,9 +19,9 @@ from irjit.ops.tensor import Tensor
 from irjit.runtime.module import Module as RuntimeModule
 from irjit.runtime.nn_modules import BUILTIN_FORWARDS
 
-from .builtin_modules import builtin_forward
+from .builtin_modules import builtin_children, builtin_forward, builtin_signature
 from .emitter import FunctionEmitter
-from .signature import Parameter, Signature
+from .signature import Signature
 from .errors import ScriptError
 
 _COMPILED: dict[Any, "ScriptFunction"] = {}
@@ -46,9 +46,21 @@ class ScriptFunction:
 
     @property
     def inlined_graph(self) -> Graph:
-        """The graph with every scripted callee inlined (what the executor runs)."""
+        """The graph with every callee inlined (what the executor runs); each callee's body is
+        its `optimized_graph`, as PyTorch's Inline takes it."""
         g = self.graph.copy()
-        get_pass("inline").run(g, functions={n: f.inlined_graph for n, f in self.callees.items()})
+        get_pass("inline").run(g, functions={n: f.optimized_graph for n, f in self.callees.items()})
+        return g
+
+    @property
+    def optimized_graph(self) -> Graph:
+        """PyTorch's `GraphFunction::optimized_graph` (its preoptimizeGraph): the inlined graph
+        after peephole (without shape peepholes), constant propagation of immutable types and
+        constant pooling; what a caller's inlining inserts."""
+        g = self.inlined_graph
+        get_pass("peephole").run(g, disable_shape_peepholes=True)
+        get_pass("constant_propagation_immutable_types").run(g)
+        get_pass("constant_pooling").run(g)
         return g
 
     @property
@@ -65,7 +77,9 @@ class ScriptFunction:
         with self._lock:
             if self._executor is None:
                 from irjit.runtime.executor import GraphExecutor
-                self._executor = GraphExecutor(self.inlined_graph)
+                graph = self.inlined_graph  # types without shapes, as PyTorch's prepareGraph
+                get_pass("erase_shape_information").run(graph)  # (a trace's sizes vary)
+                self._executor = GraphExecutor(graph)
             return self._executor
 
     def bind(self, args: tuple, kwargs: dict) -> list:
@@ -148,8 +162,13 @@ def compile_method(module: RuntimeModule, name: str, call_node) -> Optional[Scri
         graph = builtin_forward(module)
         if graph is None:
             return None
-        signature = Signature("forward", [Parameter("input", TENSOR)], TENSOR)
-        return ScriptFunction(graph, signature, f"{module.qualified_name}.forward", {}, module)
+        callees = {}
+        for child in builtin_children(module):  # a Sequential calls its modules in order
+            compiled = compile_method(child, "forward", call_node)
+            if compiled is not None:
+                callees[f"{child.qualified_name}.forward"] = compiled
+        return ScriptFunction(graph, builtin_signature(module), f"{module.qualified_name}.forward",
+                              callees, module)
     if not inspect.isfunction(fn):
         raise TypeError(f"{module.qualified_name} has no method {name!r} to script")
     return _compile(fn, module)

@@ -1,6 +1,9 @@
-"""`irjit.jit.save` / `irjit.jit.load`: a scripted function or module as a zip archive holding,
-for it and every function or method it calls, the graph text, the `.code` and the signature;
-for a module also its attribute tree (`module.json`) and its tensors (`params.npz`)."""
+"""`irjit.jit.save` / `irjit.jit.load`: a scripted or traced function or module as a zip archive
+holding, for it and every function or method it calls, the graph text, the `.code`, the
+signature and the exact data of its tensor constants (`constants.npz`; the graph text prints
+them rounded); for a module also its attribute tree with its types as the graphs name them and
+the hyper-parameters built-in forwards read (in the manifest) and its tensors (`params.npz`).
+A loaded module is a ScriptModule with every method the archive holds."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from irjit.compiler.ir import Graph
+from irjit.compiler.ir.attributes import TensorData
 from irjit.compiler.parser import parse_ir
 from irjit.ops.registry import NO_DEFAULT
 from irjit.ops.tensor import Tensor
@@ -22,7 +27,8 @@ from .signature import Parameter, Signature
 from .module import ScriptModule
 from .script import ScriptFunction
 
-FORMAT = "irjit.jit/1"
+FORMAT = "irjit.jit/2"
+_PLAIN = (bool, int, float, str, type(None))
 
 
 def _functions(fn: ScriptFunction, out: dict[str, ScriptFunction]) -> dict[str, ScriptFunction]:
@@ -67,28 +73,57 @@ def _attributes_read(functions: dict[str, ScriptFunction]) -> dict[str, list[str
     return out
 
 
+def _hyper_parameters(module: RuntimeModule) -> list[str]:
+    """Plain instance attributes of a built-in torch.nn module (`eps`, `stride`, `training`),
+    which the runtime's built-in forwards read when a graph calls the module."""
+    if not module.qualified_name.startswith("__torch__.torch.nn.") or not hasattr(module, "__dict__"):
+        return []
+    return [k for k, v in vars(module).items() if not k.startswith("_") and k != "path" and
+            (isinstance(v, _PLAIN) or isinstance(v, (tuple, list)) and all(isinstance(x, _PLAIN) for x in v))]
+
+
 def _module_json(module: RuntimeModule, path: str, arrays: dict[str, np.ndarray],
-                 read: dict[str, list[str]]) -> dict:
-    """The module's attribute tree: its registered attributes plus any plain attribute the
-    graphs read (a module class may keep those outside `attributes`)."""
+                 read: dict[str, list[str]], types: dict[int, str]) -> dict:
+    """The module's attribute tree: its registered attributes, any plain attribute the graphs
+    read (a module class may keep those outside `attributes`) and a built-in module's
+    hyper-parameters; its type as the graphs name it."""
+    qualified = types.get(id(module), module.qualified_name)
     attributes: dict[str, Any] = {}
     names = list(module.attributes)
-    names += [n for n in read.get(module.qualified_name, []) if n not in names]
+    names += [n for n in read.get(qualified, []) + _hyper_parameters(module) if n not in names]
     for name in names:
         value = module.get(name)
         where = f"{path}.{name}" if path else name
         if isinstance(value, RuntimeModule):
-            attributes[name] = {"module": _module_json(value, where, arrays, read)}
+            attributes[name] = {"module": _module_json(value, where, arrays, read, types)}
         elif isinstance(value, (Tensor, np.ndarray)):
             tensor = value if isinstance(value, Tensor) else Tensor(value)
             arrays[where] = np.asarray(tensor.data)
             attributes[name] = {"tensor": where, "requires_grad": bool(tensor.requires_grad)}
-        elif value is None or isinstance(value, (bool, int, float, str)):
+        elif isinstance(value, _PLAIN):
+            attributes[name] = {"value": value}
+        elif isinstance(value, tuple) and all(isinstance(x, _PLAIN) for x in value):
+            attributes[name] = {"value": list(value), "tuple": True}
+        elif isinstance(value, list) and all(isinstance(x, _PLAIN) for x in value):
             attributes[name] = {"value": value}
         else:
             raise TypeError(f"irjit.jit.save: attribute {where!r} of type "
                             f"{type(value).__name__} cannot be saved")
-    return {"qualified_name": module.qualified_name, "attributes": attributes}
+    return {"qualified_name": qualified, "attributes": attributes}
+
+
+def _tensor_constants(graph: Graph) -> list:
+    return [n for n in graph.walk() if n.kind == "prim::Constant" and n.attr_kind("value") == "t"]
+
+
+def _module_types(obj: ScriptModule, out: dict[int, str]) -> dict[int, str]:
+    """The type each module of a traced (or loaded) module tree has in its graphs."""
+    name = obj.__dict__.get("type_name")
+    if name is not None:
+        out[id(obj._module)] = name
+    for child in (obj.__dict__.get("_children") or {}).values():
+        _module_types(child, out)
+    return out
 
 
 def save(obj: Union[ScriptFunction, ScriptModule], path: Union[str, os.PathLike]) -> None:
@@ -104,10 +139,14 @@ def save(obj: Union[ScriptFunction, ScriptModule], path: Union[str, os.PathLike]
     functions = _functions(main, {})
     paths = _module_paths(root, "", {}) if root is not None else {}
     arrays: dict[str, np.ndarray] = {}
+    types = _module_types(obj, {}) if isinstance(obj, ScriptModule) else {}
     manifest = {"format": FORMAT, "main": main.qualified_name,
                 "functions": {q: _function_json(f, paths) for q, f in functions.items()},
-                "module": _module_json(root, "", arrays, _attributes_read(functions))
+                "module": _module_json(root, "", arrays, _attributes_read(functions), types)
                 if root is not None else None}
+    constants = {f"{q}/{i}": np.asarray(n.attr("value").array)
+                 for q, f in functions.items()
+                 for i, n in enumerate(_tensor_constants(f.graph))}
     tmp = f"{os.fspath(path)}.partial"
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -115,10 +154,11 @@ def save(obj: Union[ScriptFunction, ScriptModule], path: Union[str, os.PathLike]
             for q, f in functions.items():
                 z.writestr(f"graphs/{q}.ir", str(f.graph))
                 z.writestr(f"code/{q}.py", f.code)
-            if arrays:
-                buf = io.BytesIO()
-                np.savez(buf, **arrays)
-                z.writestr("params.npz", buf.getvalue())
+            for name, data in (("params.npz", arrays), ("constants.npz", constants)):
+                if data:
+                    buf = io.BytesIO()
+                    np.savez(buf, **data)
+                    z.writestr(name, buf.getvalue())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -135,8 +175,15 @@ def _build_module(info: dict, path: str, arrays, modules: dict[str, RuntimeModul
         elif "tensor" in entry:
             m.set(name, Tensor(arrays[entry["tensor"]], requires_grad=entry["requires_grad"]))
         else:
-            m.set(name, entry["value"])
+            m.set(name, tuple(entry["value"]) if entry.get("tuple") else entry["value"])
     return m
+
+
+def _npz(z: zipfile.ZipFile, name: str) -> dict[str, np.ndarray]:
+    if name not in z.namelist():
+        return {}
+    with np.load(io.BytesIO(z.read(name))) as npz:
+        return {k: npz[k] for k in npz.files}
 
 
 def load(path: Union[str, os.PathLike]) -> Union[ScriptFunction, ScriptModule]:
@@ -155,10 +202,7 @@ def load(path: Union[str, os.PathLike]) -> Union[ScriptFunction, ScriptModule]:
             raise ValueError(f"{where}: unsupported archive format {manifest.get('format')!r} "
                              f"(expected {FORMAT!r})")
         texts = {q: z.read(f"graphs/{q}.ir").decode() for q in manifest["functions"]}
-        arrays = {}
-        if "params.npz" in z.namelist():
-            with np.load(io.BytesIO(z.read("params.npz"))) as npz:
-                arrays = {k: npz[k] for k in npz.files}
+        arrays, constants = _npz(z, "params.npz"), _npz(z, "constants.npz")
     modules: dict[str, RuntimeModule] = {}
     root: Optional[RuntimeModule] = None
     if manifest["module"] is not None:
@@ -174,7 +218,24 @@ def load(path: Union[str, os.PathLike]) -> Union[ScriptFunction, ScriptModule]:
         sig = Signature(info["name"], params, parse_type_text(info["return_type"]))
         callees = {k: build(c) for k, c in info["callees"].items()}
         module = None if info["module"] is None else modules[info["module"]]
-        built[q] = ScriptFunction(parse_ir(texts[q]), sig, q, callees, module)
+        graph = parse_ir(texts[q])
+        for i, n in enumerate(_tensor_constants(graph)):  # exact data for the rounded text
+            n.set_attr("value", "t", TensorData(constants[f"{q}/{i}"], n.attr("value").text))
+        built[q] = ScriptFunction(graph, sig, q, callees, module)
         return built[q]
     main = build(manifest["main"])
-    return ScriptModule(root, main) if root is not None else main
+    if root is None:
+        return main
+    for q in manifest["functions"]:
+        build(q)
+    methods: dict[str, dict[str, ScriptFunction]] = {}  # by module type (instances of one
+    for q, info in manifest["functions"].items():       # scripted class share its methods)
+        if info["module"] is not None:
+            methods.setdefault(modules[info["module"]].qualified_name, {})[info["name"]] = built[q]
+
+    def wrap(path: str) -> ScriptModule:
+        m = modules[path]
+        children = {k: wrap(f"{path}.{k}" if path else k) for k, v in m.attributes.items()
+                    if isinstance(v, RuntimeModule)}
+        return ScriptModule(m, None, methods.get(m.qualified_name, {}), children)
+    return wrap("")

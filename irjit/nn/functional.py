@@ -41,9 +41,25 @@ def _inplace_or_not(name: str):
 
 
 relu = _inplace_or_not("relu")
-leaky_relu = _inplace_or_not("leaky_relu")
-hardtanh = _inplace_or_not("hardtanh")
-elu = _inplace_or_not("elu")
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return eager.run("leaky_relu_" if inplace else "leaky_relu", input, negative_slope)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    return eager.run("hardtanh_" if inplace else "hardtanh", input, min_val, max_val)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return eager.run("elu_" if inplace else "elu", input, alpha)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """`input` divided by its p-norm along `dim` (at least `eps`)."""
+    denom = eager.run("linalg_vector_norm", input, p, [dim], True).clamp_min(eps).expand_as(input)
+    return input / denom
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -72,9 +88,20 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      padding, ceil_mode, count_include_pad, divisor_override)
 
 
+def _verify_batch_size(size) -> None:
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{tuple(int(s) for s in size)}")
+
+
 def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
                weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if training:
+        _verify_batch_size(input.size())
     return eager.run("batch_norm", input, weight, bias, running_mean, running_var, training,
                      momentum, eps, True)
 
@@ -85,8 +112,17 @@ def layer_norm(input: Tensor, normalized_shape, weight: Optional[Tensor] = None,
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None) -> Tensor:
-    pad = -1 if padding_idx is None else padding_idx % weight.shape[0]
-    return eager.run("embedding", weight, input, pad)
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if not padding_idx < weight.size(0):
+                raise ValueError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if not padding_idx >= -weight.size(0):
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    return eager.run("embedding", weight, input, padding_idx)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,
@@ -101,10 +137,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, ign
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    input, target = eager.run("broadcast_tensors", [input, target])
     return eager.run("mse_loss", input, target, _reduction(reduction))
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    input, target = eager.run("broadcast_tensors", [input, target])
     return eager.run("l1_loss", input, target, _reduction(reduction))
 
 

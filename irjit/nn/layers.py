@@ -1,6 +1,8 @@
 """torch.nn's linear, convolution, activation, dropout, pooling and container modules, with
-torch's constructor arguments, initialisation and repr. Their forwards are the built-in ones of
-`runtime.nn_modules` (one definition for eager modules and modules that graphs call)."""
+torch's constructor arguments, initialisation and repr. Their forwards are torch.nn's Python
+forwards, calling the same functional ops with the same arguments, so a trace records what
+PyTorch's tracer records (`aten::linear`, `aten::_convolution`, ...); every op itself is the
+registry's one definition."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from typing import Any, Iterator, Union
 
 import numpy as np
 
-from irjit.runtime import nn_modules
-
+from .. import eager
+from . import functional as F
 from . import init
 from .module import Module, Parameter
 
@@ -47,8 +49,8 @@ class Linear(Module):
         if self.bias is not None:
             _init_bias(self.bias, init.calculate_fan_in_and_fan_out(self.weight)[0])
 
-    def forward(self, x):
-        return nn_modules.linear_forward(self, x)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -71,6 +73,15 @@ class Conv2d(Module):
         self.kernel_size, self.stride, self.dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
         self.padding = padding if isinstance(padding, str) else _pair(padding)
         self.padding_mode = padding_mode
+        if padding == "same":  # what F.pad is given for a padding_mode other than zeros
+            self._reversed_padding_repeated_twice = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                self._reversed_padding_repeated_twice += [total // 2, total - total // 2]
+        elif padding == "valid":
+            self._reversed_padding_repeated_twice = [0, 0, 0, 0]
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in (0, 1)]
         self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size)
         self.register_parameter("bias", _empty(out_channels) if bias else None)
         self.reset_parameters()
@@ -80,8 +91,12 @@ class Conv2d(Module):
         if self.bias is not None:
             _init_bias(self.bias, init.calculate_fan_in_and_fan_out(self.weight)[0])
 
-    def forward(self, x):
-        return nn_modules.conv2d_forward(self, x)
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                            self.weight, self.bias, self.stride, (0, 0), self.dilation, self.groups)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -98,39 +113,32 @@ class Conv2d(Module):
         return s
 
 
-class _Activation(Module):
+class ReLU(Module):
     _torch_module = "torch.nn.modules.activation"
 
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
-        return nn_modules.BUILTIN_FORWARDS[self._builtin](self, x)
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
 
 
-class ReLU(_Activation):
+class Tanh(Module):
     _torch_module = "torch.nn.modules.activation"
-    _builtin = "ReLU"
+
+    def forward(self, input):
+        return eager.run("tanh", input)
 
 
-class Tanh(_Activation):
+class Sigmoid(Module):
     _torch_module = "torch.nn.modules.activation"
-    _builtin = "Tanh"
 
-    def __init__(self):
-        super().__init__()
-
-
-class Sigmoid(_Activation):
-    _torch_module = "torch.nn.modules.activation"
-    _builtin = "Sigmoid"
-
-    def __init__(self):
-        super().__init__()
+    def forward(self, input):
+        return eager.run("sigmoid", input)
 
 
 class Dropout(Module):
@@ -144,8 +152,8 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
-        return nn_modules.BUILTIN_FORWARDS["Dropout"](self, x)
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -161,8 +169,9 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, x):
-        return nn_modules.BUILTIN_FORWARDS["MaxPool2d"](self, x)
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -183,10 +192,10 @@ class Sequential(Module):
             for i, m in enumerate(args):
                 self.add_module(str(i), m)
 
-    def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
-        return x
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
 
     def __getitem__(self, idx: Union[int, slice]) -> Union[Module, "Sequential"]:
         items = list(self._modules.items())

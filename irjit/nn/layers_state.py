@@ -1,5 +1,6 @@
 """torch.nn's normalisation, embedding and recurrent-cell modules (the ones with running state
-or several weights), initialised as torch does; forwards from `runtime.nn_modules`."""
+or several weights), initialised as torch does; forwards as torch.nn's Python forwards (see
+layers.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Optional
 import numpy as np
 
 from irjit.ops.tensor import Tensor
-from irjit.runtime import nn_modules
-
+from .. import eager
+from . import functional as F
 from . import init
 from .module import Module, Parameter
 
@@ -41,8 +42,18 @@ class BatchNorm2d(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
 
-    def forward(self, x):
-        return nn_modules.batch_norm_forward(self, x)
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        training = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias, training,
+                            factor, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
@@ -61,8 +72,8 @@ class LayerNorm(Module):
         self.register_parameter("bias", Parameter(np.zeros(shape, np.float32))
                                 if elementwise_affine and bias else None)
 
-    def forward(self, x):
-        return nn_modules.layer_norm_forward(self, x)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
@@ -87,8 +98,8 @@ class Embedding(Module):
         if padding_idx is not None:
             self.weight.data[padding_idx] = 0
 
-    def forward(self, idx):
-        return nn_modules.embedding_forward(self, idx)
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -122,13 +133,49 @@ class LSTMCell(_Cell):
     _torch_module = "torch.nn.modules.rnn"
     gates = 4
 
-    def forward(self, x, hx=None):
-        return nn_modules.lstm_cell_forward(self, x, hx)
+    def forward(self, input, hx=None):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = eager.run("zeros", input.size(0), self.hidden_size, dtype=input.dtype,
+                              device=input.device)
+            hx = (zeros, zeros)
+        else:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if not is_batched else hx
+        ret = eager.run("lstm_cell", input, list(hx), self.weight_ih, self.weight_hh, self.bias_ih,
+                        self.bias_hh)
+        if not is_batched:
+            ret = (ret[0].squeeze(0), ret[1].squeeze(0))
+        return ret
 
 
 class GRUCell(_Cell):
     _torch_module = "torch.nn.modules.rnn"
     gates = 3
 
-    def forward(self, x, hx=None):
-        return nn_modules.gru_cell_forward(self, x, hx)
+    def forward(self, input, hx=None):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"GRUCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = eager.run("zeros", input.size(0), self.hidden_size, dtype=input.dtype,
+                           device=input.device)
+        else:
+            hx = hx.unsqueeze(0) if not is_batched else hx
+        ret = eager.run("gru_cell", input, hx, self.weight_ih, self.weight_hh, self.bias_ih,
+                        self.bias_hh)
+        if not is_batched:
+            ret = ret.squeeze(0)
+        return ret

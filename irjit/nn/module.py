@@ -56,7 +56,7 @@ class Module(RuntimeModule):
         `__torch__.<module>.<Class>` for user classes (`__main__` left out, as torch does)."""
         cls = type(self)
         module = cls.__dict__.get("_torch_module") or cls.__module__
-        parts = ["__torch__"] + ([] if module == "__main__" else [module]) + [cls.__qualname__]
+        parts = ["__torch__"] + ([] if module == "__main__" else [module]) + [cls.__name__]
         return ".".join(parts)
 
     @property

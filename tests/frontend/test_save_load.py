@@ -1,5 +1,5 @@
-"""irjit.jit.save / irjit.jit.load round-trip scripted functions: the same graph text, code
-and results, callees included."""
+"""irjit.jit.save / irjit.jit.load round-trip scripted functions and scripted and traced
+modules: the same graph text, code and results, callees and every traced method included."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 
 import irjit.jit
 
+from .model_support import Case, load_models
 from .script_support import load_cases
 
 M = load_cases()
+K = load_models()
 
 
 @pytest.mark.parametrize("fn", [M.call_helper, M.optional_scale, M.early_return_loop,
@@ -50,7 +52,7 @@ def test_loading_something_else_is_an_error_naming_the_file(tmp_path):
         irjit.jit.load(path)
 
 
-@pytest.mark.parametrize("cls", [M.MyCell, M.GatedCell, M.ScaledResidual], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [K.MyCell, K.GatedCell, K.ScaledResidual], ids=lambda c: c.__name__)
 def test_module_round_trip_keeps_graph_code_parameters_and_results(cls, tmp_path):
     scripted = irjit.jit.script(cls())
     path = tmp_path / "m.zip"
@@ -61,8 +63,42 @@ def test_module_round_trip_keeps_graph_code_parameters_and_results(cls, tmp_path
     assert repr(loaded) == repr(scripted)
     assert "params.npz" in zipfile.ZipFile(path).namelist()
     x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
-    args = (x,) if cls is M.ScaledResidual else (x, x)
+    args = (x,) if cls is K.ScaledResidual else (x, x)
     want, got = scripted(*args), loaded(*args)
     for a, b in zip(want if isinstance(want, tuple) else (want,),
                     got if isinstance(got, tuple) else (got,)):
         np.testing.assert_allclose(a.data, b.data)
+
+
+@pytest.mark.parametrize("name", ["GatedCell", "Mlp", "SmallCnn", "Attention", "SharedLinear",
+                                  "LstmFromZero"])
+@pytest.mark.parametrize("how", ["trace", "script"])
+def test_model_round_trip_keeps_graphs_code_and_pytorchs_results(name, how, tmp_path):
+    """Traced sizes, tensor constants (exact, though printed rounded), a submodule called
+    twice (`forward1`), BatchNorm run by the built-in forward (its hyper-parameters saved)."""
+    case = Case(name)
+    obj = case.traced() if how == "trace" else irjit.jit.script(case.model())
+    irjit.jit.save(obj, tmp_path / "m.zip")
+    loaded = irjit.jit.load(tmp_path / "m.zip")
+    assert str(loaded.graph) == str(obj.graph) and loaded.code == obj.code
+    assert str(loaded.inlined_graph) == str(obj.inlined_graph)
+    assert repr(loaded).startswith(f"RecursiveScriptModule(\n  original_name={name}\n")
+    out = loaded(*case.inputs())
+    for i, o in enumerate(out if isinstance(out, tuple) else (out,)):
+        np.testing.assert_allclose(o.numpy(), case.arrays[f"output.{i}"], rtol=1e-4, atol=1e-5)
+    if name == "SharedLinear" and how == "trace":
+        assert loaded.lin.forward1.code == obj.lin.forward1.code
+
+
+def test_tensor_constants_keep_their_exact_values(tmp_path):
+    scale = irjit.tensor([0.123456789, 1.0 / 3.0], dtype=irjit.float64)
+
+    def f(x):
+        return x * scale
+
+    x = irjit.randn(3, 2, dtype=irjit.float64)
+    traced = irjit.jit.trace(f, x)
+    irjit.jit.save(traced, tmp_path / "f.zip")
+    loaded = irjit.jit.load(tmp_path / "f.zip")
+    assert " 0.1235  0.3333 [ CPUDoubleType{2} ]" in str(loaded.graph)  # rounded, as PyTorch prints it
+    np.testing.assert_array_equal(loaded(x).numpy(), f(x).numpy())

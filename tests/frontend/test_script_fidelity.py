@@ -1,6 +1,6 @@
-"""irjit.jit.script against PyTorch 2.13 on the same functions (tools/fixturegen/script_cases.py,
-and its module classes; fixtures by tools/fixturegen/script_pairs.py): the same node kinds in the same order, and
-`.code` equal modulo names."""
+"""irjit.jit.script against PyTorch 2.13 on the same functions (tools/fixturegen/script_cases.py;
+fixtures by tools/fixturegen/script_pairs.py): the same node kinds in the same order, and
+`.code` equal modulo names. Modules: test_model_pairs.py."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ import irjit.jit
 
 from .script_support import FIXTURES, canonical_code, load_cases, node_kinds
 
-CASES = load_cases().CASES + load_cases().MODULE_CASES
+CASES = load_cases().CASES
 
 
 def _scripted(case):
-    """A function scripted as it is; a module class scripted as a fresh instance."""
-    return irjit.jit.script(case() if isinstance(case, type) else case)
+    return irjit.jit.script(case)
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
@@ -49,12 +48,3 @@ def test_source_comments_give_pytorchs_line_and_column(fn):
         where = None if theirs.source is None else (theirs.source.line, theirs.source.col)
         assert where == (None if mine.source is None else (mine.source.line, mine.source.col)), \
             f"{mine.kind}: {mine.source} vs PyTorch's {theirs.source}"
-
-
-@pytest.mark.parametrize("cls", load_cases().MODULE_CASES, ids=lambda c: c.__name__)
-def test_module_inlined_graph_has_pytorchs_node_kinds(cls):
-    """Submodule calls inline to the ops PyTorch's inlined graph shows (built-in Linear,
-    Conv2d and activations included)."""
-    want = irjit.parse_ir((FIXTURES / f"{cls.__name__}.inlined.ir").read_text())
-    got = _scripted(cls).inlined_graph
-    assert node_kinds(got) == node_kinds(want), f"{got}\n---- PyTorch:\n{want}"

@@ -1,18 +1,19 @@
-"""Scripted modules (script_cases.py's classes on irjit.nn): self attributes, submodule and
+"""Scripted modules (model_cases.py's classes on irjit.nn): self attributes, submodule and
 method calls, outputs and parameter gradients."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import irjit
 import irjit.jit
 from irjit.ops.tensor import Tensor
 from irjit.runtime.autograd import backward
 
-from .script_support import load_cases
+from .model_support import load_models
 
-M = load_cases()
+M = load_models()
 
 
 def _linear(m, x):
@@ -89,3 +90,21 @@ def test_conv_relu_module_runs_through_the_profiling_executor():
     np.testing.assert_allclose(out.data, want.data, rtol=1e-5, atol=1e-6)
     backward([out])
     np.testing.assert_allclose(x.grad, reference.backward()["arg0"], rtol=1e-4, atol=1e-5)
+
+
+def test_scripted_batch_norm_in_training_updates_its_buffers_as_eager():
+    """BatchNorm2d scripts to torch.nn's compiled forward (input check, num_batches_tracked,
+    batch size check, aten::batch_norm reading `training`): in training mode the scripted
+    module's outputs and running statistics follow the eager module's."""
+    irjit.manual_seed(0)
+    eager_bn, scripted_bn = irjit.nn.BatchNorm2d(3), irjit.nn.BatchNorm2d(3)
+    scripted = irjit.jit.script(scripted_bn)
+    assert "aten::batch_norm" in [n.kind for n in scripted.inlined_graph.walk()]
+    for step in range(3):
+        x = irjit.randn(2, 3, 4, 4)
+        np.testing.assert_allclose(scripted(x).numpy(), eager_bn(x).numpy(), rtol=1e-5, atol=1e-6)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(getattr(scripted_bn, name).numpy(), getattr(eager_bn, name).numpy(),
+                                   rtol=1e-6, err_msg=name)
+    with pytest.raises(Exception, match="expected 4D input"):
+        scripted(irjit.randn(2, 3))

@@ -1,99 +1,98 @@
-"""irjit.jit.trace against PyTorch 2.13's traced graphs of the same models
-(tests/fixtures/trace, written by tools/fixturegen/trace_pairs.py) and against eager runs."""
+"""irjit.jit.trace beyond the model pairs (test_model_pairs.py): what a TracedModule is and
+does (repr, submodules, methods, native execution, save/load), user scopes, 2017 scope names,
+sizes, check_trace and errors."""
 
-import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import irjit
 import irjit.jit
-from irjit.tools.fixturegen.trace_models import build
+from irjit import nn
+from irjit.runtime.executor.counters import COUNTERS
 
-TRACED = json.loads((Path(__file__).parent.parent / "fixtures" / "trace" / "traced.json").read_text())
-
-# PyTorch records these differently from irjit's eager ops (see the report of this stream):
-# conv layers trace as aten::_convolution (irjit's eager Conv2d calls aten::conv2d); torch's DCE
-# leaves the erased branch's NoneType constant behind in decision_gate.
-DIFFERENT = {"conv_relu", "eager_conv2d", "decision_gate"}
-
-
-def _case(name):
-    irjit.manual_seed(0)
-    fn, shapes = build(irjit)[name]
-    return fn, tuple(irjit.randn(*s) for s in shapes)
+from .model_support import Case
 
 
 def _kinds(graph):
     return [n.kind for n in graph.nodes()]
 
 
-@pytest.mark.parametrize("name", sorted(set(TRACED) - DIFFERENT))
-def test_node_kinds_and_scopes_match_pytorch(name):
-    fn, inputs = _case(name)
-    graph = irjit.jit.trace(fn, inputs).graph
-    assert _kinds(graph) == TRACED[name]["kinds"]
-    assert [irjit.jit.scope_name(n) for n in graph.nodes()] == TRACED[name]["scopes"]
+def test_a_traced_module_is_a_script_module_printed_as_pytorchs():
+    traced = Case("Net").traced()
+    assert isinstance(traced, irjit.jit.ScriptModule) and isinstance(traced, irjit.jit.TracedModule)
+    assert repr(traced) == ("Net(\n  original_name=Net\n"
+                            "  (seq): Sequential(\n    original_name=Sequential\n"
+                            "    (0): Linear(original_name=Linear)\n"
+                            "    (1): ReLU(original_name=ReLU)\n  )\n"
+                            "  (out): Linear(original_name=Linear)\n)")
+    assert [k for k in _kinds(traced.graph) if k != "prim::GetAttr"] == ["prim::CallMethod"] * 2
+    assert "aten::linear" in _kinds(traced.seq.inlined_graph)
+    assert traced.seq.forward.graph is not traced.forward.graph
 
 
-@pytest.mark.parametrize("name", sorted(TRACED))
-def test_traced_graph_runs_like_eager(name):
-    fn, inputs = _case(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", irjit.jit.TracerWarning)
-        traced = irjit.jit.trace(fn, inputs)
-    for _ in range(3):  # profiling runs, then the optimized plan
-        got, want = traced(*inputs), fn(*inputs)
-        got = got if isinstance(got, tuple) else (got,)
-        want = want if isinstance(want, tuple) else (want,)
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g.data, w.data, rtol=1e-5, atol=1e-6)
+def test_a_submodule_called_twice_gets_forward_and_forward1():
+    traced = Case("SharedLinear").traced()
+    calls = [n.attr("name") for n in traced.graph.nodes() if n.kind == "prim::CallMethod"]
+    assert calls == ["forward", "forward1"]
+    assert traced.lin.forward1.code.startswith("def forward1(self,\n    input: Tensor)")
 
 
-def test_traced_module_gradients_equal_eager():
-    fn, inputs = _case("mlp")
-    traced = irjit.jit.trace(fn, inputs)
-    x = inputs[0].detach().requires_grad_()
-    for run in (fn, traced):
-        for p in fn.parameters():
-            p.grad = None
-        xi = x.detach().requires_grad_()
-        run(xi).sum().backward()
-        grads = [xi.grad.copy()] + [p.grad.copy() for p in fn.parameters()]
-        if run is fn:
-            expected = grads
-    for g, e in zip(grads, expected):
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+def test_a_submodule_the_trace_never_called_has_no_forward():
+    class Unused(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used, self.spare = nn.Linear(2, 2), nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.used(x)
+
+    traced = irjit.jit.trace(Unused(), irjit.randn(1, 2))
+    with pytest.raises(RuntimeError, match="never called"):
+        traced.spare.code
+    assert "prim::GetAttr" in _kinds(traced.graph) and len(traced.graph.inputs) == 2
 
 
-def test_my_cell_prints_as_pytorch_traced_graph():
-    fn, inputs = _case("my_cell")
-    text = str(irjit.jit.trace(fn, inputs).graph)
-    assert "%x : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)" in text
-    assert ('%linear : __torch__.torch.nn.modules.linear.Linear = '
-            'prim::GetAttr[name="linear"](%self.1)') in text
-    assert ("aten::linear(%x, %weight, %bias), scope: __module.linear\n") in text
-    assert "prim::TupleConstruct" in text
+def test_traced_modules_run_natively_through_the_profiling_executor():
+    case = Case("Mlp")
+    traced = case.traced()
+    (x,) = case.inputs()
+    before = COUNTERS.native_nodes
+    for _ in range(3):
+        out = traced(x)
+    np.testing.assert_allclose(out.numpy(), case.arrays["output.0"], rtol=1e-5, atol=1e-6)
+    assert COUNTERS.native_nodes > before
+    assert "prim::DifferentiableGraph" in str(traced.graph_for(x))  # the parameters need grad
+    assert irjit.jit.last_executed_optimized_graph() is not None
+
+
+def test_sizes_are_traced_and_the_graph_generalises_to_other_batch_sizes():
+    def flatten(x):
+        return x.view(x.size(0), -1) * x.shape[1]
+
+    traced = irjit.jit.trace(flatten, irjit.randn(2, 3, 4))
+    assert _kinds(traced.graph) == ["prim::Constant", "aten::size", "prim::NumToTensor", "aten::Int",
+                                    "prim::Constant", "prim::ListConstruct", "aten::view",
+                                    "prim::Constant", "aten::size", "prim::NumToTensor", "aten::mul"]
+    assert "int(_0)" in traced.code and "ops.prim.NumToTensor(torch.size(x, 0))" in traced.code
+    x = irjit.randn(5, 3, 4)  # another batch size: the sizes are read at run time
+    np.testing.assert_allclose(traced(x).numpy(), flatten(x).numpy(), rtol=1e-6)
+
+
+def test_python_numbers_are_wrapped_number_constants():
+    traced = irjit.jit.trace(lambda x: x * 2 + 1.5, irjit.randn(2))
+    consts = [str(n.output.type) for n in traced.graph.nodes() if n.kind == "prim::Constant"]
+    assert consts == ["Long(requires_grad=0, device=cpu)", "Double(requires_grad=0, device=cpu)", "int"]
+    assert traced.code.count("CONSTANTS.c") == 2
 
 
 def test_decision_gate_warns_and_erases_the_branch():
-    fn, inputs = _case("decision_gate")
+    case = Case("GatedCell")
     with pytest.warns(irjit.jit.TracerWarning, match="Python boolean"):
-        graph = irjit.jit.trace(fn, inputs).graph
-    kinds = _kinds(graph)
-    assert "aten::gt" not in kinds and "aten::sum" not in kinds and "prim::If" not in kinds
-    taken = [k for k in kinds if k.startswith("aten::") and k != "aten::neg"]  # the branch
-    assert taken == [k for k in TRACED["decision_gate"]["kinds"]
-                     if k.startswith("aten::") and k != "aten::neg"]
-
-
-def test_nested_sequential_scopes():
-    fn, inputs = _case("net_sequential")
-    text = str(irjit.jit.trace(fn, inputs).graph)
-    assert "aten::relu(%6), scope: __module.seq/__module.seq.1" in text
-    assert "scope: __module.out" in text
+        traced = irjit.jit.trace(case.model(), case.inputs())
+    assert traced.dg.code == "def forward(self,\n    argument_1: Tensor) -> NoneType:\n  return None\n"
+    assert "prim::If" not in _kinds(traced.inlined_graph)
 
 
 def test_user_scope_names_nodes_inside_the_module_scope():
@@ -107,6 +106,13 @@ def test_user_scope_names_nodes_inside_the_module_scope():
     assert scopes["aten::tanh"] == "Foo" and scopes["aten::add"] == ""
 
 
+def test_legacy_scope_names_are_class_and_attribute():
+    traced = Case("Net").traced()
+    names = [traced.legacy_scope_name(n) for n in traced.inlined_graph.nodes()
+             if n.kind.startswith("aten::")]
+    assert names == ["Net/Sequential[seq]/Linear[0]", "Net/Sequential[seq]/ReLU[1]", "Net/Linear[out]"]
+
+
 def test_check_trace_reports_a_trace_that_depends_on_python_state():
     calls = []
 
@@ -116,6 +122,14 @@ def test_check_trace_reports_a_trace_that_depends_on_python_state():
 
     with pytest.raises(irjit.jit.TracingCheckError, match="differs across invocations"):
         irjit.jit.trace(f, irjit.randn(2, 2))
+
+
+def test_check_trace_warns_about_nondeterministic_nodes():
+    with pytest.warns(irjit.jit.TracerWarning) as caught:
+        irjit.jit.trace(nn.Dropout(0.5), irjit.randn(4, 4))
+    messages = [str(w.message) for w in caught]
+    assert messages[0].startswith("Trace had nondeterministic nodes")
+    assert messages[1].startswith("Output nr 1. of the traced function does not match")
 
 
 def test_non_tensor_output_is_an_error():
@@ -129,11 +143,33 @@ def test_python_numbers_from_traced_tensors_warn():
 
     with pytest.warns(irjit.jit.TracerWarning, match="Python float"):
         graph = irjit.jit.trace(f, irjit.randn(2, 2), check_trace=False).graph
-    assert [n.kind for n in graph.nodes()][-2:] == ["prim::Constant", "aten::mul"]
+    assert _kinds(graph)[-2:] == ["prim::Constant", "aten::mul"]
 
 
-def test_legacy_scope_names_are_class_and_attribute():
-    fn, inputs = _case("net_sequential")
-    traced = irjit.jit.trace(fn, inputs)
-    names = [traced.legacy_scope_name(n) for n in traced.graph.nodes() if n.kind.startswith("aten::")]
-    assert names == ["Net/Sequential[seq]/Linear[0]", "Net/Sequential[seq]/ReLU[1]", "Net/Linear[out]"]
+def test_tuple_inputs_are_unpacked_in_the_graph():
+    cell = nn.LSTMCell(3, 4)
+    x, hc = irjit.randn(2, 3), (irjit.randn(2, 4), irjit.randn(2, 4))
+    traced = irjit.jit.trace(cell, (x, hc))
+    assert str(traced.graph.inputs[2].type).startswith("(Float(2, 4")
+    assert _kinds(traced.graph)[:5] == ["prim::GetAttr"] * 4 + ["prim::TupleUnpack"]
+    for got, want in zip(traced(x, hc), cell(x, hc)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_tensor_that_requires_grad_cannot_become_a_constant():
+    w = irjit.randn(2, requires_grad=True)
+    with pytest.raises(irjit.jit.TracingError, match="requires grad as a constant"):
+        irjit.jit.trace(lambda x: x * w, irjit.randn(2))
+
+
+def test_traced_functions_are_script_functions():
+    def pointwise(x, y):
+        return irjit.sin(x) * y + x.exp() / (y * y + 1.0)
+
+    x, y = irjit.randn(3, 4), irjit.randn(3, 4)
+    traced = irjit.jit.trace(pointwise, (x, y))
+    assert isinstance(traced, irjit.jit.ScriptFunction)
+    assert traced.code.startswith("def pointwise(x: Tensor,\n    y: Tensor) -> Tensor:")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(traced(x, y).numpy(), pointwise(x, y).numpy(), rtol=1e-6)

@@ -1,14 +1,14 @@
 """Functions written once for both `torch.jit.script` and `irjit.jit.script`: the fixture
 generator imports this file with `torch` bound to PyTorch, the tests with `torch` bound to irjit
-(set IRJIT_SCRIPT_CASES_TORCH=1 to get PyTorch). Line numbers matter: fixtures carry them."""
+(set IRJIT_CASES_TORCH=1 to get PyTorch). Line numbers matter: fixtures carry them. Modules
+written for both frameworks are in model_cases.py."""
 
 import importlib
 import os
 from typing import Dict, List, Optional, Tuple
 
-torch = importlib.import_module("torch" if os.environ.get("IRJIT_SCRIPT_CASES_TORCH") else "irjit")
+torch = importlib.import_module("torch" if os.environ.get("IRJIT_CASES_TORCH") else "irjit")
 Tensor = torch.Tensor
-nn = torch.nn
 
 
 def add_mul(x: Tensor, y: Tensor) -> Tensor:
@@ -171,53 +171,6 @@ CASES = [add_mul, tanh_linear, decision_gate, elif_chain, for_range, for_list, w
          nested_if_in_loop, keyword_args, bool_flag, list_int_arg, ternary]
 
 
-class MyCell(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(4, 4)
-
-    def forward(self, x, h):
-        new_h = torch.tanh(self.linear(x) + h)
-        return new_h, new_h
-
-
-class DecisionGate(nn.Module):
-    def forward(self, x):
-        if x.sum() > 0:
-            return x
-        else:
-            return -x
-
-
-class GatedCell(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.dg = DecisionGate()
-        self.linear = nn.Linear(4, 4)
-
-    def forward(self, x, h):
-        new_h = torch.tanh(self.dg(self.linear(x)) + h)
-        return new_h, new_h
-
-
-class ScaledResidual(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(4, 4)
-        self.repeats = 2
-
-    def forward(self, x):
-        for _ in range(self.repeats):
-            x = x + self.linear.bias * self.helper(x)
-        return x
-
-    def helper(self, x):
-        return torch.relu(x)
-
-
-MODULE_CASES = [MyCell, DecisionGate, GatedCell, ScaledResidual]
-
-
 def shapes_and_sizes(x: Tensor) -> Tensor:
     n = x.shape[0]
     m = x.size(1)
@@ -293,15 +246,3 @@ CASES += [shapes_and_sizes, asserts_and_raises, list_comprehension, enumerate_zi
           while_true_break, negative_index_and_list_slice, min_max_builtins, set_list_item,
           dict_loop, power_and_floordiv, string_format, cat_dim_keyword]
 
-
-class ConvRelu(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, bias=False)
-        self.relu = nn.ReLU()
-
-    def forward(self, x):
-        return self.relu(self.conv(x))
-
-
-MODULE_CASES += [ConvRelu]

@@ -1,9 +1,9 @@
 """Write PyTorch 2.13's `torch.jit.script(f).graph` and `.code` for every function of
-`script_cases.py`, and of every module class there (a dev-only tool; irjit never imports torch):
+`script_cases.py` (a dev-only tool; irjit never imports torch; modules: model_pairs.py):
 
-    IRJIT_SCRIPT_CASES_TORCH=1 .venv-torch/bin/python tools/fixturegen/script_pairs.py tests/fixtures/script
+    IRJIT_CASES_TORCH=1 .venv-torch/bin/python tools/fixturegen/script_pairs.py tests/fixtures/script
 
-Each case gives `<name>.graph.ir` and `<name>.code` (modules also `<name>.inlined.ir`); the cases file's path is normalised to
+Each case gives `<name>.graph.ir` and `<name>.code`; the cases file's path is normalised to
 `/home/user/script_cases.py`."""
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ def load_cases():
 
 def main(out: Path) -> None:
     import torch
-    assert os.environ.get("IRJIT_SCRIPT_CASES_TORCH"), "set IRJIT_SCRIPT_CASES_TORCH=1"
+    assert os.environ.get("IRJIT_CASES_TORCH"), "set IRJIT_CASES_TORCH=1"
     torch.manual_seed(0)
     out.mkdir(parents=True, exist_ok=True)
     cases = load_cases()
     scripted = [(f.__name__, torch.jit.script(f)) for f in cases.CASES]
-    scripted += [(cls.__name__, torch.jit.script(cls())) for cls in cases.MODULE_CASES]
     site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__))) + "/"
 
     def normalized(text: str) -> str:
@@ -46,9 +45,6 @@ def main(out: Path) -> None:
         graph = normalized(str(s.graph))
         (out / f"{name}.graph.ir").write_text(graph)
         (out / f"{name}.code").write_text(s.code)
-        if isinstance(s, torch.jit.ScriptModule):
-            inlined = normalized(str(s.inlined_graph))
-            (out / f"{name}.inlined.ir").write_text(inlined)
 
 
 if __name__ == "__main__":
