@@ -15,7 +15,7 @@ from typing import Optional
 
 from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 
-from . import opt_command, picture_commands, run_command
+from . import onnx_command, opt_command, picture_commands, run_command
 from .deep_stack import NestedTooDeeply, call_with_deep_stack
 from .progress import showing_progress
 from .sources import UsageError, lint_parsed, read_source
@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_command.register(sub)
     opt_command.register(sub)
     picture_commands.register(sub)
+    onnx_command.register(sub)
     for command in sub.choices.values():
         command.add_argument("-v", "--verbose", action="store_true",
                              help="show the source line and a caret under a parse error")
