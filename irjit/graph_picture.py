@@ -129,6 +129,10 @@ def _small_tensor(n: Node) -> bool:
 
 def _argument_names(n: Node) -> list[Optional[str]]:
     """The schema's names for `n`'s inputs (None where no schema is known)."""
+    if n.kind == "prim::Loop":
+        return (["max_trip_count", "condition"] + [None] * len(n.inputs))[:len(n.inputs)]
+    if n.kind == "prim::If":
+        return ["condition"]
     if "::" not in n.kind or n.kind.startswith("prim::"):
         return [None] * len(n.inputs)
     try:
@@ -457,13 +461,13 @@ class _Builder:
                     self.makers[v] = params.id
             self.block(b, inner, base)
             if join is not None and b.outputs:
-                ret = PNode(self.fresh("n"), "block_return", "->",
-                            [", ".join(f"%{v.name}" for v in b.outputs)], kind=n.kind,
+                shown = [f"%{v.name}={self.folded[v]}" if v in self.folded else f"%{v.name}"
+                         for v in b.outputs]
+                ret = PNode(self.fresh("n"), "block_return", "->", [", ".join(shown)],
+                            kind=n.kind,
                             info="\n".join(f"-> %{v.name} : {v.type}" for v in b.outputs))
                 inner.nodes.append(ret)
                 for v in b.outputs:
-                    if v in self.folded:
-                        ret.details.append(f"%{v.name}={self.folded[v]}")
                     self.ensure_param(v, inner, base)
                     self.edge(v, ret.id)
                 self.edges.append(PEdge(ret.id, join.id, "", "", "flow"))

@@ -4,6 +4,7 @@ installs — a test needing one is skipped on a machine without it, but fails un
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -33,7 +34,7 @@ def require(program: str) -> str:
 def require_module(name: str):
     """`import name`, skipped (or failed under CI) as `require` does."""
     try:
-        return __import__(name)
+        return importlib.import_module(name)
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail(f"the Python package {name} is missing, but the test extra installs it")
