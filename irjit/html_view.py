@@ -13,7 +13,7 @@ import html
 import json
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from irjit.compiler.ir import Graph
 
@@ -77,11 +77,17 @@ def inline_svg(dot_text: str) -> str:
     return _SVG_TITLE.sub("", svg)
 
 
-def to_html(panes: Sequence[Pane], title: str = "graph", depth: Optional[int] = None) -> str:
-    """The page for `panes`, laid out with Graphviz's `dot` (DotNotFound without it);
-    `depth` collapses deeper scopes before layout, as in `irjit.dot.to_dot`."""
+def to_html(panes: Sequence[Union[Pane, tuple[str, Graph], Graph]], title: str = "graph",
+            depth: Optional[int] = None) -> str:
+    """The page for `panes` (each a Pane, a `(heading, graph)` pair or a graph), side by
+    side, laid out with Graphviz's `dot` (DotNotFound without it); `depth` collapses deeper
+    scopes before layout, as in `irjit.dot.to_dot`."""
     sections, data = [], {}
     for i, pane in enumerate(panes):
+        if isinstance(pane, Graph):
+            pane = Pane(f"graph {i}", pane)
+        elif not isinstance(pane, Pane):
+            pane = Pane(*pane)
         prefix = "ab"[i] + "-" if i < 2 else f"p{i}-"
         pic = picture(pane.graph, depth)
         svg = inline_svg(to_dot(pic, id_prefix=prefix, tooltips=False))

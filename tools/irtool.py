@@ -25,7 +25,9 @@ def cmd_parse(args) -> int:
     """Parse every file, reporting each bad one (one error each) and going on to the next."""
     from irjit.compiler import parse_ir, progress
     status = 0
-    with progress.task("files", len(args.files), "file") as files_done:
+    files = progress.task("files", len(args.files), "file") if len(args.files) > 1 \
+        else progress.SILENT
+    with files as files_done:
         for path in args.files:
             files_done.update(0, path)
             try:

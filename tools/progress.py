@@ -4,6 +4,8 @@ progress through `irjit.compiler.progress`; this module listens."""
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -43,9 +45,17 @@ class TerminalProgress:
     def _tqdm(self, description: str, total: Optional[int], unit: str):
         from tqdm import tqdm
         scale = unit == "B"
+        sized = self.columns() > 0  # a terminal that reports no size gets 80 columns
         return tqdm(total=total, desc=description, unit=unit, unit_scale=scale,
                     unit_divisor=1024 if scale else 1000, file=self.stream, delay=DELAY,
-                    leave=False, dynamic_ncols=True, mininterval=0.1)
+                    leave=False, dynamic_ncols=sized, ncols=None if sized else 80,
+                    mininterval=0.1)
+
+    def columns(self) -> int:
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            return 0
 
     def task(self, description: str, total: Optional[int], unit: str) -> _Bar:
         return _Bar(self._tqdm(description, total, unit))
