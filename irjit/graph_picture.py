@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from irjit.compiler.ir import BOOL, ClassType, Graph, Node, TensorType, Value
+from irjit.compiler.ir import (BOOL, ClassType, Graph, ListType, Node, OptionalType, TensorType,
+                               TupleType, Value)
 from irjit.compiler.ir.attributes import format_attribute
 
 # Nodes that hold a `Subgraph` and how their cluster is labelled and coloured.
@@ -101,6 +102,12 @@ def short_type(t) -> str:
         return f"{t.scalar_type or 'Tensor'}({sizes})"
     if isinstance(t, ClassType):
         return t.name
+    if isinstance(t, TupleType) and not getattr(t, "names", None):
+        return _clip("(" + ", ".join(short_type(e) or "Tensor" for e in t.elems) + ")")
+    if isinstance(t, ListType) and isinstance(t.elem, TensorType):
+        return f"{short_type(t.elem) or 'Tensor'}[]"
+    if isinstance(t, OptionalType) and isinstance(t.elem, TensorType):
+        return f"{short_type(t.elem) or 'Tensor'}?"
     return _clip(_MANGLE.sub("", str(t)))
 
 
@@ -116,6 +123,8 @@ def constant_text(n: Node) -> str:
     kind, value = entry
     if kind == "i" and n.outputs[0].type == BOOL:
         return "True" if value else "False"
+    if kind == "f":  # the shortest repr (1e-05), not the printed 1.0000000000000001e-05
+        return repr(float(value))
     return _clip(format_attribute(kind, value))
 
 
