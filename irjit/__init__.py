@@ -51,7 +51,7 @@ _EXPORTS = {
     "set_grad_enabled": "irjit.runtime.autograd",
     "is_grad_enabled": "irjit.runtime.autograd",
     # pictures and export
-    "to_dot": "irjit.dot",
+    "to_dot": "irjit.graph_dot",
     "to_html": "irjit.html_view",
     "export_onnx": "irjit.onnx_export",
 }

@@ -1,6 +1,6 @@
 """What a picture of a graph shows, before any drawing: boxes for nodes, arrows for values,
 nested clusters for scopes (the module hierarchy a tracer records), subgraphs (autodiff,
-fusion and native groups) and If/Loop blocks. `irjit.dot` draws it with Graphviz and
+fusion and native groups) and If/Loop blocks. `irjit.graph_dot` draws it with Graphviz and
 `irjit.html_view` puts it in a page.
 
 Arguments that are constants (numbers, int lists, strings, None) are written into the box of
@@ -25,6 +25,9 @@ _MODULE_PREFIX = "__module."
 _LEGACY_ID = re.compile(r"\$\d+$")
 _MANGLE = re.compile(r"___torch_mangle_\d+\.")
 MAX_LABEL = 48
+# Graphviz's layout time grows steeply with cluster nesting (200 nested If blocks take it
+# minutes); clusters deeper than this are drawn flat inside the deepest one.
+MAX_CLUSTER_DEPTH = 16
 
 
 @dataclass
@@ -62,6 +65,17 @@ class PCluster:
     scope_path: tuple[str, ...] = ()  # for scopes: the names from the root
     nodes: list[PNode] = field(default_factory=list)
     clusters: list["PCluster"] = field(default_factory=list)
+    depth: int = 0  # how many clusters are around it
+
+    def child(self, make) -> "PCluster":
+        """A new cluster inside this one (`make()` builds it), or this one when clusters
+        would nest deeper than MAX_CLUSTER_DEPTH."""
+        if self.depth >= MAX_CLUSTER_DEPTH:
+            return self
+        c = make()
+        c.depth = self.depth + 1
+        self.clusters.append(c)
+        return c
 
     def walk(self):
         """This cluster and every cluster inside it, outermost first."""
@@ -162,18 +176,8 @@ def _short_kind(kind: str) -> str:
 def _module_classes(graph: Graph) -> dict[str, str]:
     """Attribute path -> class name of the submodules `%self`'s GetAttr chains reach
     (`seq.0` -> `Linear`), to name traced scopes."""
-    if not graph.inputs or not isinstance(graph.inputs[0].type, ClassType):
-        return {}
-    paths: dict[Value, str] = {graph.inputs[0]: ""}
-    classes: dict[str, str] = {}
-    for n in graph.walk():
-        if n.kind == "prim::GetAttr" and n.inputs and n.inputs[0] in paths:
-            base = paths[n.inputs[0]]
-            path = f"{base}.{n.attr('name')}" if base else str(n.attr("name"))
-            paths[n.outputs[0]] = path
-            if isinstance(n.outputs[0].type, ClassType):
-                classes[path] = n.outputs[0].type.name
-    return classes
+    from irjit.runtime.loader import module_classes
+    return {path: ClassType(name).name for path, name in module_classes(graph).items()}
 
 
 class _Builder:
@@ -231,9 +235,9 @@ class _Builder:
                 name = scope_label(path[level - 1])
                 module = self._module_class(path[level - 1])
                 label = f"{name} ({module})" if module and module != name else name
-                child = PCluster(self.fresh("c"), "scope", label, info="/".join(path[:level]),
-                                 scope_path=path[:level])
-                cluster.clusters.append(child)
+                child = cluster.child(lambda: PCluster(
+                    self.fresh("c"), "scope", label, info="/".join(path[:level]),
+                    scope_path=path[:level]))
                 self.scope_clusters[key] = child
             cluster = child
         return cluster, None
@@ -415,8 +419,8 @@ class _Builder:
         index = self.group_index.get(id(n.graph), 0)  # numbered per graph, as printed
         self.group_index[id(n.graph)] = index + 1
         role = "native" if n.kind == NATIVE_GROUP else "group"
-        box = PCluster(self.fresh("c"), role, f"{n.kind}_{index}", info=self.info(n))
-        cluster.clusters.append(box)
+        box = cluster.child(lambda: PCluster(self.fresh("c"), role, f"{n.kind}_{index}",
+                                             info=self.info(n)))
         base = cluster.scope_path if cluster.role == "scope" else tuple(n.scope.path())
         for inner, outer in zip(sub.inputs, n.inputs):
             self.outer[inner] = outer
@@ -443,9 +447,9 @@ class _Builder:
     def control(self, n: Node, cluster: PCluster) -> None:
         """`prim::If`/`prim::Loop` as a cluster: the node's box (reading its inputs), one
         cluster per block, and a box for its results that the blocks' results flow into."""
-        box = PCluster(self.fresh("c"), "control", f"{n.kind} %{n.outputs[0].name}"
-                       if n.outputs else n.kind, info=self.info(n))
-        cluster.clusters.append(box)
+        box = cluster.child(lambda: PCluster(
+            self.fresh("c"), "control", f"{n.kind} %{n.outputs[0].name}" if n.outputs
+            else n.kind, info=self.info(n)))
         base = tuple(n.scope.path())
         head = self.op_box(n)
         box.nodes.append(head)
@@ -458,8 +462,7 @@ class _Builder:
         names = ("then", "else") if n.kind == "prim::If" else ("body",) * len(n.blocks)
         for i, b in enumerate(n.blocks):
             label = f"block{i} ({names[i]})" if i < len(names) else f"block{i}"
-            inner = PCluster(self.fresh("c"), "block", label)
-            box.clusters.append(inner)
+            inner = box.child(lambda: PCluster(self.fresh("c"), "block", label))
             if b.inputs:
                 params = PNode(self.fresh("n"), "block_param",
                                ", ".join(f"%{v.name}" for v in b.inputs), kind=n.kind,
@@ -507,16 +510,8 @@ def _common_scope(graph: Graph) -> tuple[str, ...]:
 
 def _used_values(node: Node) -> list[Value]:
     """The values `node` reads from outside itself: its inputs, then those its blocks read."""
-    found = dict.fromkeys(node.inputs)
-    nested = list(node.walk())
-    defined = {v for m in nested for b in m.blocks for v in b.inputs}
-    defined |= {v for b in node.blocks for v in b.inputs} | {v for m in nested for v in m.outputs}
-    reads = [v for m in nested for v in m.inputs] + \
-        [v for m in [node, *nested] for b in m.blocks for v in b.outputs]
-    for v in reads:
-        if v not in defined:
-            found.setdefault(v)
-    return list(found)
+    from irjit.compiler.codegen.partition import used_values
+    return used_values(node)
 
 
 def picture(graph: Graph, depth: Optional[int] = None, fold_constants: bool = True) -> Picture:

@@ -17,7 +17,7 @@ from typing import Optional, Sequence, Union
 
 from irjit.compiler.ir import Graph
 
-from .dot import render, to_dot
+from .graph_dot import render, to_dot
 from .graph_picture import Picture, picture
 
 _SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg\b)", re.S)
@@ -68,20 +68,20 @@ def summary(pic: Picture) -> str:
     return " · ".join(parts)
 
 
-def inline_svg(dot_text: str) -> str:
+def inline_svg(dot_text: str, timeout: Optional[float] = None) -> str:
     """Graphviz's SVG without its XML preamble, comments and `<title>`s (the page shows its
     own tooltips), ready to sit inside HTML."""
-    svg = render(dot_text, "svg").decode("utf-8")
+    svg = render(dot_text, "svg", timeout=timeout).decode("utf-8")
     svg = _SVG_PREAMBLE.sub("", svg, count=1)
     svg = _SVG_COMMENT.sub("", svg)
     return _SVG_TITLE.sub("", svg)
 
 
 def to_html(panes: Sequence[Union[Pane, tuple[str, Graph], Graph]], title: str = "graph",
-            depth: Optional[int] = None) -> str:
+            depth: Optional[int] = None, timeout: Optional[float] = None) -> str:
     """The page for `panes` (each a Pane, a `(heading, graph)` pair or a graph), side by
     side, laid out with Graphviz's `dot` (DotNotFound without it); `depth` collapses deeper
-    scopes before layout, as in `irjit.dot.to_dot`."""
+    scopes before layout, as in `irjit.graph_dot.to_dot`; `timeout` bounds each layout."""
     sections, data = [], {}
     for i, pane in enumerate(panes):
         if isinstance(pane, Graph):
@@ -90,7 +90,7 @@ def to_html(panes: Sequence[Union[Pane, tuple[str, Graph], Graph]], title: str =
             pane = Pane(*pane)
         prefix = "ab"[i] + "-" if i < 2 else f"p{i}-"
         pic = picture(pane.graph, depth)
-        svg = inline_svg(to_dot(pic, id_prefix=prefix, tooltips=False))
+        svg = inline_svg(to_dot(pic, id_prefix=prefix, tooltips=False), timeout)
         data.update(pane_data(pic, prefix))
         sections.append(
             f'<section class="pane" id="pane-{prefix[:-1]}" data-prefix="{prefix}">\n'

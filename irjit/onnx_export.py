@@ -358,14 +358,13 @@ class _Exporter:
     def _missing(self, n: Node, v: Value):
         raise self.error(n, f"reads %{v.name}, which the export did not compute")
 
-    def _read_inside(self, n: Node) -> list[Value]:
+    @staticmethod
+    def _read_inside(n: Node) -> list[Value]:
+        """The outside values that `n`'s blocks read."""
         if not n.blocks:
             return []
-        defined = {v for m in n.walk() for v in m.outputs} | \
-            {v for m in [n, *n.walk()] for b in m.blocks for v in b.inputs}
-        reads = [v for m in n.walk() for v in m.inputs] + \
-            [v for m in [n, *n.walk()] for b in m.blocks for v in b.outputs]
-        return [v for v in reads if v not in defined]
+        from irjit.compiler.codegen.partition import used_values
+        return used_values(n)[len(set(n.inputs)):]
 
     def _known(self, n: Node, hint: str = "") -> None:
         """Outputs that do not depend on the inputs' data: as the recording run saw them."""

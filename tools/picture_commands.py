@@ -3,6 +3,7 @@ self-contained HTML page showing it before and after a pipeline."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -17,25 +18,28 @@ class PictureUsageError(UsageError):
     """Bad options or files for `irtool dot` / `irtool view`."""
 
 
-def _check_depth(depth) -> None:
-    if depth is not None and depth < 0:
-        raise PictureUsageError(f"--depth must not be negative (got {depth})")
+def _check_options(args) -> None:
+    if args.depth is not None and args.depth < 0:
+        raise PictureUsageError(f"--depth must not be negative (got {args.depth})")
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):
+        raise PictureUsageError(f"--timeout must be a positive number of seconds (got "
+                                f"{args.timeout:g})")
 
 
-def _render(dot_text: str, fmt: str) -> bytes:
+def _render(dot_text: str, fmt: str, timeout: float) -> bytes:
     """`dot -T<fmt>`, with Graphviz's failures as one-line errors."""
-    from irjit.dot import DotFailed, DotNotFound, render
+    from irjit.graph_dot import DotFailed, DotNotFound, render
     from .progress import activity
     try:
         with activity(f"laying out with Graphviz ({fmt})"):
-            return render(dot_text, fmt)
+            return render(dot_text, fmt, timeout=timeout)
     except (DotFailed, DotNotFound) as e:
         raise PictureUsageError(str(e)) from None
 
 
 def cmd_dot(args) -> int:
-    from irjit.dot import dot_program, to_dot
-    _check_depth(args.depth)
+    from irjit.graph_dot import dot_program, to_dot
+    _check_options(args)
     fmt = "dot"
     if args.output is not None:
         suffix = os.path.splitext(args.output)[1].lower()
@@ -61,15 +65,15 @@ def cmd_dot(args) -> int:
               f"drawn; wrote the DOT text to {path} instead ({INSTALL_HINT}; then: dot -T{fmt} "
               f"{path} -o {args.output})", file=sys.stderr)
         fmt = "dot"
-    data = dot_text.encode("utf-8") if fmt == "dot" else _render(dot_text, fmt)
+    data = dot_text.encode("utf-8") if fmt == "dot" else _render(dot_text, fmt, args.timeout)
     write_atomically(path, lambda f: f.write(data))
     return 0
 
 
 def cmd_view(args) -> int:
-    from irjit.dot import dot_program
+    from irjit.graph_dot import DotFailed, dot_program
     from irjit.html_view import Pane, to_html
-    _check_depth(args.depth)
+    _check_options(args)
     if not args.output.lower().endswith((".html", ".htm")):
         raise PictureUsageError(f"-o {args.output}: the page is HTML; name it .html")
     check_output_path(args.output)
@@ -86,8 +90,12 @@ def cmd_view(args) -> int:
         run_pipeline(manager, after)
         panes.append(Pane(f"after {args.passes}", after))
     from .progress import activity
-    with activity("laying out with Graphviz (svg)"):
-        page = to_html(panes, title=os.path.basename(name), depth=args.depth)
+    try:
+        with activity("laying out with Graphviz (svg)"):
+            page = to_html(panes, title=os.path.basename(name), depth=args.depth,
+                           timeout=args.timeout)
+    except DotFailed as e:
+        raise PictureUsageError(str(e)) from None
     write_atomically(args.output, lambda f: f.write(page.encode("utf-8")))
     return 0
 
@@ -101,6 +109,8 @@ def _common(sp) -> None:
     sp.add_argument("--depth", type=int, help="collapse scopes nested deeper than N levels "
                     "into one box each (0: each top-level module is one box)")
     sp.add_argument("--verify", action="store_true", help="lint the graph after every pass")
+    sp.add_argument("--timeout", type=float, default=120.0,
+                    help="give up on a Graphviz layout after this many seconds (120)")
 
 
 def register(sub) -> None:

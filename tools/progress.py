@@ -42,14 +42,15 @@ class TerminalProgress:
         self.counters: dict[str, object] = {}
         self.lock = threading.Lock()
 
-    def _tqdm(self, description: str, total: Optional[int], unit: str):
+    def _tqdm(self, description: str, total: Optional[int], unit: str,
+              note: Optional[str] = None):
         from tqdm import tqdm
         scale = unit == "B"
         sized = self.columns() > 0  # a terminal that reports no size gets 80 columns
         return tqdm(total=total, desc=description, unit=unit, unit_scale=scale,
                     unit_divisor=1024 if scale else 1000, file=self.stream, delay=DELAY,
                     leave=False, dynamic_ncols=sized, ncols=None if sized else 80,
-                    mininterval=0.1)
+                    mininterval=0.1, postfix=note)
 
     def columns(self) -> int:
         try:
@@ -64,7 +65,7 @@ class TerminalProgress:
         with self.lock:
             bar = self.counters.get(description)
             if bar is None:
-                bar = self.counters[description] = self._tqdm(description, None, unit)
+                bar = self.counters[description] = self._tqdm(description, None, unit, note)
         if note is not None:
             bar.set_postfix_str(note, refresh=False)
         bar.update(1)

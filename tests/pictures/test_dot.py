@@ -9,7 +9,7 @@ import html
 import pytest
 
 import irjit
-from irjit.dot import render, to_dot
+from irjit.graph_dot import render, to_dot
 from irjit.graph_picture import max_scope_depth, picture, scope_label
 
 from .support import (LEGACY, ROOT, SEED, DotStructure, nested_traced_model, require,

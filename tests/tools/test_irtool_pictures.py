@@ -36,8 +36,8 @@ def test_dot_to_stdout_with_passes_and_depth(capsys):
 
 
 def test_dot_without_graphviz_writes_dot_and_says_so(tmp_path, capsys, monkeypatch):
-    import irjit.dot
-    monkeypatch.setattr(irjit.dot, "dot_program", lambda: None)
+    import irjit.graph_dot
+    monkeypatch.setattr(irjit.graph_dot, "dot_program", lambda: None)
     out = tmp_path / "seed.png"
     assert main(["dot", str(SEED / "script_conv_relu.ir"), "-o", str(out)]) == 0
     err = capsys.readouterr().err
@@ -92,3 +92,19 @@ def test_export_onnx_errors_name_the_op_and_line(tmp_path, capsys):
     assert err.startswith(f"irtool: error: {case / 'graph.ir'}:11: aten::flip: no ONNX "
                           "conversion for this op")
     assert err.endswith("(from /home/user/models.py:1375:8)\n") and err.count("\n") == 1
+
+
+def test_a_layout_past_its_timeout_is_a_one_line_error(tmp_path, capsys):
+    """Graphviz needs minutes for If blocks nested 60 deep (long arrows over many ranks):
+    --timeout ends the layout (the dot process is killed) with advice, writing nothing."""
+    require("dot")
+    from .test_irtool_fuzz import nested_ifs
+    deep = tmp_path / "deep.ir"
+    deep.write_text(nested_ifs(60))
+    out = tmp_path / "deep.svg"
+    assert main(["dot", str(deep), "--timeout", "0.5", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("irtool: error: Graphviz's dot did not finish laying out ")
+    assert "in 0.5 s (collapse scopes with --depth N" in err and err.count("\n") == 1
+    assert not out.exists() and not list(tmp_path.glob(".irtool-*"))
+    assert main(["dot", str(deep), "-o", str(tmp_path / "deep.dot")]) == 0  # DOT needs no layout

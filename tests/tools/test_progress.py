@@ -104,3 +104,14 @@ def test_a_real_terminal_shows_the_parse_bar(tmp_path):
     screen = b"".join(chunks).decode("utf-8", "replace")
     assert done.returncode == 0 and done.stdout.decode().endswith("ok (30000 nodes)\n")
     assert f"parsing {path}" in screen and "%" in screen
+
+
+def test_compiling_native_units_counts_them(no_delay, monkeypatch, capsys):
+    """`opt --emit=llvm` compiles the graph's native units: each is counted on a terminal."""
+    screen = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    graph = ROOT / "tests" / "fixtures" / "bench" / "tiny_linear_tanh.ir"
+    assert main(["opt", str(graph), "--input-types", "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)",
+                 "--passes=propagate_input_shapes,native_partition", "--emit=llvm"]) == 0
+    assert "define" in capsys.readouterr().out
+    assert "native units:" in screen.getvalue() and "unit_" in screen.getvalue()

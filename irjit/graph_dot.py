@@ -22,6 +22,7 @@ from .graph_picture import PCluster, Picture, PNode, picture
 
 FONT = "Helvetica"
 FORMATS = ("svg", "png", "pdf", "dot")
+LARGE = 300  # boxes; larger pictures get cheaper layout settings
 
 # Fill and border colours per cluster role; scopes alternate two greys by depth.
 CLUSTER_STYLE = {
@@ -82,9 +83,12 @@ def to_dot(source: Union[Graph, Picture], depth: Optional[int] = None, title: st
     `tooltips` puts each node's printed line, types, source and scope on hover in SVG."""
     import graphviz
     pic = source if isinstance(source, Picture) else picture(source, depth, fold_constants)
+    boxes = sum(1 for _ in pic.root.all_nodes())
+    # network simplex (x placement) dominates dot's time on big graphs; cap its iterations
+    limits = {"nslimit": "2", "nslimit1": "2"} if boxes > LARGE else {}
     dot = graphviz.Digraph(name=f"{id_prefix}graph", graph_attr={
         "rankdir": "TB", "fontname": FONT, "fontsize": "11", "nodesep": "0.25",
-        "ranksep": "0.35", "labeljust": "l", "newrank": "true",
+        "ranksep": "0.35", "labeljust": "l", "newrank": "true", **limits,
         **({"label": graphviz.escape(title), "labelloc": "t"} if title else {})},
         node_attr={"fontname": FONT, "fontsize": "10", "style": "rounded,filled",
                    "color": "#5f6368", "height": "0.3", "margin": "0.08,0.03"},
@@ -157,7 +161,10 @@ def render(dot_text: str, fmt: str = "svg", timeout: Optional[float] = None) -> 
         done = subprocess.run([program, f"-T{fmt}"], input=dot_text.encode("utf-8"),
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise DotFailed(f"dot took longer than {timeout:g} s") from None
+        boxes = dot_text.count(' class="irn ')
+        raise DotFailed(f"Graphviz's dot did not finish laying out {boxes:,} boxes in "
+                        f"{timeout:g} s (collapse scopes with --depth N, raise --timeout, or "
+                        "write the DOT text with -o FILE.dot)") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise DotFailed(f"dot failed: {message[-1] if message else f'exit {done.returncode}'}")
