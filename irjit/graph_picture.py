@@ -197,7 +197,7 @@ class _Builder:
         self.scope_clusters: dict[tuple[str, tuple[str, ...]], PCluster] = {}
         self.collapsed: dict[tuple[str, tuple[str, ...]], PNode] = {}
         self.classes = _module_classes(graph)
-        self._edge_keys: set[tuple[str, str, str]] = set()
+        self._edge_keys: set[tuple[str, str, int]] = set()
         self.group_index: dict[int, int] = {}
         self.outer: dict[Value, Value] = {}  # a subgraph's input -> the value passed to it
 
@@ -274,7 +274,7 @@ class _Builder:
         tail = self.makers.get(value)
         if tail is None or tail == head:
             return
-        key = (tail, head, value.name)
+        key = (tail, head, id(value))
         if key in self._edge_keys:
             return
         self._edge_keys.add(key)
