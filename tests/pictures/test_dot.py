@@ -187,3 +187,15 @@ def test_labels_and_tooltips_are_escaped():
     assert printed in html.unescape(div["label"])
     require("dot")
     assert render(text, "svg").startswith(b"<?xml")
+
+
+def test_to_html_takes_graphs_or_pairs_and_counts_units():
+    require("dot")
+    g = seed("trace_conv_relu")
+    after = seed("trace_conv_relu")
+    irjit.passes.run(after, "autodiff{node-threshold=1,inline-threshold=1}")
+    page = irjit.to_html([("before", g), ("after autodiff", after)], title="seed <1>")
+    assert page.count("<svg") == 2 and "<title>irjit: seed &lt;1&gt;</title>" in page
+    assert "2 nodes · 1 DifferentiableGraph" in page
+    assert 'id="pane-a"' in page and 'id="pane-b"' in page
+    assert irjit.to_html([g]).count("<svg") == 1

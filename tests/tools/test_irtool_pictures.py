@@ -108,3 +108,11 @@ def test_a_layout_past_its_timeout_is_a_one_line_error(tmp_path, capsys):
     assert "in 0.5 s (collapse scopes with --depth N" in err and err.count("\n") == 1
     assert not out.exists() and not list(tmp_path.glob(".irtool-*"))
     assert main(["dot", str(deep), "-o", str(tmp_path / "deep.dot")]) == 0  # DOT needs no layout
+
+
+def test_dot_draw_constants_flag(capsys):
+    assert main(["dot", str(SEED / "script_conv_relu.ir"), "--draw-constants"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("<b>prim::Constant</b>") == 2 and "<b>prim::GetAttr</b>" in out
+    assert main(["dot", str(SEED / "script_conv_relu.ir")]) == 0
+    assert "prim::Constant" not in capsys.readouterr().out
