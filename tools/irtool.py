@@ -72,7 +72,7 @@ def cmd_fmt(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="irtool", description="Read, run and rewrite TorchScript IR.")
+    p = argparse.ArgumentParser(prog="irtool", description="Read, run, rewrite, draw and export TorchScript IR.")
     sub = p.add_subparsers(dest="command", required=True)
 
     sp = sub.add_parser("parse", help="check that files parse")
