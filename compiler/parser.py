@@ -24,6 +24,7 @@ from .ir.source import SourceLocation
 from irjit.ops.types import SCALAR_TYPES, TENSOR, ListType, TensorType
 from irjit.ops.type_parser import parse_type_text
 
+from . import progress
 from .attribute_parser import parse_attributes_text
 from .lark_errors import PARSE_LOCK, lark_error
 
@@ -107,6 +108,8 @@ class _Reader:
         self.first_free_unique = max((int(m) for m in _NUMERIC_NAME.findall(text)), default=-1) + 1
         self.graphs: list[_GraphState] = []
         self.state: Optional[_GraphState] = None
+        self.progress: Optional[progress.Task] = None  # set when someone shows progress
+        self.progress_pos = 0
 
     # ---- errors
     def error(self, reason: str, line: int, column: int) -> IRParseError:
@@ -231,6 +234,9 @@ class _Reader:
             self.check_constant(n, rest[0] if rest and rest[0].type == "ATTRS" else kind_tok)
         st.blocks[-1].append_node(n)
         n.text_line = kind_tok.line
+        if self.progress is not None and kind_tok.start_pos - self.progress_pos > 1 << 16:
+            self.progress.update(kind_tok.start_pos - self.progress_pos)
+            self.progress_pos = kind_tok.start_pos
         if _GROUP_KIND.match(n.kind):
             st.group_candidates.append(n)
 
@@ -337,9 +343,10 @@ def parse_ir(text: str, filename: str = "<string>") -> Graph:
         from .legacy_parser import parse_legacy_ir
         return parse_legacy_ir(text, filename)
     reader = _Reader(text, filename)
-    with PARSE_LOCK:
+    with PARSE_LOCK, progress.task(f"parsing {filename}", len(text), "B") as reading:
         parser = _get_parser()
         _BUILDER.r = reader
+        reader.progress = reading if progress.listening() else None
         try:
             parser.parse(text)
         except UnexpectedInput as e:

@@ -50,6 +50,10 @@ _EXPORTS = {
     "get_default_dtype": "irjit.eager",
     "set_grad_enabled": "irjit.runtime.autograd",
     "is_grad_enabled": "irjit.runtime.autograd",
+    # pictures and export
+    "to_dot": "irjit.graph_dot",
+    "to_html": "irjit.html_view",
+    "export_onnx": "irjit.onnx_export",
 }
 # torch-namespace functions and dtypes listed in `__all__`; any registered op resolves too
 _EAGER = {"randn", "rand", "zeros", "ones", "empty", "arange", "full", "zeros_like", "ones_like",

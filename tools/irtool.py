@@ -1,4 +1,5 @@
-"""`irtool`: parse, format, run and optimize TorchScript IR files from the command line.
+"""`irtool`: parse, format, run, optimize, draw and export TorchScript IR files from the
+command line.
 
 Every error a user can cause is printed as one line, `file:line:col: error: ...` (or `irtool:
 error: ...`), with exit code 1; nothing is written unless the command succeeds. A parse error
@@ -14,31 +15,38 @@ from typing import Optional
 
 from irjit.ops.errors import IRParseError, IRRuntimeError, IRTypeError
 
-from . import opt_command, run_command
+from . import onnx_command, opt_command, picture_commands, run_command
 from .deep_stack import NestedTooDeeply, call_with_deep_stack
+from .progress import showing_progress
 from .sources import UsageError, lint_parsed, read_source
 
 
 def cmd_parse(args) -> int:
     """Parse every file, reporting each bad one (one error each) and going on to the next."""
-    from irjit.compiler import parse_ir
+    from irjit.compiler import parse_ir, progress
     status = 0
-    for path in args.files:
-        try:
-            text, name = read_source(path)
-            g = parse_ir(text, name)
-            if args.verify:
-                lint_parsed(g, name)
-        except IRParseError as e:
-            print(parse_error_text(e, args.verbose), file=sys.stderr)
-            status = 1
-            continue
-        except UsageError as e:
-            print(f"irtool: error: {e}", file=sys.stderr)
-            status = 1
-            continue
-        if not args.quiet:
-            print(f"{name}: ok ({g.num_nodes()} nodes)")
+    files = progress.task("files", len(args.files), "file") if len(args.files) > 1 \
+        else progress.SILENT
+    with files as files_done:
+        for path in args.files:
+            files_done.update(0, path)
+            try:
+                text, name = read_source(path)
+                g = parse_ir(text, name)
+                if args.verify:
+                    lint_parsed(g, name)
+            except IRParseError as e:
+                print(parse_error_text(e, args.verbose), file=sys.stderr)
+                status = 1
+                continue
+            except UsageError as e:
+                print(f"irtool: error: {e}", file=sys.stderr)
+                status = 1
+                continue
+            finally:
+                files_done.update(1)
+            if not args.quiet:
+                print(f"{name}: ok ({g.num_nodes()} nodes)")
     return status
 
 
@@ -64,7 +72,7 @@ def cmd_fmt(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="irtool", description="Read, run and rewrite TorchScript IR.")
+    p = argparse.ArgumentParser(prog="irtool", description="Read, run, rewrite, draw and export TorchScript IR.")
     sub = p.add_subparsers(dest="command", required=True)
 
     sp = sub.add_parser("parse", help="check that files parse")
@@ -80,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run_command.register(sub)
     opt_command.register(sub)
+    picture_commands.register(sub)
+    onnx_command.register(sub)
     for command in sub.choices.values():
         command.add_argument("-v", "--verbose", action="store_true",
                              help="show the source line and a caret under a parse error")
@@ -90,7 +100,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return call_with_deep_stack(lambda: args.func(args))
+        with showing_progress():
+            return call_with_deep_stack(lambda: args.func(args))
     except IRParseError as e:
         print(parse_error_text(e, args.verbose), file=sys.stderr)
         return 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-
+from typing import Optional
 
 from irjit.ops.errors import IRTypeError
 
@@ -17,11 +17,7 @@ class OptUsageError(IRTypeError):
 
 def cmd_opt(args) -> int:
     import irjit.compiler.passes  # noqa: F401  (registers every pass)
-    import irjit.compiler.codegen.partition  # noqa: F401  (registers native_partition)
-    from irjit.compiler import parse_ir
-    from irjit.compiler.passes.manager import PassError, PassManager, describe_passes
-    from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
-                                                        specialize_input_types)
+    from irjit.compiler.passes.manager import describe_passes
     if args.list:
         for name, what, desc in describe_passes():
             print(f"{name:<40} {what:<8} {desc}")
@@ -29,23 +25,8 @@ def cmd_opt(args) -> int:
     if args.file is None or (args.passes is None and args.emit is None):
         raise OptUsageError("opt needs --passes=NAME[,NAME...] (or --emit) and a FILE (or --list)")
     passes = args.passes if args.passes is not None else "propagate_input_shapes"
-    try:
-        manager = PassManager(passes, verify=args.verify,
-                              print_after_all=args.print_after_all, stream=sys.stderr)
-    except PassError as e:
-        raise OptUsageError(str(e)) from None
-    text, name = read_source(args.file)
-    graph = parse_ir(text, name)
-    lint_parsed(graph, name)
-    if args.input_types is not None:
-        try:
-            specialize_input_types(graph, parse_input_types(args.input_types))
-        except InputTypeError as e:
-            raise OptUsageError(f"--input-types: {e}") from None
-    try:
-        manager.run(graph)
-    except PassError as e:
-        raise OptUsageError(str(e)) from None
+    graph, manager = prepared_graph(args.file, passes, args.input_types, verify=args.verify,
+                                    print_after_all=args.print_after_all)
     if args.emit is not None:
         sys.stdout.write(emit_native(graph, args.emit))
     else:
@@ -53,6 +34,57 @@ def cmd_opt(args) -> int:
     if args.time_passes:
         sys.stderr.write(manager.timing_table())
     return 0
+
+
+def pipeline_manager(passes: Optional[str], verify: bool = False,
+                     print_after_all: bool = False):
+    """The PassManager for a `--passes` pipeline (None without one); bad names or options
+    are a usage error, raised before any file is read."""
+    import irjit.compiler.passes  # noqa: F401  (registers every pass)
+    import irjit.compiler.codegen.partition  # noqa: F401  (registers native_partition)
+    from irjit.compiler.passes.manager import PassError, PassManager
+    if passes is None:
+        return None
+    try:
+        return PassManager(passes, verify=verify, print_after_all=print_after_all,
+                           stream=sys.stderr)
+    except PassError as e:
+        raise OptUsageError(str(e)) from None
+
+
+def parsed_graph(text: str, name: str, input_types: Optional[str] = None):
+    """The graph of `text`, linted and specialized to `--input-types`."""
+    from irjit.compiler import parse_ir
+    from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
+                                                              specialize_input_types)
+    graph = parse_ir(text, name)
+    lint_parsed(graph, name)
+    if input_types is not None:
+        try:
+            specialize_input_types(graph, parse_input_types(input_types))
+        except InputTypeError as e:
+            raise OptUsageError(f"--input-types: {e}") from None
+    return graph
+
+
+def run_pipeline(manager, graph) -> None:
+    from irjit.compiler.passes.manager import PassError
+    if manager is not None:
+        try:
+            manager.run(graph)
+        except PassError as e:
+            raise OptUsageError(str(e)) from None
+
+
+def prepared_graph(path: str, passes: Optional[str], input_types: Optional[str] = None,
+                   verify: bool = False, print_after_all: bool = False):
+    """The graph in `path` (or stdin), linted, specialized to `input_types` and rewritten by
+    the `passes` pipeline, with the PassManager that ran it (None without passes)."""
+    manager = pipeline_manager(passes, verify, print_after_all)
+    text, name = read_source(path)
+    graph = parsed_graph(text, name, input_types)
+    run_pipeline(manager, graph)
+    return graph, manager
 
 
 def emit_native(graph, what: str) -> str:

@@ -3,8 +3,6 @@ input types), print a summary, and optionally write outputs and gradients to an 
 
 from __future__ import annotations
 
-import os
-import tempfile
 import zipfile
 from typing import Any
 
@@ -13,6 +11,7 @@ import numpy as np
 from irjit.compiler.ir import ListType, NamedType, OptionalType, TensorType
 from irjit.ops.types import SCALAR_TYPES
 
+from . import sources
 from .sources import UsageError, lint_parsed, read_source
 
 
@@ -42,17 +41,11 @@ def read_npz(path: str | None, what: str) -> dict[str, np.ndarray] | None:
 
 
 def check_output_path(path: str) -> None:
-    """Fail before running if `--out` cannot be written: its folder must exist, be a folder
-    and be writable, and the path itself must not be a folder."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise RunUsageError(f"--out {path}: is a directory")
-    if not os.path.exists(folder):
-        raise RunUsageError(f"--out {path}: folder {folder} does not exist")
-    if not os.path.isdir(folder):
-        raise RunUsageError(f"--out {path}: {folder} is not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise RunUsageError(f"--out {path}: folder {folder} is not writable")
+    """Fail before running if `--out` cannot be written (see sources.check_output_path)."""
+    try:
+        sources.check_output_path(path, "--out")
+    except UsageError as e:
+        raise RunUsageError(str(e)) from None
 
 
 def check_counts(args) -> None:
@@ -137,16 +130,7 @@ def _summary(name: str, value: Any) -> str:
 
 def write_npz_atomically(path: str, arrays: dict[str, np.ndarray]) -> None:
     """Write all arrays or nothing: a temporary file in the same folder, then a rename."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    sources.write_atomically(path, lambda f: np.savez(f, **arrays))
 
 
 def cmd_run(args) -> int:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Optional, Union
 
 import irjit.compiler
+from irjit.compiler import progress
 import irjit.ops
 from irjit.compiler.ir import Graph
 from irjit.compiler.structural_hash import structural_hash
@@ -64,6 +65,7 @@ def get_unit(graph: Graph) -> tuple[Optional[Union[NativeUnit, ScalarProgramUnit
         if key in _UNITS:
             return _UNITS[key], True
     name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
+    progress.tick("native units", "unit", name)
     try:
         unit = (ScalarProgramUnit(graph, name) if is_scalar_program(graph)
                 else tensor_unit(graph, name, cache_key=disk_key(key)))

@@ -9,6 +9,7 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
+from irjit.compiler import progress
 from irjit.compiler.ir import Graph
 
 from .registry import PassInfo, all_passes, get_pass, register_pass
@@ -155,19 +156,21 @@ class PassManager:
         """Run every pass on `graph` in place; return whether any changed it."""
         from irjit.compiler.ir import IRVerificationError
         any_changed = False
-        for name, info, options in self._resolved:
-            start = time.perf_counter()
-            changed = bool(info.run(graph, **options))
-            self.timings.append((name, time.perf_counter() - start, changed))
-            any_changed |= changed
-            if self.verify:
-                try:
-                    graph.lint()
-                except IRVerificationError as e:
-                    raise PassError(f"the graph is malformed after pass {name}: {e}") from e
-            if self.print_after_all:
-                stream = self.stream or sys.stderr
-                stream.write(f"# after {name}\n{graph}")
+        with progress.task("running passes", len(self._resolved), "pass") as done:
+            for name, info, options in self._resolved:
+                start = time.perf_counter()
+                changed = bool(info.run(graph, **options))
+                self.timings.append((name, time.perf_counter() - start, changed))
+                any_changed |= changed
+                if self.verify:
+                    try:
+                        graph.lint()
+                    except IRVerificationError as e:
+                        raise PassError(f"the graph is malformed after pass {name}: {e}") from e
+                if self.print_after_all:
+                    stream = self.stream or sys.stderr
+                    stream.write(f"# after {name}\n{graph}")
+                done.update(1, name)
         return any_changed
 
     def timing_table(self) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irjit.tools import run_command
+from irjit.tools import sources
 from irjit.tools.irtool import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def check_clean_failure(code: int, err: str, out_file: Path | None = None) -> No
     assert lines and ": error: " in lines[0] or lines[0].startswith("irtool: error:"), err
     assert len(lines) == 1 or (len(lines) == 3 and lines[2].strip() == "^"), err
     if out_file is not None:
-        assert not out_file.exists() and not list(out_file.parent.glob("*.npz.tmp*"))
+        assert not out_file.exists() and not list(out_file.parent.glob(".irtool-*"))
 
 
 def run_main(capsys, argv) -> tuple[int, str]:
@@ -122,7 +122,7 @@ def test_fixed_bad_invocations(files, capsys):
 def test_out_into_read_only_folder_is_refused_before_running(files, capsys, monkeypatch):
     """A folder that cannot be written (checked with os.access: root may write anywhere, so
     the check is simulated) fails before the graph runs."""
-    monkeypatch.setattr(run_command.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(sources.os, "access", lambda path, mode: False)
     code, err = run_main(capsys, ["run", str(files / "g.ir"), "--out", str(files / "o.npz")])
     check_clean_failure(code, err, files / "o.npz")
     assert "is not writable" in err and "out0" not in capsys.readouterr().out
@@ -183,12 +183,18 @@ def mangled(text: str, rng: random.Random) -> str:
 
 
 COMMANDS = [["parse"], ["parse", "--verify"], ["fmt"], ["fmt", "--check"],
-            ["opt", "--passes=dce,cse,peephole"], ["run", "--seed", "0"]]
+            ["opt", "--passes=dce,cse,peephole"], ["run", "--seed", "0"],
+            ["dot"], ["dot", "--depth", "0", "--passes=dce"], ["view", "--passes=cse"],
+            ["export-onnx"]]
+# the file each command writes (checked to be absent after a failure)
+OUTPUTS = {"run": ("--out", "out.npz"), "view": ("-o", "page.html"),
+           "export-onnx": ("-o", "model.onnx")}
 
 
 def test_fuzzed_graphs_and_flags(tmp_path, capsys):
-    """400 mangled graphs through every command (with an --out for run): each either works or
-    fails cleanly; option values out of range always fail cleanly."""
+    """400 mangled graphs through every command (with an output file for those that write
+    one): each either works or fails cleanly; option values out of range always fail
+    cleanly."""
     rng = random.Random(12)
     out = tmp_path / "out.npz"
     failures = 0
@@ -196,17 +202,21 @@ def test_fuzzed_graphs_and_flags(tmp_path, capsys):
         path = tmp_path / f"m{i}.ir"
         path.write_text(mangled(GRAPH, rng))
         argv = [*rng.choice(COMMANDS), str(path)]
-        if argv[0] == "run":
-            argv += ["--out", str(out)]
+        target = None
+        if argv[0] in OUTPUTS:
+            flag, name = OUTPUTS[argv[0]]
+            target = tmp_path / name
+            argv += [flag, str(target)]
         code = main(argv)
         captured = capsys.readouterr()
         if code == 0:
-            out.unlink(missing_ok=True)
+            if target is not None:
+                target.unlink()
             continue
         failures += 1
         if argv[:2] == ["fmt", "--check"] and captured.err.endswith("not in canonical form\n"):
             continue
-        check_clean_failure(code, captured.err, out)
+        check_clean_failure(code, captured.err, target)
     assert failures > 100  # the mangling does break most graphs
     g = tmp_path / "g.ir"
     g.write_text(GRAPH)
@@ -216,6 +226,50 @@ def test_fuzzed_graphs_and_flags(tmp_path, capsys):
         argv = ["run", str(g), flag, str(-rng.randint(1, 10**6)), "--out", str(out)]
         code, err = run_main(capsys, argv)
         check_clean_failure(code, err, out)
+    for _ in range(10):
+        depth = str(-rng.randint(1, 10**6))
+        for argv in (["dot", str(g), "--depth", depth, "-o", str(tmp_path / "g.svg")],
+                     ["view", str(g), "--depth", depth, "-o", str(tmp_path / "g.html")]):
+            code, err = run_main(capsys, argv)
+            check_clean_failure(code, err, Path(argv[-1]))
+
+
+def test_bad_picture_and_export_invocations(files, capsys):
+    """dot, view and export-onnx: unknown formats, bad depths, unwritable outputs, bad pipelines
+    and files each give one error line and write nothing."""
+    g = str(files / "g.ir")
+    bad_if = files / "bad_if.ir"
+    bad_if.write_text(BAD_IF)
+    svg, html, onnx = files / "g.svg", files / "g.html", files / "g.onnx"
+    cases = [
+        (["dot", g, "-o", str(files / "g.jpg")], files / "g.jpg"),
+        (["dot", g, "-o", str(files / "g")], files / "g"),
+        (["dot", g, "--depth", "-1", "-o", str(svg)], svg),
+        (["dot", g, "--timeout", "0", "-o", str(svg)], svg),
+        (["dot", g, "--timeout", "nan", "-o", str(svg)], svg),
+        (["view", g, "--timeout", "inf", "-o", str(html)], html),
+        (["dot", g, "-o", str(files / "missing" / "g.svg")], None),
+        (["dot", g, "-o", str(files / "afile" / "g.svg")], None),
+        (["dot", g, "-o", str(files)], None),
+        (["dot", g, "--passes=nosuchpass", "-o", str(svg)], svg),
+        (["dot", g, "--passes=peephole{bad-option=1}", "-o", str(svg)], svg),
+        (["dot", g, "--input-types", "Float(2, 3)", "-o", str(svg)], svg),
+        (["dot", str(bad_if), "-o", str(svg)], svg),
+        (["dot", str(files / "nope.ir"), "-o", str(svg)], svg),
+        (["view", g, "-o", str(files / "g.svg")], files / "g.svg"),
+        (["view", g, "--depth", "-3", "-o", str(html)], html),
+        (["view", g, "--passes=dce{x=1}", "-o", str(html)], html),
+        (["view", str(bad_if), "-o", str(html)], html),
+        (["view", g, "-o", str(files / "missing" / "g.html")], None),
+        (["export-onnx", g, "-o", str(files / "g.txt")], files / "g.txt"),
+        (["export-onnx", g, "--params", str(files / "one.npy"), "-o", str(onnx)], onnx),
+        (["export-onnx", g, "--inputs", str(files / "truncated.npz"), "-o", str(onnx)], onnx),
+        (["export-onnx", str(bad_if), "-o", str(onnx)], onnx),
+        (["export-onnx", g, "-o", str(files / "missing" / "g.onnx")], None),
+    ]
+    for argv, written in cases:
+        code, err = run_main(capsys, argv)
+        check_clean_failure(code, err, written)
 
 
 def test_subprocess_sample_of_bad_input(tmp_path):
