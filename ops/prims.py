@@ -150,8 +150,9 @@ def _shape(node, args):
 
 @pure_prim("prim::min", "prim::max")
 def _min_max(node, args):
-    f = min if node.kind == "prim::min" else max
-    return f(args[0]) if len(args) == 1 else f(args[0], args[1])
+    """The registry's overloads (ops/scalar.py), so the result has the schema's type:
+    `max(0, 0.0)` is the float 0.0 (prim::max.int_float), as in TorchScript."""
+    return evaluate(node.kind, *args)
 
 
 @pure_prim("prim::abs")

@@ -177,9 +177,18 @@ def test_straight_line_programs_follow_python_semantics(case):
     assert status == 0, (text, args)
     assert all(_same(g, w) for g, w in zip(got, want)), (text, args, got, want)
     interpreted = Interpreter(parse_ir(text)).run(list(args))
-    # the interpreter's prim::max(1, 0.5) is the int 1; programs give the schema's float 1.0
-    assert all(_same(g, float(w) if type(w) is int and type(g) is float else w)
-               for g, w in zip(got, interpreted)), (text, args, got, interpreted)
+    assert all(_same(g, w) for g, w in zip(got, interpreted)), (text, args, got, interpreted)
+
+
+def test_mixed_max_and_min_have_the_schemas_float_type():
+    """prim::max.int_float(0, 0.0) is the float 0.0 in the interpreter as in programs (Python's
+    max would give the int 0), so its negation is -0.0 in both."""
+    text = ("graph(%a : int, %x : float):\n  %m : float = prim::max(%a, %x)\n"
+            "  %n : float = aten::neg(%m)\n  %k : float = prim::min(%x, %a)\n  return (%n, %k)\n")
+    got = _unit(text).call([0, 0.0])
+    interpreted = Interpreter(parse_ir(text)).run([0, 0.0])
+    assert got[0] == 0 and all(type(v) is float for v in got[1] + interpreted)
+    assert [math.copysign(1, v) for v in interpreted] == [math.copysign(1, v) for v in got[1]] == [-1, 1]
 
 
 def test_mixed_int_float_comparisons_are_exact():
