@@ -1,7 +1,10 @@
-"""The graphs of symbolic_script's `AD_mat_transpose` and `AD_matmul_bw_size` (the helpers a
-`df` calls for matmul when ranks are not static; `library_functions` runs them as Python),
-written as TorchScript compiles them: a native runner inlines them, so once the plan's key
-fixes the ranks, `aten::dim` folds, the branches fold, and the products join native units."""
+"""The graphs of symbolic_script's helpers that a `df` calls (`AD_mat_transpose`,
+`AD_matmul_bw_size`, `AD_mm_backward_*`, `AD_bmm_backward_*`, `AD_permute_backward`,
+`AD_unsqueeze_to_*`), written
+as TorchScript compiles them. The interpreter runs a call of one through its graph
+(`library_functions` has Python versions of the matmul ones); a native runner inlines those in
+`INLINED`, so once the plan's key fixes the ranks, `aten::dim` folds, the branches fold, and
+the products join native units."""
 
 from __future__ import annotations
 
@@ -31,6 +34,81 @@ _TEXT = {
           %batched : Tensor = aten::transpose(%mat, %m2, %m1)
           -> (%batched)
       -> (%swapped)
+  return (%out)
+""",
+    "AD_mm_backward_self": """graph(%grad : Tensor, %mat2 : Tensor):
+  %mat2_t : Tensor = aten::t(%mat2)
+  %out : Tensor = aten::mm(%grad, %mat2_t)
+  return (%out)
+""",
+    "AD_mm_backward_mat2": """graph(%grad : Tensor, %self : Tensor):
+  %self_t : Tensor = aten::t(%self)
+  %out : Tensor = aten::mm(%self_t, %grad)
+  return (%out)
+""",
+    "AD_bmm_backward_self": """graph(%grad : Tensor, %mat2 : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %mat2_t : Tensor = aten::transpose(%mat2, %one, %two)
+  %out : Tensor = aten::bmm(%grad, %mat2_t)
+  return (%out)
+""",
+    "AD_bmm_backward_mat2": """graph(%grad : Tensor, %self : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %self_t : Tensor = aten::transpose(%self, %one, %two)
+  %out : Tensor = aten::bmm(%self_t, %grad)
+  return (%out)
+""",
+    "AD_permute_backward": """graph(%grad : Tensor, %fwd_dims : int[]):
+  %zero : int = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %ndims : int = aten::len(%fwd_dims)
+  %zeros : int[] = prim::ListConstruct(%zero)
+  %dims : int[] = aten::mul(%zeros, %ndims)
+   = prim::Loop(%ndims, %true)
+    block0(%i : int):
+      %d : int = aten::__getitem__(%fwd_dims, %i)
+      %set : int[] = aten::_set_item(%dims, %d, %i)
+      -> (%true)
+  %out : Tensor = aten::permute(%grad, %dims)
+  return (%out)
+""",
+    "AD_unsqueeze_to_0": """graph(%self : Tensor, %sizes : int[]):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %ndims : int = aten::len(%sizes)
+  %out : Tensor = prim::Loop(%ndims, %true, %self)
+    block0(%i : int, %t : Tensor):
+      %s : int = aten::__getitem__(%sizes, %i)
+      %is_one : bool = aten::eq(%s, %one)
+      %r : Tensor = prim::If(%is_one)
+        block0():
+          %u : Tensor = aten::unsqueeze(%t, %i)
+          -> (%u)
+        block1():
+          -> (%t)
+      -> (%true, %r)
+  return (%out)
+""",
+    "AD_unsqueeze_to_1": """graph(%self : Tensor, %dim : int, %sizes : int[]):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %n : int = aten::len(%sizes)
+  %nonempty : bool = aten::gt(%n, %zero)
+  %out : Tensor = prim::If(%nonempty)
+    block0():
+      %s : int = aten::__getitem__(%sizes, %dim)
+      %is_one : bool = aten::eq(%s, %one)
+      %r : Tensor = prim::If(%is_one)
+        block0():
+          %u : Tensor = aten::unsqueeze(%self, %dim)
+          -> (%u)
+        block1():
+          -> (%self)
+      -> (%r)
+    block1():
+      -> (%self)
   return (%out)
 """,
     "AD_matmul_bw_special_fold": """graph(%mat1 : Tensor, %mat2 : Tensor):
@@ -131,7 +209,9 @@ _TEXT = {
 """,
 }
 
-INLINED = ("AD_mat_transpose", "AD_matmul_bw_size")  # what a df calls (the fold is internal)
+# what a native runner inlines (the fold is internal; the helpers with loops stay calls)
+INLINED = ("AD_mat_transpose", "AD_matmul_bw_size", "AD_mm_backward_self", "AD_mm_backward_mat2",
+           "AD_bmm_backward_self", "AD_bmm_backward_mat2")
 
 
 @lru_cache(maxsize=None)
@@ -142,6 +222,11 @@ def _graph(name: str) -> Graph:
 def helper_graphs() -> dict[str, Graph]:
     """Name -> graph of every helper (callers copy what they inline)."""
     return {name: _graph(name) for name in _TEXT}
+
+
+def helper_graph(name: str):
+    """The graph of helper `name`, or None."""
+    return _graph(name) if name in _TEXT else None
 
 
 def calls_helper(node: Node) -> bool:

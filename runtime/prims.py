@@ -19,6 +19,7 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ClassType, OptionalType, TensorType, Type
 
 from .autograd import is_grad_enabled, run_op
+from .autodiff_helper_graphs import helper_graph
 from .library_functions import LIBRARY_FUNCTIONS
 from .module import Module
 from .values import from_array
@@ -140,6 +141,8 @@ def _call_function(interp, node: Node, args, env):
     g = interp.functions.get(name)
     if g is None and name in LIBRARY_FUNCTIONS:
         return LIBRARY_FUNCTIONS[name](*rest)
+    if g is None:
+        g = helper_graph(name)  # symbolic_script's AD_ helpers that a df calls
     if g is None:
         raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::CallFunction: the graph of "
                              f"function '{name}' is not available; inline it or pass it as a function")
