@@ -51,6 +51,43 @@ HAND = {
   %5 : Tensor = aten::mul_(%3, %2)
   %6 : Tensor = aten::sigmoid_(%3)
   return (%3)
+""",        # RemoveListMutation (the list half of _jit_pass_remove_mutation)
+        "list_append_set": """graph(%a : Tensor, %b : Tensor, %c : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %2 : Tensor[] = aten::append(%l, %b)
+  %3 : Tensor[] = aten::append(%l, %c)
+  %4 : Tensor[] = aten::_set_item(%l, %1, %a)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r)
+""",
+        "list_read_before_append_kept": """graph(%a : Tensor, %b : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %n : int = aten::len(%l)
+  %2 : Tensor[] = aten::append(%l, %b)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r, %n)
+""",
+        "list_append_in_loop_kept": """graph(%a : Tensor, %n : int):
+  %0 : int = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %k : int = prim::Loop(%n, %t, %0)
+    block0(%i : int, %j : int):
+      %2 : Tensor[] = aten::append(%l, %a)
+      -> (%t, %i)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r, %k)
+""",
+        "list_insert_out_of_range_kept": """graph(%a : Tensor, %b : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %5 : int = prim::Constant[value=5]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %2 : Tensor[] = aten::_set_item(%l, %5, %b)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r)
 """,
     },
     "remove_inplace_ops": {
