@@ -170,6 +170,27 @@ def _is_autocast_enabled(interp, node: Node, args, env):
     return False
 
 
+@prim("prim::VarConcat")
+def _var_concat(interp, node: Node, args, env):
+    """use_variadic_cat's `prim::VarConcat(%t0, ..., %tn, %dim)`: `aten::cat` of the tensors."""
+    return run_op("aten::cat", list(args[:-1]), args[-1])
+
+
+@prim("prim::VarStack")
+def _var_stack(interp, node: Node, args, env):
+    """use_variadic_stack's `prim::VarStack(%t0, ..., %tn, %dim)`: `aten::stack` of the tensors."""
+    return run_op("aten::stack", list(args[:-1]), args[-1])
+
+
+@prim("prim::IfThenElse")
+def _if_then_else(interp, node: Node, args, env):
+    """add_if_then_else's `prim::IfThenElse(%cond, %a, %b)`: `%a` if `%cond` else `%b`."""
+    cond = args[0]
+    if isinstance(cond, Tensor):
+        cond = bool(cond.data)
+    return args[1] if cond else args[2]
+
+
 @prim("prim::If")
 def _if(interp, node: Node, args, env):
     cond = args[0]
