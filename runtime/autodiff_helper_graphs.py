@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir import Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.parser import parse_ir
 
 _TEXT = {
@@ -209,9 +210,10 @@ _TEXT = {
 """,
 }
 
-# what a native runner inlines (the fold is internal; the helpers with loops stay calls)
+# what a native runner inlines (the fold is internal); the helpers with loops are folded
+# (`fold_helper_calls`) once their list arguments are constants
 INLINED = ("AD_mat_transpose", "AD_matmul_bw_size", "AD_mm_backward_self", "AD_mm_backward_mat2",
-           "AD_bmm_backward_self", "AD_bmm_backward_mat2")
+           "AD_bmm_backward_self", "AD_bmm_backward_mat2", "AD_unsqueeze_to_1")
 
 
 @lru_cache(maxsize=None)
@@ -229,9 +231,65 @@ def helper_graph(name: str):
     return _graph(name) if name in _TEXT else None
 
 
+def calls_any_helper(node: Node) -> bool:
+    """A `prim::CallFunction` of any of these helpers (none writes its arguments)."""
+    if node.kind != "prim::CallFunction" or not node.inputs:
+        return False
+    fn = node.inputs[0].node
+    return fn.kind == "prim::Constant" and fn.has_attr("name") and fn.attr("name") in _TEXT
+
+
 def calls_helper(node: Node) -> bool:
     """A `prim::CallFunction` of one of the helpers a df calls."""
     if node.kind != "prim::CallFunction" or not node.inputs:
         return False
     fn = node.inputs[0].node
     return fn.kind == "prim::Constant" and fn.has_attr("name") and fn.attr("name") in INLINED
+
+
+# ---- folding the helpers with loops once their lists are constants (a plan's key fixes the
+# size lists a df receives; permute's dims are constants already)
+
+def _permute_inverse(graph: Graph, grad: Value, dims: list) -> Value:
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i  # (TorchScript list indexing: a negative dim counts from the end)
+    return graph.insert("aten::permute", [grad, graph.insert_constant(inverse)]).output
+
+
+def _unsqueeze_to_0(graph: Graph, grad: Value, sizes: list) -> Value:
+    # unsqueezing grad (sizes without its 1s) at every 1 of `sizes` gives exactly `sizes`
+    return graph.insert("aten::reshape", [grad, graph.insert_constant(list(sizes))]).output
+
+
+def _unsqueeze_to_1(graph: Graph, grad: Value, dim: int, sizes: list) -> Value:
+    if len(sizes) > 0 and sizes[dim] == 1:
+        return graph.insert("aten::reshape", [grad, graph.insert_constant(list(sizes))]).output
+    return grad
+
+
+_FOLDS = {"AD_permute_backward": _permute_inverse, "AD_unsqueeze_to_0": _unsqueeze_to_0,
+          "AD_unsqueeze_to_1": _unsqueeze_to_1}
+
+
+def fold_helper_calls(graph: Graph) -> bool:
+    """Calls of `AD_permute_backward` / `AD_unsqueeze_to_*` whose list and number arguments are
+    constants become the ops they amount to (a permute by the inverse dims; a reshape to the
+    unsqueezed sizes), so that native code runs them; True when one was folded."""
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind != "prim::CallFunction" or len(n.inputs) < 2:
+            continue
+        fn = n.inputs[0].node
+        rule = _FOLDS.get(fn.attr("name")) if fn.kind == "prim::Constant" and fn.has_attr("name") else None
+        if rule is None or any(v.node.kind != "prim::Constant" for v in n.inputs[2:]):
+            continue
+        graph.set_insert_point(n)
+        out = rule(graph, n.inputs[1], *(constant_value(v.node) for v in n.inputs[2:]))
+        if out is not n.inputs[1]:
+            out.type = n.output.type  # (the layout a profiling run recorded for the call)
+        n.output.replace_all_uses_with(out)
+        n.destroy()
+        changed = True
+    return changed
+
