@@ -54,3 +54,13 @@ def remove_list_mutation_and_use_variadic_op(graph: Graph, kind: str, variadic: 
         changed = use_variadic_op(graph, kind, variadic) or changed
         any_change |= changed
     return any_change
+
+
+def variadic_pass(kind: str, variadic: str):
+    """The pass function `run(graph, remove_list_mutation=False)` for one op: UseVariadicOp, or
+    with `remove_list_mutation` RemoveListMutationAndUseVariadicOp."""
+    def run(graph: Graph, remove_list_mutation: bool = False) -> bool:
+        if remove_list_mutation:
+            return remove_list_mutation_and_use_variadic_op(graph, kind, variadic)
+        return use_variadic_op(graph, kind, variadic)
+    return run
