@@ -149,15 +149,6 @@ def _alias_kinds(t: Type) -> list:
     return [str(t)]
 
 
-# ops that read a list built for them without keeping it or its elements (PyTorch's
-# functionalNonEscapingListUse): the list's elements need not become wildcards
-_NON_ESCAPING_LIST_USERS = frozenset({"aten::cat", "aten::broadcast_tensors", "aten::stack",
-                                      "aten::vstack", "aten::hstack", "aten::dstack"})
-_CONTAINER_CONSTRUCTS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct"})
-# what takes elements out of a container: the elements may be anything put in (wildcards)
-_EXTRACTORS = frozenset({"prim::TupleUnpack", "prim::ListUnpack", "prim::TupleIndex", "prim::TupleSlice",
-                         "prim::DictIndex", "prim::ListIndex", "aten::__getitem__", "aten::get"})
-
 
 class AliasDb:
     """Alias sets and writes of a graph, enough for DCE, CSE, pooling and constant folding."""
@@ -246,9 +237,9 @@ class AliasDb:
         elif kind == "prim::GetAttr":
             for o in n.outputs:
                 self._set_wildcard(o)
-        elif kind in _CONTAINER_CONSTRUCTS and is_mutable_type(n.output.type):
+        elif facts.has_tag(kind, "container_construct") and is_mutable_type(n.output.type):
             self._analyze_container_construct(n)
-        elif kind in _EXTRACTORS:
+        elif facts.has_tag(kind, "extractor"):
             # PyTorch's analyzeExtractor: an element taken out may be anything put in
             for o in n.outputs:
                 self._set_wildcard(o)
@@ -273,7 +264,7 @@ class AliasDb:
         their kinds' wildcards; a list only read by one cat/stack (or a tuple the graph
         returns) keeps its elements instead."""
         uses = n.output.uses
-        if len(uses) == 1 and ((uses[0].user.kind in _NON_ESCAPING_LIST_USERS) or (
+        if len(uses) == 1 and (facts.has_tag(uses[0].user.kind, "non_escaping_list_user") or (
                 isinstance(n.output.type, TupleType) and uses[0].user.kind == "prim::Return"
                 and uses[0].user.owning_block is self.graph.block)):
             for i in n.inputs:

@@ -87,9 +87,6 @@ def _remove(graph: Graph, block, keep: Callable, later_views: bool) -> bool:
     return changed
 
 
-_LIST_MUTATIONS = ("aten::append", "aten::insert", "aten::_set_item")
-
-
 def _constant_int(v: Value) -> Optional[int]:
     if v.node.kind != "prim::Constant":
         return None
@@ -101,7 +98,7 @@ def _fold_list_mutation(node: Node) -> bool:
     """Fold one list mutation into the ListConstruct that built its list, if that is safe:
     the mutation is the list's first use after it was built, in the same block (so moving the
     ListConstruct right before it changes nothing anyone reads)."""
-    if node.kind not in _LIST_MUTATIONS or not node.inputs:
+    if not facts.has_tag(node.kind, "list_mutation") or not node.inputs:
         return False
     lst = node.inputs[0]
     build = lst.node

@@ -27,7 +27,8 @@ from .common import graph_text, reset_jit_state, seed, write_json, write_text
 # Input specs: `f2x3` a float tensor of sizes (2, 3) (`f` scalar: 0-d), `l2x3:5` an int64 tensor
 # with values in [0, 5), `b2x3` bool, `L[f2x3,f2x4]` a Tensor[] of those, `int`/`float`/`bool`
 # for numbers. In the op lines, `$v` is a constant (`$2`, `$0.5`, `$True`, `$None`, `$[0, 1]`,
-# `$"none"`); every line names its outputs and the last line's outputs are returned.
+# `$"none"`); every line names its outputs (typed `Tensor` unless the line ends in `:: <type>`)
+# and the last line's outputs are returned.
 CASES: list[tuple[str, str, str]] = [
     # --- string 1: reductions, tanh, mm, permute, squeeze, bmm
     ("mean", "x:f2x3", "%r = aten::mean(%x, $None)"),
@@ -62,13 +63,13 @@ CASES: list[tuple[str, str, str]] = [
     ("lerp_scalar", "x:f2x3 y:f2x3", "%r = aten::lerp(%x, %y, $0.25)"),
     ("lerp_tensor", "x:f2x3 y:f2x3 w:f3", "%r = aten::lerp(%x, %y, %w)"),
     ("reshape", "x:f2x3", "%r = aten::reshape(%x, $[3, 2])"),
-    ("split", "x:f4x3", "%r = aten::split(%x, $2, $0)"),
-    ("split_with_sizes", "x:f4x3", "%r = aten::split_with_sizes(%x, $[1, 3], $0)"),
+    ("split", "x:f4x3", "%r = aten::split(%x, $2, $0) :: Tensor[]"),
+    ("split_with_sizes", "x:f4x3", "%r = aten::split_with_sizes(%x, $[1, 3], $0) :: Tensor[]"),
     ("stack", "xs:L[f2x3,f2x3]", "%r = aten::stack(%xs, $0)"),
-    ("unbind", "x:f2x3", "%r = aten::unbind(%x, $0)"),
+    ("unbind", "x:f2x3", "%r = aten::unbind(%x, $0) :: Tensor[]"),
     ("cat", "xs:L[f2x3,f2x4]", "%r = aten::cat(%xs, $1)"),
     ("index", "x:f4x3 i:l2:4", "%l = prim::ListConstruct(%i) :: Tensor?[]\n%r = aten::index(%x, %l)"),
-    ("meshgrid", "xs:L[f2,f3]", "%r = aten::meshgrid(%xs)"),
+    ("meshgrid", "xs:L[f2,f3]", "%r = aten::meshgrid(%xs) :: Tensor[]"),
     ("mv", "x:f2x3 y:f3", "%r = aten::mv(%x, %y)"),
     ("pow_scalar", "x:f2x3", "%r = aten::pow(%x, $2.5)"),
     ("pow_tensor", "x:f2x3 y:f3", "%r = aten::pow(%x, %y)"),
@@ -236,8 +237,6 @@ def graph_source(spec: str, body: str, case: str):
         lhs, rhs = line.split(" = ", 1)
         outs = [o.strip() for o in lhs.split(",")]
         types = [typ or "Tensor"] * len(outs)
-        if rhs.startswith(("aten::split", "aten::unbind", "aten::meshgrid")):
-            types = ["Tensor[]"] * len(outs)
         lines.append("  " + ", ".join(f"{o} : {t}" for o, t in zip(outs, types)) + " = " + rhs)
     text = (f"graph({params}):\n" + "\n".join(consts + lines) +
             f"\n  return ({', '.join(outs)})\n")
