@@ -12,6 +12,7 @@ import numpy as np
 
 from .pointwise import FLOAT_UNARY, _float_fn, not_implemented, store
 from .registry import derivative, op
+from .script_spelling import radd, rsub
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -84,6 +85,9 @@ op("aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(
 
 @derivative("aten::threshold", "aten::threshold_")
 def threshold_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: grad * (self >= threshold).type_as(self)
+        x = inputs[0]
+        return [e.op("aten::mul", grads[0], e.op("aten::type_as", e.op("aten::ge", x, inputs[1]), x)), None, None]
     return [e.op("aten::threshold_backward", grads[0], inputs[0], inputs[1]), None, None]
 
 
@@ -102,6 +106,9 @@ op("aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Ten
 @derivative("aten::hardtanh", "aten::hardtanh_")
 def hardtanh_grad(e, grads, inputs, outputs):
     x, lo, hi = inputs
+    if e.symbolic:  # symbolic_script: grad * ((self >= min_val) * (self <= max_val))
+        mask = e.op("aten::mul", e.op("aten::ge", x, lo), e.op("aten::le", x, hi))
+        return [e.op("aten::mul", grads[0], mask), None, None]
     return [e.op("aten::hardtanh_backward", grads[0], x, lo, hi), None, None]
 
 
@@ -115,6 +122,9 @@ op("aten::relu6_(Tensor(a!) self) -> Tensor(a!)")(_inplace(relu6))
 
 @derivative("aten::relu6", "aten::relu6_")
 def relu6_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: grad * ((result > 0) & (result < 6.0))
+        y = outputs[0]
+        return [e.op("aten::mul", grads[0], e.op("aten::__and__", e.op("aten::gt", y, 0), e.op("aten::lt", y, 6.0)))]
     return [e.op("aten::hardtanh_backward", grads[0], inputs[0], 0, 6)]
 
 
@@ -129,12 +139,18 @@ op("aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")(_inplace(_float_fn(_sigmoid)
 
 @derivative("aten::tanh", "aten::tanh_")
 def tanh_grad(e, grads, inputs, outputs):
-    return [e.op("aten::tanh_backward", grads[0], outputs[0])]
+    y = outputs[0]
+    if e.symbolic:  # symbolic_script: grad_output * (1 - output * output)
+        return [e.op("aten::mul", grads[0], rsub(e, 1, e.op("aten::mul", y, y)))]
+    return [e.op("aten::tanh_backward", grads[0], y)]
 
 
 @derivative("aten::sigmoid", "aten::sigmoid_")
 def sigmoid_grad(e, grads, inputs, outputs):
-    return [e.op("aten::sigmoid_backward", grads[0], outputs[0])]
+    y = outputs[0]
+    if e.symbolic:  # symbolic_script: (1 - result) * result * grad_output
+        return [e.op("aten::mul", e.op("aten::mul", rsub(e, 1, y), y), grads[0])]
+    return [e.op("aten::sigmoid_backward", grads[0], y)]
 
 
 # ---- gelu
@@ -179,6 +195,9 @@ op("aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
 
 @derivative("aten::leaky_relu", "aten::leaky_relu_")
 def leaky_relu_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: grad * where(self > 0, 1.0, negative_slope).type_as(result)
+        slope = e.op("aten::where", e.op("aten::gt", inputs[0], 0), 1.0, inputs[1])
+        return [e.op("aten::mul", grads[0], e.op("aten::type_as", slope, outputs[0])), None]
     return [e.op("aten::leaky_relu_backward", grads[0], inputs[0], inputs[1], False), None]
 
 
@@ -243,6 +262,10 @@ op("aten::silu_(Tensor(a!) self) -> Tensor(a!)")(_inplace(silu))
 
 @derivative("aten::silu", "aten::silu_")
 def silu_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: grad * (sigmoid(x) * (1 + x * (1 - sigmoid(x))))
+        x = inputs[0]
+        s = e.op("aten::sigmoid", x)
+        return [e.op("aten::mul", grads[0], e.op("aten::mul", s, radd(e, 1, e.op("aten::mul", x, rsub(e, 1, s)))))]
     return [e.op("aten::silu_backward", grads[0], inputs[0])]
 
 
@@ -272,6 +295,12 @@ op("aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)")(_inplace(hardsigmoid))
 
 @derivative("aten::hardsigmoid", "aten::hardsigmoid_")
 def hardsigmoid_grad(e, grads, inputs, outputs):
+    if e.symbolic:
+        # symbolic_script: m = (x > -3.) & (x < 3.); where(m, grad * (1.0 / 6.0), m.type_as(x))
+        x = inputs[0]
+        m = e.op("aten::__and__", e.op("aten::gt", x, -3.), e.op("aten::lt", x, 3.))
+        lhs = e.op("aten::mul", grads[0], e.op("aten::div", 1.0, 6.0))
+        return [e.op("aten::where", m, lhs, e.op("aten::type_as", m, x))]
     return [e.op("aten::hardsigmoid_backward", grads[0], inputs[0])]
 
 
@@ -286,6 +315,14 @@ op("aten::hardswish_(Tensor(a!) self) -> Tensor(a!)")(_inplace(hardswish))
 
 @derivative("aten::hardswish", "aten::hardswish_")
 def hardswish_grad(e, grads, inputs, outputs):
+    if e.symbolic:
+        # symbolic_script: m = (x >= 3.).type_as(result);
+        # m = where((x > -3.) & (x < 3.), x / 3. + .5, m); grad * m
+        x = inputs[0]
+        m = e.op("aten::type_as", e.op("aten::ge", x, 3.), outputs[0])
+        inner = e.op("aten::__and__", e.op("aten::gt", x, -3.), e.op("aten::lt", x, 3.))
+        m = e.op("aten::where", inner, e.op("aten::add", e.op("aten::div", x, 3.), .5), m)
+        return [e.op("aten::mul", grads[0], m)]
     return [e.op("aten::hardswish_backward", grads[0], inputs[0])]
 
 

@@ -29,11 +29,13 @@ def add_(self, other, alpha=1):
 
 @derivative("aten::add.Tensor", "aten::add.Scalar", "aten::add_.Tensor", "aten::add_.Scalar")
 def add_grad(e, grads, inputs, outputs):
+    """symbolic_script's add_0 / add_1: the other's gradient first, scaled by alpha even when
+    it is 1 (the eager path skips that product)."""
     g = grads[0]
     self, other, alpha = inputs[0], inputs[1], inputs[2]
     g_other = None
     if e.is_tensor(other):
-        g_other = e.sum_to(g if alpha == 1 else e.op("aten::mul", g, alpha), other)
+        g_other = e.sum_to(g if alpha == 1 and not e.symbolic else e.op("aten::mul", g, alpha), other)
     return [e.sum_to(g, self), g_other, None]
 
 
@@ -61,20 +63,25 @@ def rsub(self, other, alpha=1):
 
 @derivative("aten::sub.Tensor", "aten::sub.Scalar", "aten::sub_.Tensor")
 def sub_grad(e, grads, inputs, outputs):
+    """symbolic_script's sub_0: the other's gradient first, `-grad_output * alpha`."""
     g = grads[0]
     self, other, alpha = inputs[0], inputs[1], inputs[2]
     g_other = None
     if e.is_tensor(other):
-        g_other = e.sum_to(e.op("aten::mul", g, -alpha), other)
+        g_other = e.sum_to(e.op("aten::mul", e.op("aten::neg", g), alpha) if e.symbolic
+                           else e.op("aten::mul", g, -alpha), other)
     return [e.sum_to(g, self), g_other, None]
 
 
 @derivative("aten::rsub.Tensor", "aten::rsub.Scalar")
 def rsub_grad(e, grads, inputs, outputs):
+    """symbolic_script's rsub_0 / rsub_1: `-grad_output * alpha` for self."""
     g = grads[0]
     self, other, alpha = inputs[0], inputs[1], inputs[2]
+    g_self = e.sum_to(e.op("aten::mul", e.op("aten::neg", g), alpha) if e.symbolic
+                      else e.op("aten::mul", g, -alpha), self)
     g_other = e.sum_to(g, other) if e.is_tensor(other) else None
-    return [e.sum_to(e.op("aten::mul", g, -alpha), self), g_other, None]
+    return [g_self, g_other, None]
 
 
 @op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -95,10 +102,11 @@ def mul_(self, other):
 def mul_grad(e, grads, inputs, outputs):
     g = grads[0]
     self, other = inputs
+    g_self = e.sum_to(e.op("aten::mul", g, other), self)
     g_other = None
     if e.is_tensor(other):
         g_other = e.sum_to(e.op("aten::mul", g, self), other)
-    return [e.sum_to(e.op("aten::mul", g, other), self), g_other]
+    return [g_self, g_other]
 
 
 @op("aten::div.Tensor(Tensor self, Tensor other) -> Tensor",

@@ -1,20 +1,25 @@
 """TorchScript enums: members as run-time values, and the ops on them (`==`, `.name`, `.value`).
 
 PyTorch prints an enum constant by name only (`prim::Constant[value=__torch__.Color.RED]()`), so
-a member's value is known only when the user gives the enum's values: `register_enum` (the
-`irtool run --attributes` sidecar's `"$enums"` entry does it), the counterpart of the class
-registry that holds PyTorch's enum types.
+a member's value is known only when the user gives the enum's values. They belong to the program
+that is running, not to the process (two graphs may define the same enum name differently): a
+Function holds its table (the `"$enums"` entry of its attributes, from `irtool run`'s sidecar)
+and runs with it active (`enum_values`), the counterpart of the compilation unit that holds
+PyTorch's enum types.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from .errors import IRRuntimeError
 from .registry import op
 
-_VALUES: dict[str, dict[str, Any]] = {}
+# enum class name -> member name -> value, of the program running in this thread (or task)
+_ACTIVE: ContextVar[Mapping[str, Mapping[str, Any]]] = ContextVar("enum_values", default={})
 
 
 @dataclass(frozen=True)
@@ -28,14 +33,20 @@ class EnumMember:
         return f"{self.enum}.{self.name}"
 
 
-def register_enum(qualified_name: str, values: dict[str, Any]) -> None:
-    """Make the values of enum class `qualified_name` (member name -> int, float or str) known."""
-    _VALUES[qualified_name] = dict(values)
+@contextmanager
+def enum_values(table: Mapping[str, Mapping[str, Any]]):
+    """Make `table` (enum class name -> member name -> int, float or str) the enum values of
+    what runs inside the block, in this thread; the previous table comes back after it."""
+    token = _ACTIVE.set(table)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 def enum_value(member: EnumMember) -> Any:
     try:
-        return _VALUES[member.enum][member.name]
+        return _ACTIVE.get()[member.enum][member.name]
     except KeyError:
         raise IRRuntimeError(
             f"prim::EnumValue: the value of {member} is not printed in the graph; give the enum's "

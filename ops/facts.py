@@ -263,6 +263,18 @@ _NO_AUTOGRAD = frozenset({"prim::FusionGroup", "prim::CudaFusionGroup", "prim::T
                           "prim::TensorExprGroup", "prim::CudaFusionGuard",
                           "prim::oneDNNFusionGroup", "prim::oneDNNFusionGuard"})
 
+# alias analysis of containers (PyTorch's analyzeContainerConstruct / analyzeExtractor): what
+# builds one, what takes elements out of one (the elements may be anything put in: wildcards),
+# and the ops that read a list built for them without keeping it or its elements
+# (functionalNonEscapingListUse)
+_CONTAINER_CONSTRUCT = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct"})
+_EXTRACTOR = frozenset({"prim::TupleUnpack", "prim::ListUnpack", "prim::TupleIndex", "prim::TupleSlice",
+                        "prim::DictIndex", "prim::ListIndex", "aten::__getitem__", "aten::get"})
+_NON_ESCAPING_LIST_USER = frozenset({"aten::cat", "aten::broadcast_tensors", "aten::stack",
+                                     "aten::vstack", "aten::hstack", "aten::dstack"})
+# list writes RemoveListMutation folds into the ListConstruct that built the list
+_LIST_MUTATION = frozenset({"aten::append", "aten::insert", "aten::_set_item"})
+
 _TAG_TABLES: dict[str, frozenset] = {
     "side_effects": _SIDE_EFFECTS, "random": _RANDOM, "writes_first_input": _WRITES_FIRST_INPUT,
     "pass_through": _PASS_THROUGH, "opaque": _OPAQUE, "not_foldable": _NOT_FOLDABLE,
@@ -285,6 +297,8 @@ _TAG_TABLES: dict[str, frozenset] = {
     "aliases_only_same_dtype": _ALIASES_ONLY_SAME_DTYPE, "identity_test": _IDENTITY_TEST,
     "dropout": _DROPOUT, "inplace_with_out_of_place": frozenset(_INPLACE_TO_OUT_OF_PLACE),
     "activation": frozenset(_ACTIVATION_PROMOTES),
+    "container_construct": _CONTAINER_CONSTRUCT, "extractor": _EXTRACTOR,
+    "non_escaping_list_user": _NON_ESCAPING_LIST_USER, "list_mutation": _LIST_MUTATION,
 }
 TAGS = frozenset(_TAG_TABLES)
 

@@ -44,6 +44,21 @@ def cat(tensors, dim=0):
 def cat_grad(e, grads, inputs, outputs):
     tensors, dim = inputs
     g = grads[0]
+    if e.symbolic and not isinstance(tensors, list):
+        # a list whose length is only known at run time: symbolic_script's cat, which computes
+        # the split sizes in the forward graph and splits the gradient with them
+        with e.forward():
+            size = e.op("aten::len", tensors)
+            split_sizes = e.op("aten::mul", e.list(0), size)
+
+            def body(i):
+                def record():
+                    size = e.op("aten::size", e.op("aten::__getitem__", tensors, i))
+                    e.op("aten::_set_item", split_sizes, i, e.op("aten::__getitem__", size, dim))
+                nonempty = e.op("aten::ne", e.op("aten::size", e.op("aten::__getitem__", tensors, i)), e.list(0))
+                e.if_(nonempty, record)
+            e.loop(size, body)
+        return [e.op("aten::split_with_sizes", g, split_sizes, dim), None]
     shapes = [e.shape(t) for t in tensors]
     ref = next((s for s in shapes if not (len(s) == 1 and s[0] == 0)), None)
     out, offset = [], 0
@@ -73,6 +88,9 @@ def stack(tensors, dim=0):
 @derivative("aten::stack")
 def stack_grad(e, grads, inputs, outputs):
     tensors, dim = inputs
+    if e.symbolic and not isinstance(tensors, list):
+        # a list whose length is only known at run time: symbolic_script's unbind(grad, dim)
+        return [e.op("aten::unbind", grads[0], dim, unpack=False), None]
     d = dim % (len(e.shape(tensors[0])) + 1)
     return [[e.cast_like(e.op("aten::select", grads[0], d, i), t) for i, t in enumerate(tensors)], None]
 

@@ -186,11 +186,19 @@ def _mT(e, x):
     return e.op("aten::transpose", x, -1, -2)
 
 
-@derivative("aten::mm", "aten::bmm")
-def mm_grad(e, grads, inputs, outputs):
-    g = grads[0]
-    a, b = inputs[0], inputs[1]
-    return [e.op("aten::matmul", g, _mT(e, b)), e.op("aten::matmul", _mT(e, a), g)]
+def _mm_grad(helper: str):
+    def formula(e, grads, inputs, outputs):
+        g = grads[0]
+        a, b = inputs[0], inputs[1]
+        if e.symbolic:  # symbolic_script: AD_mm_backward_self(grad, mat2), AD_mm_backward_mat2(grad, self)
+            return [e.call(f"AD_{helper}_backward_self", g, b), e.call(f"AD_{helper}_backward_mat2", g, a)]
+        return [e.op("aten::matmul", g, _mT(e, b)), e.op("aten::matmul", _mT(e, a), g)]
+    formula.__name__ = f"{helper}_grad"
+    return formula
+
+
+derivative("aten::mm")(_mm_grad("mm"))
+derivative("aten::bmm")(_mm_grad("bmm"))
 
 
 @derivative("aten::mv")
@@ -203,7 +211,7 @@ def mv_grad(e, grads, inputs, outputs):
 @derivative("aten::dot")
 def dot_grad(e, grads, inputs, outputs):
     g = grads[0]
-    return [e.op("aten::mul", inputs[1], g), e.op("aten::mul", inputs[0], g)]
+    return [e.op("aten::mul", g, inputs[1]), e.op("aten::mul", g, inputs[0])]
 
 
 @derivative("aten::outer", "aten::ger")
@@ -214,7 +222,7 @@ def outer_grad(e, grads, inputs, outputs):
 
 def matmul_backward(e, g, a, b):
     """Gradients of matmul(a, b) for every rank combination (batch dims summed back)."""
-    if e.symbolic and (e.static_shape(a) is None or e.static_shape(b) is None):
+    if e.symbolic:
         return _matmul_backward_at_run_time(e, g, a, b)
     na, nb = len(e.shape(a)), len(e.shape(b))
     if na == 1 and nb == 1:
@@ -235,13 +243,14 @@ def matmul_backward(e, g, a, b):
 
 
 def _matmul_backward_at_run_time(e, g, a, b):
-    """symbolic_script's matmul backward, for graphs whose shapes are not all static: the
-    TorchScript helpers `AD_mat_transpose` and `AD_matmul_bw_size` pick the product for the
-    ranks the tensors have when the backward runs."""
-    bw_size, transpose = e.function("AD_matmul_bw_size"), e.function("AD_mat_transpose")
+    """symbolic_script's matmul backward: the TorchScript helpers `AD_mat_transpose` and
+    `AD_matmul_bw_size` pick the product for the ranks the tensors have when the backward
+    runs (native code inlines them, and the plan's ranks fold their branches)."""
     a_size, b_size = e.op("aten::size", a), e.op("aten::size", b)
-    ga = e.op("aten::_grad_sum_to_size", e.call(bw_size, g, e.call(transpose, b), a_size), a_size)
-    gb = e.op("aten::_grad_sum_to_size", e.call(bw_size, e.call(transpose, a), g, b_size), b_size)
+    ga = e.op("aten::_grad_sum_to_size",
+              e.call("AD_matmul_bw_size", g, e.call("AD_mat_transpose", b), a_size), a_size)
+    gb = e.op("aten::_grad_sum_to_size",
+              e.call("AD_matmul_bw_size", e.call("AD_mat_transpose", a), g, b_size), b_size)
     return ga, gb
 
 
@@ -254,6 +263,13 @@ def matmul_grad(e, grads, inputs, outputs):
 def addmm_grad(e, grads, inputs, outputs):
     g = grads[0]
     self, m1, m2, beta, alpha = inputs
+    if e.symbolic and e.node.kind == "aten::addmm":
+        # symbolic_script: (g * beta)._grad_sum_to_size(self_size), g.mm(mat2.t()) * alpha,
+        # mat1.t().mm(g) * alpha
+        g_self = e.sum_to(e.op("aten::mul", g, beta), self)
+        g1 = e.op("aten::mul", e.op("aten::mm", g, e.op("aten::t", m2)), alpha)
+        g2 = e.op("aten::mul", e.op("aten::mm", e.op("aten::t", m1), g), alpha)
+        return [g_self, g1, g2, None, None]
     g_self = e.sum_to(_scale(e, g, beta), e.size(self)) if beta != 0 else e.zeros_like(self)
     ga, gb = matmul_backward(e, g, m1, m2)
     return [g_self, _scale(e, ga, alpha), _scale(e, gb, alpha), None, None]

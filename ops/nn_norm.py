@@ -280,6 +280,14 @@ def native_layer_norm_grad(e, grads, inputs, outputs):
 @derivative("aten::layer_norm")
 def layer_norm_grad(e, grads, inputs, outputs):
     x, ns, w, b, eps = inputs[:5]
+    if e.symbolic:
+        # symbolic_script: native_layer_norm computes the result in the forward graph and its
+        # mean and rstd are captured; output_mask = [True, weight is not None, bias is not None]
+        weight, bias = e.node.inputs[2], e.node.inputs[3]
+        _, mean, rstd = e.replace_forward("aten::native_layer_norm", *e.node.inputs[:5])
+        mask = [e.const(True), e.op("aten::__isnot__", weight, None), e.op("aten::__isnot__", bias, None)]
+        gi, gw, gb = e.op("aten::native_layer_norm_backward", grads[0], x, ns, mean, rstd, weight, bias, mask)
+        return [gi, None, gw, gb, None, None]
     _, mean, rstd = e.op("aten::native_layer_norm", x, list(ns), None, None, eps)
     gi, gw, gb = _ln_grad(e, grads[0], x, ns, w, b, mean, rstd)
     return [gi, None, gw, gb, None, None]

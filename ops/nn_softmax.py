@@ -79,13 +79,13 @@ def dtype_code(e, x) -> int:
 
 @derivative("aten::softmax.int", "aten::_softmax")
 def softmax_grad(e, grads, inputs, outputs):
+    """PyTorch's (eager and symbolic_script): `_softmax_backward_data(grad, result, dim,
+    self.dtype)`, which computes in the result's dtype and returns the input's."""
     x, dim = inputs[0], inputs[1]
-    gi = e.op("aten::_softmax_backward_data", grads[0], outputs[0], dim, dtype_code(e, outputs[0]))
-    return [e.cast_like(gi, x), None, None]
+    return [e.op("aten::_softmax_backward_data", grads[0], outputs[0], dim, dtype_code(e, x)), None, None]
 
 
 @derivative("aten::log_softmax.int", "aten::_log_softmax")
 def log_softmax_grad(e, grads, inputs, outputs):
     x, dim = inputs[0], inputs[1]
-    gi = e.op("aten::_log_softmax_backward_data", grads[0], outputs[0], dim, dtype_code(e, outputs[0]))
-    return [e.cast_like(gi, x), None, None]
+    return [e.op("aten::_log_softmax_backward_data", grads[0], outputs[0], dim, dtype_code(e, x)), None, None]

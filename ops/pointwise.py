@@ -14,6 +14,7 @@ import numpy as np
 from .dtypes import DEFAULT_FLOAT, scalar_type_name
 from .erf import erf as _erf, erfc as _erfc
 from .registry import derivative, op
+from .script_spelling import radd, rmul
 
 # ---- shared helpers
 
@@ -117,12 +118,48 @@ FLOAT_UNARY = {
 }
 
 
+# name -> symbolic_script's spelling of the same gradient (e, g, self, result), which the
+# symbolic emitter uses so that `df` reads as PyTorch's; the eager path keeps the formulas
+# above (those of PyTorch's eager autograd)
+_C_ERF = 1.1283791670955126  # symbolic_script's precomputed 2 / sqrt(pi)
+SPELLED_UNARY = {
+    "exp": lambda e, g, x, y: mul(e, g, y),
+    "expm1": lambda e, g, x, y: mul(e, g, add(e, y, 1)),
+    "log": lambda e, g, x, y: div(e, g, x),
+    "log1p": lambda e, g, x, y: div(e, g, add(e, x, 1)),
+    "log2": lambda e, g, x, y: div(e, g, mul(e, x, 0.6931471805599453)),
+    "log10": lambda e, g, x, y: div(e, g, mul(e, x, 2.3025850929940456)),
+    "sqrt": lambda e, g, x, y: div(e, g, rmul(e, 2, y)),
+    "rsqrt": lambda e, g, x, y: div(e, mul(e, mul(e, mul(e, neg(e, g), y), y), y), 2),
+    "sin": lambda e, g, x, y: mul(e, g, e.op("aten::cos", x)),
+    "cos": lambda e, g, x, y: mul(e, g, neg(e, e.op("aten::sin", x))),
+    "tan": lambda e, g, x, y: mul(e, g, radd(e, 1., mul(e, y, y))),
+    "atan": lambda e, g, x, y: div(e, g, add(e, mul(e, x, x), 1)),
+    "sinh": lambda e, g, x, y: mul(e, g, e.op("aten::cosh", x)),
+    "cosh": lambda e, g, x, y: mul(e, g, e.op("aten::sinh", x)),
+    "asin": lambda e, g, x, y: mul(e, g, e.op("aten::rsqrt", add(e, mul(e, neg(e, x), x), 1))),
+    "acos": lambda e, g, x, y: mul(e, g, neg(e, e.op("aten::rsqrt", add(e, mul(e, neg(e, x), x), 1)))),
+    "erf": lambda e, g, x, y: mul(e, rmul(e, _C_ERF, e.op("aten::exp", mul(e, neg(e, x), x))), g),
+    "erfc": lambda e, g, x, y: mul(e, rmul(e, -_C_ERF, e.op("aten::exp", mul(e, neg(e, x), x))), g),
+    "reciprocal": lambda e, g, x, y: mul(e, mul(e, neg(e, g), y), y),
+    "abs": lambda e, g, x, y: mul(e, g, e.op("aten::sign", x)),
+    "floor": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
+    "ceil": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
+    "round": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
+    "trunc": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
+    "frac": lambda e, g, x, y: g,
+}
+
+
 def _register_unary(name, impl, grad):
     fn = op(f"aten::{name}(Tensor self) -> Tensor")(impl)
     op(f"aten::{name}_(Tensor(a!) self) -> Tensor(a!)")(inplace_of(fn))
+    spelled = SPELLED_UNARY.get(name)
 
     def formula(e, grads, inputs, outputs):
         g = grads[0] if grads[0] is not None else e.zeros_like(outputs[0])
+        if e.symbolic and spelled is not None:
+            return [spelled(e, g, inputs[0], outputs[0])]
         return [grad(e, g, inputs[0], outputs[0])]
     formula.__name__ = f"{name}_grad"
     derivative(f"aten::{name}", f"aten::{name}_")(formula)

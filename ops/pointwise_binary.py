@@ -82,7 +82,8 @@ def _mod_grad(mode):
         if e.is_tensor(other):
             q = e.op("aten::div", self, other, mode)
             g_other = e.sum_to(mul(e, neg(e, g), q), other)
-        g_self = e.sum_to(g, self) if e.is_tensor(self) else None
+        # a number `other` cannot broadcast self (symbolic_script's fmod/remainder: grad_output)
+        g_self = (e.sum_to(g, self) if e.is_tensor(other) else g) if e.is_tensor(self) else None
         return [g_self, g_other]
     return formula
 
@@ -223,8 +224,11 @@ def addcdiv_(self, tensor1, tensor2, value=1):
 @derivative("aten::addcmul", "aten::addcmul_")
 def addcmul_grad(e, grads, inputs, outputs):
     g, (self, t1, t2, value) = grads[0], inputs
+    if e.symbolic:  # symbolic_script's forward takes self's, tensor1's and tensor2's sizes first
+        e.forward_sizes(self, t1, t2)
     gv = mul(e, g, value)
-    return [e.sum_to(g, self), e.sum_to(mul(e, gv, t2), t1), e.sum_to(mul(e, gv, t1), t2), None]
+    g1, g2 = e.sum_to(mul(e, gv, t2), t1), e.sum_to(mul(e, gv, t1), t2)
+    return [e.sum_to(g, self), g1, g2, None]
 
 
 @derivative("aten::addcdiv", "aten::addcdiv_")

@@ -129,6 +129,11 @@ def where(condition, self, other):
 @derivative("aten::where.self", "aten::where.ScalarOther", "aten::where.ScalarSelf")
 def where_grad(e, grads, inputs, outputs):
     g, (cond, self, other) = grads[0], inputs
+    if e.symbolic and e.is_tensor(self) and e.is_tensor(other):
+        # symbolic_script: grad * condition.type_as(grad), grad * condition.bitwise_not().type_as(grad)
+        gs = e.sum_to(e.op("aten::mul", g, e.op("aten::type_as", cond, g)), self)
+        go = e.sum_to(e.op("aten::mul", g, e.op("aten::type_as", e.op("aten::bitwise_not", cond), g)), other)
+        return [None, gs, go]
     gs = e.sum_to(e.op("aten::where", cond, g, 0.0), self) if e.is_tensor(self) else None
     go = e.sum_to(e.op("aten::where", cond, 0.0, g), other) if e.is_tensor(other) else None
     return [None, gs, go]

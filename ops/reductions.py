@@ -283,11 +283,24 @@ def _binary_select_grad(e, g, self, other, lose_self: str):
 
 @derivative("aten::max.other")
 def max_other_grad(e, grads, inputs, outputs):
+    if e.symbolic:
+        # symbolic_script: g * (self > other).type_as(g), summed to the sizes the forward took
+        # (a tie gets no gradient there, where eager autograd splits it)
+        g, a, b = grads[0], inputs[0], inputs[1]
+        return [e.sum_to(e.op("aten::mul", g, e.op("aten::type_as", e.op("aten::gt", a, b), g)), a),
+                e.sum_to(e.op("aten::mul", g, e.op("aten::type_as", e.op("aten::gt", b, a), g)), b)]
     return _binary_select_grad(e, grads[0], inputs[0], inputs[1], "aten::lt")
 
 
 @derivative("aten::min.other")
 def min_other_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: as max, with the sizes taken in the backward
+        g, a, b = grads[0], inputs[0], inputs[1]
+        ga = e.op("aten::mul", g, e.op("aten::type_as", e.op("aten::lt", a, b), g))
+        ga = e.op("aten::_grad_sum_to_size", ga, e.op("aten::size", a))
+        gb = e.op("aten::mul", g, e.op("aten::type_as", e.op("aten::lt", b, a), g))
+        gb = e.op("aten::_grad_sum_to_size", gb, e.op("aten::size", b))
+        return [ga, gb]
     return _binary_select_grad(e, grads[0], inputs[0], inputs[1], "aten::gt")
 
 

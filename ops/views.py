@@ -139,7 +139,31 @@ def unsqueeze(self, dim):
             "aten::flatten.using_ints", "aten::unflatten.int", "aten::squeeze", "aten::squeeze.dim",
             "aten::squeeze.dims", "aten::unsqueeze")
 def reshape_grad(e, grads, inputs, outputs):
+    if e.symbolic:
+        spelled = _spelled_reshape_grad(e, grads[0], inputs)
+        if spelled is not None:
+            return [spelled] + [None] * (len(inputs) - 1)
     return [e.op("aten::reshape", grads[0], e.size(inputs[0]))] + [None] * (len(inputs) - 1)
+
+
+def _spelled_reshape_grad(e, g, inputs):
+    """symbolic_script's view / reshape (`grad.reshape(self.size())`, the size taken in the
+    forward before the result), unsqueeze (`grad.squeeze(dim)`) and squeeze (its `AD_unsqueeze_to`
+    helpers); None for the ops it has no formula for."""
+    kind, x = e.node.kind, inputs[0]
+    if kind in ("aten::view", "aten::reshape"):
+        with e.forward(before_result=True):
+            size = e.op("aten::size", x)
+        return e.op("aten::reshape", g, size)
+    if kind == "aten::unsqueeze":
+        return e.op("aten::squeeze", g, inputs[1])
+    if kind == "aten::squeeze" and len(inputs) in (1, 2) and not isinstance(inputs[-1], list):
+        with e.forward(before_result=True):
+            size = e.op("aten::size", x)
+        if len(inputs) == 1:
+            return e.call("AD_unsqueeze_to_0", g, size)
+        return e.call("AD_unsqueeze_to_1", g, inputs[1], size)
+    return None
 
 
 # ---- expand / broadcast
@@ -179,6 +203,8 @@ def expand_as(self, other):
 
 @derivative("aten::expand", "aten::expand_as")
 def expand_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: grad._grad_sum_to_size(_size_if_not_equal(self.size(), result.size()))
+        return [e.sum_to(grads[0], inputs[0])] + [None] * (len(inputs) - 1)
     return [e.sum_to(grads[0], e.size(inputs[0]))] + [None] * (len(inputs) - 1)
 
 
@@ -290,6 +316,8 @@ def permute(self, dims):
 
 @derivative("aten::permute")
 def permute_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: AD_permute_backward(grad, dims), the inverse at run time
+        return [e.call("AD_permute_backward", grads[0], inputs[1]), None]
     n = len(e.shape(inputs[0]))
     perm = [d % max(n, 1) for d in inputs[1]]
     inv = [0] * n

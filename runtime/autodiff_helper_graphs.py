@@ -1,13 +1,17 @@
-"""The graphs of symbolic_script's `AD_mat_transpose` and `AD_matmul_bw_size` (the helpers a
-`df` calls for matmul when ranks are not static; `library_functions` runs them as Python),
-written as TorchScript compiles them: a native runner inlines them, so once the plan's key
-fixes the ranks, `aten::dim` folds, the branches fold, and the products join native units."""
+"""The graphs of symbolic_script's helpers that a `df` calls (`AD_mat_transpose`,
+`AD_matmul_bw_size`, `AD_mm_backward_*`, `AD_bmm_backward_*`, `AD_permute_backward`,
+`AD_unsqueeze_to_*`), written
+as TorchScript compiles them. The interpreter runs a call of one through its graph
+(`library_functions` has Python versions of the matmul ones); a native runner inlines those in
+`INLINED`, so once the plan's key fixes the ranks, `aten::dim` folds, the branches fold, and
+the products join native units."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir import Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.parser import parse_ir
 
 _TEXT = {
@@ -31,6 +35,81 @@ _TEXT = {
           %batched : Tensor = aten::transpose(%mat, %m2, %m1)
           -> (%batched)
       -> (%swapped)
+  return (%out)
+""",
+    "AD_mm_backward_self": """graph(%grad : Tensor, %mat2 : Tensor):
+  %mat2_t : Tensor = aten::t(%mat2)
+  %out : Tensor = aten::mm(%grad, %mat2_t)
+  return (%out)
+""",
+    "AD_mm_backward_mat2": """graph(%grad : Tensor, %self : Tensor):
+  %self_t : Tensor = aten::t(%self)
+  %out : Tensor = aten::mm(%self_t, %grad)
+  return (%out)
+""",
+    "AD_bmm_backward_self": """graph(%grad : Tensor, %mat2 : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %mat2_t : Tensor = aten::transpose(%mat2, %one, %two)
+  %out : Tensor = aten::bmm(%grad, %mat2_t)
+  return (%out)
+""",
+    "AD_bmm_backward_mat2": """graph(%grad : Tensor, %self : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %self_t : Tensor = aten::transpose(%self, %one, %two)
+  %out : Tensor = aten::bmm(%self_t, %grad)
+  return (%out)
+""",
+    "AD_permute_backward": """graph(%grad : Tensor, %fwd_dims : int[]):
+  %zero : int = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %ndims : int = aten::len(%fwd_dims)
+  %zeros : int[] = prim::ListConstruct(%zero)
+  %dims : int[] = aten::mul(%zeros, %ndims)
+   = prim::Loop(%ndims, %true)
+    block0(%i : int):
+      %d : int = aten::__getitem__(%fwd_dims, %i)
+      %set : int[] = aten::_set_item(%dims, %d, %i)
+      -> (%true)
+  %out : Tensor = aten::permute(%grad, %dims)
+  return (%out)
+""",
+    "AD_unsqueeze_to_0": """graph(%self : Tensor, %sizes : int[]):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %ndims : int = aten::len(%sizes)
+  %out : Tensor = prim::Loop(%ndims, %true, %self)
+    block0(%i : int, %t : Tensor):
+      %s : int = aten::__getitem__(%sizes, %i)
+      %is_one : bool = aten::eq(%s, %one)
+      %r : Tensor = prim::If(%is_one)
+        block0():
+          %u : Tensor = aten::unsqueeze(%t, %i)
+          -> (%u)
+        block1():
+          -> (%t)
+      -> (%true, %r)
+  return (%out)
+""",
+    "AD_unsqueeze_to_1": """graph(%self : Tensor, %dim : int, %sizes : int[]):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %n : int = aten::len(%sizes)
+  %nonempty : bool = aten::gt(%n, %zero)
+  %out : Tensor = prim::If(%nonempty)
+    block0():
+      %s : int = aten::__getitem__(%sizes, %dim)
+      %is_one : bool = aten::eq(%s, %one)
+      %r : Tensor = prim::If(%is_one)
+        block0():
+          %u : Tensor = aten::unsqueeze(%self, %dim)
+          -> (%u)
+        block1():
+          -> (%self)
+      -> (%r)
+    block1():
+      -> (%self)
   return (%out)
 """,
     "AD_matmul_bw_special_fold": """graph(%mat1 : Tensor, %mat2 : Tensor):
@@ -131,7 +210,10 @@ _TEXT = {
 """,
 }
 
-INLINED = ("AD_mat_transpose", "AD_matmul_bw_size")  # what a df calls (the fold is internal)
+# what a native runner inlines (the fold is internal); the helpers with loops are folded
+# (`fold_helper_calls`) once their list arguments are constants
+INLINED = ("AD_mat_transpose", "AD_matmul_bw_size", "AD_mm_backward_self", "AD_mm_backward_mat2",
+           "AD_bmm_backward_self", "AD_bmm_backward_mat2", "AD_unsqueeze_to_1")
 
 
 @lru_cache(maxsize=None)
@@ -144,9 +226,70 @@ def helper_graphs() -> dict[str, Graph]:
     return {name: _graph(name) for name in _TEXT}
 
 
+def helper_graph(name: str):
+    """The graph of helper `name`, or None."""
+    return _graph(name) if name in _TEXT else None
+
+
+def calls_any_helper(node: Node) -> bool:
+    """A `prim::CallFunction` of any of these helpers (none writes its arguments)."""
+    if node.kind != "prim::CallFunction" or not node.inputs:
+        return False
+    fn = node.inputs[0].node
+    return fn.kind == "prim::Constant" and fn.has_attr("name") and fn.attr("name") in _TEXT
+
+
 def calls_helper(node: Node) -> bool:
     """A `prim::CallFunction` of one of the helpers a df calls."""
     if node.kind != "prim::CallFunction" or not node.inputs:
         return False
     fn = node.inputs[0].node
     return fn.kind == "prim::Constant" and fn.has_attr("name") and fn.attr("name") in INLINED
+
+
+# ---- folding the helpers with loops once their lists are constants (a plan's key fixes the
+# size lists a df receives; permute's dims are constants already)
+
+def _permute_inverse(graph: Graph, grad: Value, dims: list) -> Value:
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i  # (TorchScript list indexing: a negative dim counts from the end)
+    return graph.insert("aten::permute", [grad, graph.insert_constant(inverse)]).output
+
+
+def _unsqueeze_to_0(graph: Graph, grad: Value, sizes: list) -> Value:
+    # unsqueezing grad (sizes without its 1s) at every 1 of `sizes` gives exactly `sizes`
+    return graph.insert("aten::reshape", [grad, graph.insert_constant(list(sizes))]).output
+
+
+def _unsqueeze_to_1(graph: Graph, grad: Value, dim: int, sizes: list) -> Value:
+    if len(sizes) > 0 and sizes[dim] == 1:
+        return graph.insert("aten::reshape", [grad, graph.insert_constant(list(sizes))]).output
+    return grad
+
+
+_FOLDS = {"AD_permute_backward": _permute_inverse, "AD_unsqueeze_to_0": _unsqueeze_to_0,
+          "AD_unsqueeze_to_1": _unsqueeze_to_1}
+
+
+def fold_helper_calls(graph: Graph) -> bool:
+    """Calls of `AD_permute_backward` / `AD_unsqueeze_to_*` whose list and number arguments are
+    constants become the ops they amount to (a permute by the inverse dims; a reshape to the
+    unsqueezed sizes), so that native code runs them; True when one was folded."""
+    changed = False
+    for n in list(graph.walk()):
+        if n.kind != "prim::CallFunction" or len(n.inputs) < 2:
+            continue
+        fn = n.inputs[0].node
+        rule = _FOLDS.get(fn.attr("name")) if fn.kind == "prim::Constant" and fn.has_attr("name") else None
+        if rule is None or any(v.node.kind != "prim::Constant" for v in n.inputs[2:]):
+            continue
+        graph.set_insert_point(n)
+        out = rule(graph, n.inputs[1], *(constant_value(v.node) for v in n.inputs[2:]))
+        if out is not n.inputs[1]:
+            out.type = n.output.type  # (the layout a profiling run recorded for the call)
+        n.output.replace_all_uses_with(out)
+        n.destroy()
+        changed = True
+    return changed
+

@@ -11,6 +11,7 @@ import numpy as np
 from irjit.compiler import parse_ir
 from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
+from irjit.ops.enums import enum_values
 
 from .autograd import backward as run_backward, no_grad, set_grad_enabled
 from .interpreter import Interpreter
@@ -113,6 +114,9 @@ class Function:
         self.graph = graph
         self.filename = filename or "<graph>"
         self.has_self = bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType)
+        attributes = dict(attributes or {})
+        # enum class -> member -> value (`"$enums"`): this Function's, active while it runs
+        self.enum_values = attributes.pop("$enums", {})
         if attributes and not self.has_self:
             raise IRTypeError(f"{self.filename}: module attributes given, but the graph has no "
                               "module (%self) input")
@@ -199,7 +203,7 @@ class Function:
                 p.requires_grad = True
                 p.grad = None
         args = ([self.module] if self.has_self else []) + values
-        with set_grad_enabled(requires_grad):
+        with set_grad_enabled(requires_grad), enum_values(self.enum_values):
             outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
         self._calls.last = (values, params, outs)
         return outs
@@ -242,7 +246,8 @@ def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
          attributes: Optional[dict[str, Any]] = None, backend: Optional[str] = None) -> Function:
     """A Function from a graph, `.ir` path or IR text; `params` / `constants` are `.npz`
     paths or dicts of arrays (dotted attribute paths / value names); `attributes` maps dotted
-    paths to other module attribute values (strings, None, lists of Tensors, dicts);
+    paths to other module attribute values (strings, None, lists of Tensors, dicts), and its
+    `"$enums"` entry gives this Function's enum values (`{"__torch__.Color": {"RED": 1}}`);
     `executor` is "interp", "legacy" or "profiling"; `backend` ("native" or "interp", default:
     the settings') is what runs the graph (with "interp" executor, "native" runs native units)."""
     fns = {k: (parse_ir(v, k) if isinstance(v, str) else v) for k, v in (functions or {}).items()}

@@ -22,7 +22,7 @@ from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
-from .autodiff_helper_graphs import calls_helper, helper_graphs
+from .autodiff_helper_graphs import calls_any_helper, calls_helper, fold_helper_calls, helper_graphs
 
 
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
@@ -38,6 +38,8 @@ def _mutates(node: Node) -> bool:
     """Whether the node may write one of its inputs (an op the registry does not know may)."""
     if node.kind.startswith("aten::") and not is_registered(node.kind):
         return True
+    if calls_any_helper(node):
+        return False  # symbolic_script's AD_ helpers read their arguments only
     return any(facts.has_tag(node.kind, t) for t in _MUTATING_TAGS) or \
         any(e.schema.is_inplace for e in overloads(node.kind))
 
@@ -348,6 +350,7 @@ def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None) -> b
     become their graphs, branches on ranks included, unless `functions` defines a graph of
     that name: then the ranks the plan's key fixes fold the branches (`specialize_shapes`)
     and the products they pick fuse, where the call ran interpreted as a whole."""
+    fold_helper_calls(graph)
     if not any(calls_helper(n) for n in graph.walk()):
         return False
     graphs = {k: g for k, g in helper_graphs().items() if k not in (functions or {})}
@@ -366,7 +369,7 @@ def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()
     while True:
         known = determined_values(graph, keyed)
         if not (fold_metadata(graph, known) | fold_size_if_not_equal(graph) |
-                fold_identity_sum_to_size(graph, known) |
+                fold_identity_sum_to_size(graph, known) | fold_helper_calls(graph) |
                 fold_defined_gradients(graph.block, set(tensors))):
             break
         folded = True

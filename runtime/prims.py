@@ -19,6 +19,7 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import SCALAR_TYPES, ClassType, OptionalType, TensorType, Type
 
 from .autograd import is_grad_enabled, run_op
+from .autodiff_helper_graphs import helper_graph
 from .library_functions import LIBRARY_FUNCTIONS
 from .module import Module
 from .values import from_array
@@ -141,6 +142,8 @@ def _call_function(interp, node: Node, args, env):
     if g is None and name in LIBRARY_FUNCTIONS:
         return LIBRARY_FUNCTIONS[name](*rest)
     if g is None:
+        g = helper_graph(name)  # symbolic_script's AD_ helpers that a df calls
+    if g is None:
         raise IRRuntimeError(f"{interp.filename}:{node.text_line}: prim::CallFunction: the graph of "
                              f"function '{name}' is not available; inline it or pass it as a function")
     return _results(node, interp.sub_interpreter(g).run(rest))
@@ -165,6 +168,27 @@ def _is_leaf(interp, node: Node, args, env):
 def _is_autocast_enabled(interp, node: Node, args, env):
     """irjit never autocasts (modules such as nn.TransformerEncoderLayer ask)."""
     return False
+
+
+@prim("prim::VarConcat")
+def _var_concat(interp, node: Node, args, env):
+    """use_variadic_cat's `prim::VarConcat(%t0, ..., %tn, %dim)`: `aten::cat` of the tensors."""
+    return run_op("aten::cat", list(args[:-1]), args[-1])
+
+
+@prim("prim::VarStack")
+def _var_stack(interp, node: Node, args, env):
+    """use_variadic_stack's `prim::VarStack(%t0, ..., %tn, %dim)`: `aten::stack` of the tensors."""
+    return run_op("aten::stack", list(args[:-1]), args[-1])
+
+
+@prim("prim::IfThenElse")
+def _if_then_else(interp, node: Node, args, env):
+    """add_if_then_else's `prim::IfThenElse(%cond, %a, %b)`: `%a` if `%cond` else `%b`."""
+    cond = args[0]
+    if isinstance(cond, Tensor):
+        cond = bool(cond.data)
+    return args[1] if cond else args[2]
 
 
 @prim("prim::If")

@@ -7,7 +7,8 @@ booleans, `null` (None), lists and objects (dicts with string keys) are taken as
 `{"$tuple": [...]}` a tuple, `{"$enum": "__torch__.Color.RED"}` an enum member. For example
 `{"mode": "bilinear", "blocks.weights": [{"$tensor": "w0"}, {"$tensor": "w1"}], "bias": null}`.
 The entry `"$enums"` gives enum classes' values, which graphs do not print (`prim::EnumValue`
-needs them): `{"$enums": {"__torch__.Color": {"RED": 1, "GREEN": 2}}}`.
+needs them): `{"$enums": {"__torch__.Color": {"RED": 1, "GREEN": 2}}}`. It stays in the
+returned attributes under that key, for the Function it is given to (values are per Function).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from irjit.ops.enums import EnumMember, register_enum
+from irjit.ops.enums import EnumMember
 from irjit.ops.errors import IRTypeError
 from irjit.ops.tensor import Tensor
 
@@ -53,8 +54,9 @@ def read_attributes(text: str, arrays: dict[str, np.ndarray], where: str) -> tup
             return {k: value(v, f"{path}[{k!r}]") for k, v in x.items()}
         return x
 
-    _register_enums(doc.pop("$enums", {}), where)
     out = {}
+    if "$enums" in doc:
+        out["$enums"] = _enum_table(doc.pop("$enums"), where)
     for path, x in doc.items():
         if not path or any(not part for part in path.split(".")):
             raise IRTypeError(f"{where}: {path!r} is not a dotted attribute path")
@@ -62,13 +64,12 @@ def read_attributes(text: str, arrays: dict[str, np.ndarray], where: str) -> tup
     return out, used
 
 
-def _register_enums(enums: Any, where: str) -> None:
-    """`{"__torch__.Color": {"RED": 1, ...}, ...}`: make those enum values known."""
+def _enum_table(enums: Any, where: str) -> dict:
+    """`{"__torch__.Color": {"RED": 1, ...}, ...}`, checked: the enum values of a Function."""
     if not isinstance(enums, dict) or not all(
             isinstance(members, dict) and all(isinstance(v, (int, float, str)) and not isinstance(v, bool)
                                               for v in members.values())
             for members in enums.values()):
         raise IRTypeError(f"{where}: \"$enums\" must map enum class names to objects of member "
                           "values (numbers or strings)")
-    for name, members in enums.items():
-        register_enum(name, members)
+    return {name: dict(members) for name, members in enums.items()}

@@ -10,11 +10,11 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.ir.graph import Graph
 from irjit.compiler.ir.node import Block, Node, Value
-from irjit.ops.types import (DTYPE_TO_SCALAR_TYPE, NONE, TENSOR, ClassType, ListType, NamedType, TensorType, TupleType,
-                               Type)
+from irjit.ops.types import (DTYPE_TO_SCALAR_TYPE, INT, NONE, TENSOR, ClassType, ListType, NamedType, OptionalType,
+                             TensorType, TupleType, Type)
 
 from .gradient import Gradient
-from .symbolic_emitter import (NotSymbolic, SymbolicEmitter, is_tensor_list_type, python_value, resolve,
+from .symbolic_emitter import (ListArg, NotSymbolic, SymbolicEmitter, is_tensor_list_type, python_value, resolve,
                                static_eval, static_list_shapes)
 
 
@@ -105,9 +105,11 @@ class _StaticShapes:
     def __init__(self, graph: Graph, infer: bool = True):
         self.graph = graph
         self.known: dict[Value, tuple] = {}
+        self.same: dict[Value, Value] = {}  # a replacement's output -> the value it replaces
         self._propagated: dict[Value, tuple] | None = None if infer else {}
 
     def __call__(self, v: Value):
+        v = self.same.get(v, v)
         if v in self.known:
             return self.known[v]
         if self._propagated is None:
@@ -228,7 +230,6 @@ class _Reverse:
         self.node = self.f.create("prim::Reverse", num_outputs=0)  # never inserted, as in PyTorch
         self.block: Block = self.node.add_block()
         self.grad_map: dict[Value, object] = {}  # Value -> Value, or a list for a Tensor[]
-        self.sizes: dict[Value, Value] = {}
         self.shapes = _StaticShapes(self.f, infer_shapes)
         self.elements: dict[Value, list[Value]] = {}
 
@@ -285,6 +286,15 @@ class _Reverse:
                 els = self._unpack_forward(v)
         self.elements[v] = els
         return els
+
+    def known_elements(self, v: Value) -> bool:
+        """Whether the forward graph says what a `Tensor[]` holds (it builds or unpacks it,
+        or an op of static shapes made it); a graph input's gradient stays one list."""
+        if v in self.elements or v.node.kind == "prim::ListConstruct":
+            return True
+        if any(u.user.kind == "prim::ListUnpack" and u.user.owning_block is self.f.block for u in v.uses):
+            return True
+        return v.node.owning_block is self.f.block and v.node.kind.startswith("aten::")
 
     def _unpack_forward(self, v: Value) -> list[Value]:
         n = v.node
@@ -389,10 +399,12 @@ class _Reverse:
         gof = self.f.insert("prim::GradOf", gof_inputs, num_outputs=0, name=("s", node.kind))
         body = gof.add_block()
         self.f.set_insert_point(body)
+        self._gof_inputs = gof_inputs
         results = self.gradient(node, known, flat_outs)
         outs = []
         for inp, r in zip(node.inputs, results):
-            if _is_tensor_list(inp) and isinstance(r, Value) and _is_tensor_list(r):
+            if _is_tensor_list(inp) and isinstance(r, Value) and _is_tensor_list(r) and \
+                    self.known_elements(inp):
                 els = self.list_elements(inp)
                 self.f.set_insert_point(body)
                 r = list(self.f.insert("prim::ListUnpack", [r], output_types=[TENSOR] * len(els)).outputs)
@@ -411,6 +423,25 @@ class _Reverse:
         body.register_output(r)
         return gof.add_output(r.type)
 
+    def _replace_forward(self, node: Node) -> Node:
+        """What PyTorch's build_script_grad does to the forward graph: the node is replaced by
+        the op of its symbolic_script forward, inserted right after it (every use, the
+        backward's included, now reads the new outputs). CSE merges the copy back into the
+        original later, unless that would make graph outputs alias (views): then the copy
+        stays, and values captured through it are not the ones the gradients were set for.
+        Ops that write their inputs or act on the world are left alone."""
+        from irjit.ops.registry import overloads
+        if facts.has_side_effects(node.kind) or any(e.schema.is_inplace for e in overloads(node.kind)):
+            return node
+        new = self.f.clone_node(node, {})
+        new.insert_after(node)
+        for old, out in zip(node.outputs, new.outputs):
+            old.replace_all_uses_with(out)
+            self.shapes.same[out] = old
+            if old in self.elements:
+                self.elements[out] = self.elements[old]
+        return new
+
     def gradient(self, node: Node, grads: list, outputs: list) -> list:
         kind = node.kind
         if kind in ("prim::Constant", "prim::AutogradZero"):
@@ -419,10 +450,16 @@ class _Reverse:
             return [grads[0], grads[0]]
         if facts.has_tag(kind, "comparison"):
             return [None] * len(node.inputs)  # a boolean result: no gradient, as in PyTorch
-        e = SymbolicEmitter(self.f, node, self.f.block, self.sizes, shape_oracle=self.shapes)
         if kind == "prim::ConstantChunk":
-            parts = [g if g is not None else e.zeros_like(o) for g, o in zip(grads, node.outputs)]
-            return [e.op("aten::cat", parts, node.attr("dim"))]
+            # buildSymbolicGradient: cat of the chunks' gradients (AutogradZero where undefined),
+            # the dim a constant of the backward block
+            # (a chunk no gradient reaches statically gets zeros: cat cannot take an undefined one)
+            e = SymbolicEmitter(self.f, node, self.f.block, shape_oracle=self.shapes)
+            elems = [v if g is not None else e.zeros_like(o)
+                     for v, g, o in zip(self._gof_inputs, grads, node.outputs)]
+            parts = self.f.insert("prim::ListConstruct", elems, output_types=[ListType(TENSOR)]).output
+            dim = self.f.insert_constant(node.attr("dim"))
+            return [self.f.insert("aten::cat", [parts, dim], output_types=[TENSOR]).output]
         try:
             entry = resolve(kind, [python_value(v) for v in node.inputs])
         except IRTypeError:
@@ -432,15 +469,22 @@ class _Reverse:
             raise DifferentiationError(f"differentiation of {kind} is not supported")
         inputs = []
         for a, v in zip(entry.schema.arguments, node.inputs):
-            if a.is_tensor_list and _is_tensor_list(v):
+            if a.is_tensor_list and _is_tensor_list(v) and not self.known_elements(v):
+                inputs.append(v)  # a list of unknown length (a graph input): formulas get the list
+            elif a.is_tensor_list and _is_tensor_list(v):
                 inputs.append([python_value(x) for x in self.list_elements(v)])
             elif v.node.kind == "prim::ListConstruct" and not _is_tensor_list(v):
                 # a list of numbers built in the graph (layer_norm's `[x.size(-1)]`, permute's
                 # dims): formulas get its elements, constants as numbers, others as values
-                inputs.append([python_value(x) for x in v.node.inputs])
+                inputs.append(ListArg([python_value(x) for x in v.node.inputs], v))
             else:
                 inputs.append(python_value(v))
         inputs += [python_value(v) for v in node.inputs[len(inputs):]]
+        replacement = self._replace_forward(node)
+        if replacement is not node:
+            ids = {o: r for o, r in zip(node.outputs, replacement.outputs)}
+            outputs = [ids.get(o, o) for o in outputs]
+        e = SymbolicEmitter(self.f, replacement, self.f.block, shape_oracle=self.shapes)
         likes = [node.inputs[i] for i in facts.sizes_up_front(kind) if i < len(node.inputs)]
         if len(likes) == 2 and all(isinstance(v.type, TensorType) for v in likes):
             e.sizes_up_front(likes)
@@ -450,6 +494,7 @@ class _Reverse:
             # the formula needs a Python value (a size list, a dim) that is only known at run
             # time here: not symbolically differentiable in this graph
             raise NotSymbolic(f"the formula of {kind} needs constant arguments ({err})") from None
+        e.pack_context(self.f.insert_point.owning_block)
         res = list(res) + [None] * (len(node.inputs) - len(res))
         out = []
         for v, r in zip(node.inputs, res[:len(node.inputs)]):
@@ -492,19 +537,53 @@ def _add_reverse_inline(grad: Gradient, infer_shapes: bool = True) -> _Reverse:
 
 # ---- clean-ups between building the reverse program and lifting it (PyTorch's Optimize)
 
+def _in_block(n: Node, container: Block) -> bool:
+    b = n.owning_block
+    while b is not None:
+        if b is container:
+            return True
+        b = b.owning_node.owning_block if b.owning_node is not None else None
+    return False
+
+
 def _lift_constants(block: Block, target: Block) -> None:
-    """Copy every constant the backward uses that is not defined at its top level (forward
-    constants, constants inside GradOf blocks) to the top of the backward block (PyTorch's
-    liftConstants). `Function` constants stay with their calls, as in PyTorch's df."""
+    """PyTorch's liftConstants: every constant a node of the backward uses that is defined
+    outside it (in the forward graph) is cloned to the top of the backward block, one clone
+    per using node, the latest used first."""
     for n in list(block.nodes()) + [block.return_node]:
-        for i, v in enumerate(list(n.inputs)):
-            if v.node.kind == "prim::Constant" and v.node.owning_block is not target \
-                    and v.type != NamedType("Function"):
-                c = target.graph.clone_node(v.node, {})
-                target.prepend_node(c)
-                n.replace_input(i, c.output)
+        for v in list(dict.fromkeys(n.inputs)):
+            if v.node.kind != "prim::Constant" or _in_block(v.node, target):
+                continue
+            c = target.graph.clone_node(v.node, {})
+            target.prepend_node(c)
+            for i, x in enumerate(n.inputs):
+                if x is v:
+                    n.replace_input(i, c.output)
         for b in n.blocks:
             _lift_constants(b, target)
+
+
+def _fold_size_if_not_equal(block: Block) -> None:
+    """PyTorch's foldSizeIfNotEqual: a `_size_if_not_equal` of two `aten::size`s that the
+    backward uses directly becomes a constant (the first size, or None when equal) where the
+    tensors' types give both sizes, since df's inputs would lose that knowledge."""
+    for n in list(block.nodes()) + [block.return_node]:
+        for v in list(dict.fromkeys(n.inputs)):
+            src = v.node
+            if src.kind != "aten::_size_if_not_equal" or len(src.inputs) != 2 or \
+                    any(x.node.kind != "aten::size" or len(x.node.inputs) != 1 for x in src.inputs):
+                continue
+            sizes = [_complete_sizes(x.node.inputs[0]) for x in src.inputs]
+            if any(s is None for s in sizes):
+                continue
+            n.graph.set_insert_point(n)
+            c = n.graph.insert_constant(list(sizes[0]) if sizes[0] != sizes[1] else None,
+                                        OptionalType(ListType(INT)) if sizes[0] == sizes[1] else None)
+            for i, x in enumerate(n.inputs):
+                if x is v:
+                    n.replace_input(i, c)
+        for b in n.blocks:
+            _fold_size_if_not_equal(b)
 
 
 def _cse_key(n: Node):
@@ -649,7 +728,9 @@ def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
     grad = Gradient(f=graph)
     rev = _add_reverse_inline(grad, infer_shapes)
     _lift_constants(rev.block, rev.block)
-    eliminate_common_subexpression(graph.block)
+    _fold_size_if_not_equal(rev.block)
+    from irjit.compiler.passes.eliminate_common_subexpression import run as _cse
+    _cse(graph)
     _deduplicate_size_captures(graph, rev)
     # (imported here: the passes package imports every pass, and some of them import this module)
     from irjit.compiler.passes.eliminate_dead_code import (eliminate_dead_code,
@@ -658,7 +739,9 @@ def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
     # EliminateDeadCode(reverse_block, ALLOW_DELETING_NODES_WITH_SIDE_EFFECTS))
     eliminate_dead_code_in_block(rev.block, allow_deleting_side_effects=True,
                                  alias_analysis=False)
-    eliminate_dead_code(graph)
+    # PyTorch's EliminateDeadCode(f->block()): without alias information, every op that
+    # writes (the split sizes symbolic_script's cat fills in a loop) is kept
+    eliminate_dead_code(graph, alias_analysis=False)
     _lambda_lift(grad, rev)
     _pack_return_values(grad.df)
     update_requires_grad(graph.block, False)

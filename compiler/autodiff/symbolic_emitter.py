@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Optional
 
 import numpy as np
@@ -12,7 +13,7 @@ from irjit.compiler.ir.node import Node, Value
 from irjit.ops.types import (BOOL, FLOAT, INT, NONE, TENSOR, ListType, NamedType, OptionalType,
                                TensorType, TupleType, Type)
 from irjit.ops import facts
-from irjit.ops.registry import OpEntry, find_op
+from irjit.ops.registry import NO_DEFAULT, OpEntry, find_op
 
 
 class NotSymbolic(Exception):
@@ -42,6 +43,8 @@ def _representative(t: Type) -> Any:
 def _representative_arg(a: Any) -> Any:
     if isinstance(a, Value):
         return _representative(a.type)
+    if isinstance(a, str):
+        return str(a)
     if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a):
         return [_representative_arg(x) for x in a]  # a list the emitter will construct
     return a
@@ -98,6 +101,19 @@ _RETURN_TYPES = {"Tensor": TENSOR, "int": INT, "float": FLOAT, "bool": BOOL, "in
                  "Tensor?": OptionalType(TENSOR), "Scalar": NamedType("Scalar")}
 
 
+def _bind_generics(entry: OpEntry, ins: list[Value]) -> dict:
+    """Schema type variables bound by the arguments (`t[] l` with an `int[]` binds `t` to
+    `int`): return type text -> IR type, for generic list ops."""
+    bound: dict = {}
+    for a, v in zip(entry.schema.arguments, ins):
+        text = a.type.split("(")[0]
+        if text == "t[]" and isinstance(v.type, ListType):
+            bound["t"], bound["t[]"] = v.type.elem, v.type
+        elif text == "t" and "t" not in bound:
+            bound["t"], bound["t[]"] = v.type, ListType(v.type)
+    return {f"{k}(*)" if k == "t" else k: t for k, t in bound.items()} | bound
+
+
 def return_type(type_text: str) -> Type:
     if type_text in _RETURN_TYPES:
         return _RETURN_TYPES[type_text]
@@ -108,35 +124,72 @@ def return_type(type_text: str) -> Type:
         return NamedType("Any")
 
 
+class StrArg(str):
+    """A string argument of the node being differentiated (gelu's `approximate`): equal to
+    the string, and the emitter passes the node's own constant on (a capture, as PyTorch's
+    formulas use the argument) rather than a new one."""
+
+    def __new__(cls, text: str, value: Value):
+        s = super().__new__(cls, text)
+        s.value = value
+        return s
+
+
 def python_value(v: Value) -> Any:
     """The Python value of a constant input (what formulas compare and negate), else `v`."""
     if v.node.kind == "prim::Constant" and not isinstance(v.type, TensorType):
-        return plain_constant_value(v.node)
+        value = plain_constant_value(v.node)
+        return StrArg(value, v) if isinstance(value, str) else value
     return v
+
+
+class ListArg(list):
+    """A list argument of the node being differentiated, built in the graph (layer_norm's
+    `[x.size(-1)]`): formulas read its elements, and the emitter passes the list value itself
+    on (a capture, as PyTorch's formulas use the argument)."""
+
+    def __init__(self, items, value: Value):
+        super().__init__(items)
+        self.value = value
 
 
 class SymbolicEmitter:
     """Emits a formula's ops at `graph`'s insertion point (a GradOf block of the reverse
     program); `sum_to` adds PyTorch's `_size_if_not_equal` sizes to the forward graph right
-    after `node`, so that the backward captures sizes rather than whole tensors."""
+    after `node`, so that the backward captures sizes rather than whole tensors.
+
+    Constants land where symbolic_script's land in PyTorch: a number a formula passes (a
+    literal of its source, or an argument of the node) is a constant of the forward graph
+    (TorchScript materializes number literals at the top of the function, so the backward
+    closure captures them), which differentiate lifts into the backward graph, one copy per
+    use; a default argument, None, a bool, a string or a `Function` stays in the backward
+    block, pooled at its top as ConstantPooling leaves the compiled backward graph."""
 
     symbolic = True
 
-    def __init__(self, graph, node: Optional[Node] = None, forward_block=None,
-                 size_cache: Optional[dict] = None, shape_oracle=None):
+    def __init__(self, graph, node: Optional[Node] = None, forward_block=None, shape_oracle=None):
         self.graph = graph
         self.node = node
         self.forward_block = forward_block
         self._fwd_after = node
-        self._sizes = size_cache if size_cache is not None else {}
         self._sums: dict[Value, Value] = {}
         # Value -> static shape (or None) for values whose IR type has no complete sizes
         self._shape_oracle = shape_oracle
+        # the backward block the formula writes (its insertion point's block) and its pool
+        self._block = graph.insert_point.owning_block if node is not None else None
+        self._anchor = node.prev if node is not None else None  # the node being replaced
+        self._pool: dict = {}
+        self._literals: dict = {}
+        self._forward_mode = 0
+        self._blocks: list = []  # blocks the formula opened (loop and if bodies)
 
     # ---- the emitter interface used by registry formulas
-    def op(self, kind: str, *args: Any) -> Any:
+    def op(self, kind: str, *args: Any, unpack: bool = True) -> Any:
+        """`kind(*args)` in the backward block, every argument the formula leaves out given as
+        its schema default (TorchScript materializes them all); a `Tensor[]` result comes back
+        as a list of values when its length is static, unless `unpack` is false."""
         entry = resolve(kind, list(args))
-        return self._emit(kind, entry, [self._value(a) for a in args])
+        return self._emit(kind, entry, self._arguments(entry, args), unpack=unpack)
 
     def sum_to(self, x: Any, like: Any) -> Any:
         if self._scalar_overload(like):
@@ -173,14 +226,25 @@ class SymbolicEmitter:
     def function(self, name: str) -> Value:
         """A `Function` constant for the TorchScript helper `name` (symbolic_script's `AD_...`
         functions, which the runtime provides)."""
+        key = ("Function", name)
+        if self._block is not None and key in self._pool:
+            return self._pool[key]
         fn = self.graph.create("prim::Constant", output_types=[NamedType("Function")])
         fn.set_attr("name", "s", name)
-        return self.graph.insert_node(fn).output
+        if self._block is None:
+            return self.graph.insert_node(fn).output
+        self._block.prepend_node(fn)
+        self._pool[key] = fn.output
+        return fn.output
 
-    def call(self, fn: Value, *args: Any) -> Value:
-        """`prim::CallFunction` of a helper from `function`, returning a Tensor."""
-        return self.graph.insert("prim::CallFunction", [fn, *(self._value(a) for a in args)],
-                                 output_types=[TENSOR]).output
+    def call(self, fn: Any, *args: Any) -> Value:
+        """`prim::CallFunction` of a helper (its name, or a `Function` from `function`),
+        returning a Tensor; a named helper's `Function` constant is made after the arguments,
+        as TorchScript emits a call."""
+        ins = [self._value(a) for a in args]
+        if isinstance(fn, str):
+            fn = self.function(fn)
+        return self.graph.insert("prim::CallFunction", [fn, *ins], output_types=[TENSOR]).output
 
     def dtype_code(self, x: Any) -> Any:
         """The ScalarType code of `x`, read at run time (`prim::dtype`, as PyTorch's
@@ -197,7 +261,32 @@ class SymbolicEmitter:
         return self.op("aten::ones_like", x)
 
     def const(self, v: Any) -> Any:
-        return v
+        """`v` as a constant now (formulas that must create a literal before others do, as
+        TorchScript emits them in source order)."""
+        return self._value(v)
+
+    def replace_forward(self, kind: str, *args: Any) -> tuple:
+        """symbolic_script forwards that compute the result with another op (layer_norm's
+        `native_layer_norm`): `kind(*args)` replaces the node in the forward graph (its first
+        output takes the node's type and uses), and all its outputs are returned for the
+        backward to capture."""
+        old = self.node
+        self._forward_mode += 1
+        try:
+            ins = [self._value(a) for a in args]
+        finally:
+            self._forward_mode -= 1
+        entry = resolve(kind, list(ins))
+        types = [return_type(r.type) for r in entry.schema.returns]
+        new = self.graph.create(kind, ins, output_types=types)
+        new.insert_after(old)
+        new.outputs[0].type = old.outputs[0].type
+        old.outputs[0].replace_all_uses_with(new.outputs[0])
+        if self._fwd_after is old:
+            self._fwd_after = new
+        self.node = new
+        old.destroy()
+        return tuple(new.outputs)
 
     def cast_like(self, x: Any, like: Any) -> Any:
         return self.op("aten::type_as", x, like)
@@ -210,9 +299,21 @@ class SymbolicEmitter:
         tensors = [v for v in n.inputs if isinstance(v.type, TensorType)]
         return tensors == [like]
 
+    def _arguments(self, entry: OpEntry, args) -> list[Value]:
+        ins = [self._value(a) for a in args]
+        params = entry.schema.arguments
+        if not entry.schema.variadic:
+            for a in params[len(ins):]:
+                if a.default is NO_DEFAULT:
+                    break
+                ins.append(self._default(a.default))
+        return ins
+
     def _value(self, a: Any) -> Value:
         if isinstance(a, Value):
             return a
+        if isinstance(a, (ListArg, StrArg)):
+            return a.value
         if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a):
             return self._list(a)
         if isinstance(a, np.ndarray):
@@ -221,7 +322,49 @@ class SymbolicEmitter:
             raise NotSymbolic(f"cannot make a constant of {type(a).__name__}")
         if isinstance(a, np.generic):
             a = a.item()
-        return self.graph.insert_constant(list(a) if isinstance(a, tuple) else a)
+        if isinstance(a, tuple):
+            a = list(a)
+        if a is None or isinstance(a, (bool, str)):
+            return self._default(a)
+        return self._literal(a)
+
+    @staticmethod
+    def _key(a: Any):
+        return (type(a).__name__, repr(a))
+
+    def _literal(self, a: Any) -> Value:
+        """A number (or a list of them) the formula passes: a constant of the forward graph,
+        right before the op that computes the result (in the forward part of a formula, every
+        constant)."""
+        if self.node is None or self.forward_block is None:
+            return self.graph.insert_constant(a)
+        key = self._key(a)
+        v = self._literals.get(key)
+        if v is None or not v.node.is_inserted():
+            from irjit.compiler.ir.constants import make_constant
+            c = make_constant(self.graph, a)
+            # before the result's op (so it dominates every forward use), the latest first, as
+            # ConstantPooling leaves the constants of a symbolic_script forward graph
+            if self._anchor is not None and self._anchor.owning_block is self.node.owning_block:
+                c.insert_after(self._anchor)
+            else:
+                c.insert_before(self.node)
+            v = self._literals[key] = c.output
+        return v
+
+    def _default(self, a: Any) -> Value:
+        """A constant of the backward graph itself (a default argument, None, a bool, a
+        string): pooled at the top of the backward block."""
+        if self._forward_mode or self._block is None:
+            return self._literal(a) if self._forward_mode else self.graph.insert_constant(a)
+        key = self._key(a)
+        v = self._pool.get(key)
+        if v is None:
+            from irjit.compiler.ir.constants import make_constant
+            c = make_constant(self.graph, a)
+            self._block.prepend_node(c)
+            v = self._pool[key] = c.output
+        return v
 
     def _list(self, items) -> Value:
         """`prim::ListConstruct` of IR values and Python constants (a `Tensor[]` when every
@@ -238,16 +381,103 @@ class SymbolicEmitter:
             elem = BOOL
         else:
             elem = next((t for t in types if t != NONE), INT)
-        return self.graph.insert("prim::ListConstruct", elems, output_types=[ListType(elem)]).output
+        return self._insert_node(self.graph.create("prim::ListConstruct", elems,
+                                                   output_types=[ListType(elem)])).output
 
-    def _emit(self, kind: str, entry: OpEntry, ins: list[Value], graph=None) -> Any:
+    def _insert_node(self, n: Node) -> Node:
+        """Insert a node where the formula is writing: the end of the innermost block it
+        opened (`loop`, `if_`), else the forward graph (inside `forward()`), else the backward
+        block."""
+        if self._blocks:
+            return n.insert_before(self._blocks[-1].return_node)
+        if self._forward_mode:
+            n.insert_after(self._fwd_after)
+            self._fwd_after = n
+            return n
+        return self.graph.insert_node(n)
+
+    def _emit(self, kind: str, entry: OpEntry, ins: list[Value], unpack: bool = True) -> Any:
         rets = entry.schema.returns
-        types = [return_type(r.type) for r in rets]
-        g = graph or self.graph
-        n = g.insert(kind, ins, output_types=types)
-        if len(n.outputs) == 1 and is_tensor_list_type(n.output.type):
-            return self._unpack(n, ins, entry, g)
+        bound = _bind_generics(entry, ins)
+        types = [bound.get(r.type) or return_type(r.type) for r in rets]
+        n = self._insert_node(self.graph.create(kind, ins, output_types=types))
+        if unpack and len(n.outputs) == 1 and is_tensor_list_type(n.output.type):
+            return self._unpack(n, ins, entry, self.graph)
         return n.outputs[0] if len(n.outputs) == 1 else tuple(n.outputs)
+
+    def pack_context(self, backward_block) -> None:
+        """What PyTorch's symbolic_script forward returns besides the result: the values its
+        backward closure captured, packed in a context tuple, which stays in the forward graph,
+        dead, until after CSE. Alias analysis sees them put into a container, so they may alias
+        anything (wildcards), and writes to any of them hold CSE back, as in PyTorch (checked
+        against torch 2.13: captured values block CSE of views that graph outputs may alias,
+        results that are not captured do not); dead code elimination removes the tuple."""
+        if self.node is None or self.forward_block is None:
+            return
+        captured, seen = [], set()
+        for n in backward_block.walk():
+            for v in n.inputs:
+                if v not in seen and v.node.owning_block is self.forward_block:
+                    seen.add(v)
+                    captured.append(v)
+        for v in backward_block.outputs:
+            if v not in seen and v.node.owning_block is self.forward_block:
+                seen.add(v)
+                captured.append(v)
+        self._forward_node("prim::TupleConstruct", captured, [TupleType(tuple(v.type for v in captured))])
+
+    # ---- control flow and literals, for formulas spelled as symbolic_script's
+    @contextmanager
+    def forward(self, before_result: bool = False):
+        """Emit into the forward graph (the part of a symbolic_script function before its
+        `def backward`): after the node and what the formula put there, or with
+        `before_result` right before the op that computes the result (statements the function
+        runs before it, such as `self_size = self.size()` in view's)."""
+        self._forward_mode += 1
+        saved = self._fwd_after
+        if before_result:
+            self._fwd_after = self.node.prev
+        try:
+            yield
+        finally:
+            self._forward_mode -= 1
+            if before_result:
+                self._fwd_after = saved
+
+    def list(self, *items: Any) -> Value:
+        """A list literal (`[0]`): a `prim::ListConstruct`, as TorchScript compiles one."""
+        return self._list([self._value(x) for x in items])
+
+    def loop(self, trip_count: Any, body) -> None:
+        """`for i in range(trip_count): body(i)`, without carried values."""
+        true = self._value(True)
+        n = self._insert_node(self.graph.create("prim::Loop", [self._value(trip_count), true], num_outputs=0))
+        block = n.add_block()
+        i = block.add_input(INT)
+        self._blocks.append(block)
+        try:
+            body(i)
+        finally:
+            self._blocks.pop()
+        block.register_output(true)
+
+    def if_(self, cond: Any, then, otherwise=None) -> Optional[Value]:
+        """`then() if cond else otherwise()`; each returns a value to yield or None."""
+        n = self._insert_node(self.graph.create("prim::If", [self._value(cond)], num_outputs=0))
+        results = []
+        for branch in (then, otherwise):
+            block = n.add_block()
+            self._blocks.append(block)
+            try:
+                r = branch() if branch is not None else None
+            finally:
+                self._blocks.pop()
+            results.append((block, r))
+        if all(r is None for _, r in results):
+            return None
+        for block, r in results:
+            block.register_output(self._value(r) if not isinstance(r, Value) else r)
+        return n.add_output(results[0][1].type if isinstance(results[0][1], Value) else results[1][1].type)
 
     def _unpack(self, n: Node, ins: list[Value], entry: OpEntry, g) -> Any:
         """A `Tensor[]` result as a Python list of values (`prim::ListUnpack`), as the eager
@@ -263,6 +493,14 @@ class SymbolicEmitter:
         """Emit `kind(ins)` into the forward graph, after the node being differentiated."""
         entry = resolve(kind, list(ins))
         return self._forward_node(kind, list(ins), [return_type(r.type) for r in entry.schema.returns]).outputs[0]
+
+    def forward_sizes(self, *likes: Any) -> None:
+        """Take the `_size_if_not_equal` sizes `sum_to` will need for `likes` now, in this
+        order (symbolic_script functions that compute `self_size`, `tensor1_size`, ... before
+        their backward)."""
+        for v in likes:
+            if isinstance(v, Value) and isinstance(v.type, TensorType):
+                self._size_if_not_equal(v)
 
     def sizes_up_front(self, likes: list[Value]) -> None:
         """Compute the sizes `sum_to` will need for `likes` now, in this order, packed in a
@@ -284,12 +522,9 @@ class SymbolicEmitter:
         return n
 
     def _forward_size(self, v: Value) -> Value:
-        s = self._sizes.get(v)
-        if s is None or not s.node.is_inserted():
-            s = self._sizes[v] = self._forward("aten::size", v)
-        elif s.node.is_after(self._fwd_after):  # computed later in f: recompute here
-            s = self._sizes[v] = self._forward("aten::size", v)
-        return s
+        """`v.size()` computed in the forward graph (every formula computes its own, as
+        symbolic_script's do; CSE merges them)."""
+        return self._forward("aten::size", v)
 
     def _size_if_not_equal(self, like: Value) -> Optional[Value]:
         """`aten::_size_if_not_equal(like.size(), result.size())` in the forward graph."""

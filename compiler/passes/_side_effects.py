@@ -3,9 +3,10 @@
 Mirrors what PyTorch's passes ask of `Node::hasSideEffects`, `Node::isNondeterministic` and
 `AliasDb` (torch/csrc/jit/ir/ir.cpp, alias_analysis.cpp), conservatively, from the op layer's
 facts (`ops.facts`): values are grouped into alias sets (views, containers, control flow and
-pass-through nodes join sets), graph inputs and anything unanalysable share one *wildcard* set,
-and writes are taken from schemas (`Tensor(a!)`) or, for ops the registry does not know yet,
-from naming conventions.
+pass-through nodes join sets), graph inputs, values put into a container and anything
+unanalysable join the *wildcard* set of their type's kind (one for tensors, one per list
+element kind, ...), and writes are taken from schemas (`Tensor(a!)`) or, for ops the registry
+does not know yet, from naming conventions.
 """
 
 from __future__ import annotations
@@ -128,21 +129,50 @@ def _view_sources(node: Node) -> Optional[list[int]]:
     return sorted(out)
 
 
+def _alias_kinds(t: Type) -> list:
+    """The wildcard sets a value of type `t` may point into (PyTorch's mapTypeToAliasTypeSet):
+    one for tensors, one per kind of list, dict or other mutable type; a tuple or optional
+    those of what it contains."""
+    if isinstance(t, OptionalType):
+        return _alias_kinds(t.elem)
+    if isinstance(t, TupleType):
+        return sorted({k for e in t.contained() for k in _alias_kinds(e)})
+    if not is_mutable_type(t):
+        return []
+    if isinstance(t, TensorType):
+        return ["Tensor"]
+    if isinstance(t, ListType):
+        # a list's own set, and (a wildcard list holds wildcards) those of its elements
+        elem = t.elem.elem if isinstance(t.elem, OptionalType) else t.elem
+        return sorted({"List[Tensor]" if isinstance(elem, TensorType) else f"List[{elem}]",
+                       *_alias_kinds(t.elem)})
+    return [str(t)]
+
+
+
 class AliasDb:
     """Alias sets and writes of a graph, enough for DCE, CSE, pooling and constant folding."""
 
     def __init__(self, graph: Graph):
         self.graph = graph
         self._parent: dict[Value, Value] = {}
-        self._wildcard_root: Optional[Value] = None
+        self._wildcard_roots: dict[str, Value] = {}
+        # set root -> the wildcard kinds a container in that set holds (PyTorch's contained
+        # elements): it may reach those wildcards without the kinds' sets being merged
+        self._contains: dict[Value, set[str]] = {}
         self._writes: dict[Node, set[Value]] = {}
         self._wildcard_writers: set[Node] = set()
         for v in graph.inputs:
             self._set_wildcard(v)
         self._analyze_block(graph.block)
         self._written_roots = {self._find(v) for vs in self._writes.values() for v in vs}
-        if self._wildcard_writers and self._wildcard_root is not None:
-            self._written_roots.add(self._find(self._wildcard_root))
+        if self._wildcard_writers:
+            self._written_roots.update(self._find(r) for r in self._wildcard_roots.values())
+
+    @property
+    def _wildcard_root(self) -> Optional[Value]:
+        """A representative wildcard (any kind), for callers asking whether one exists."""
+        return next(iter(self._wildcard_roots.values()), None)
 
     # ---- union-find
     def _find(self, v: Value) -> Value:
@@ -161,14 +191,26 @@ class AliasDb:
         ra, rb = self._find(a), self._find(b)
         if ra is not rb:
             self._parent[ra] = rb
+            if ra in self._contains:
+                self._contains.setdefault(rb, set()).update(self._contains.pop(ra))
+
+    def _roots(self, v: Value) -> set:
+        """The sets `v` may reach: its own, and those of the wildcards it contains."""
+        r = self._find(v)
+        kinds = self._contains.get(r)
+        if not kinds:
+            return {r}
+        return {r} | {self._find(self._wildcard_roots[k]) for k in kinds}
 
     def _set_wildcard(self, v: Value) -> None:
         if not is_mutable_type(v.type) or isinstance(v.type, ClassType):
             return
-        if self._wildcard_root is None:
-            self._wildcard_root = v
-        else:
-            self._union(v, self._wildcard_root)
+        for kind in _alias_kinds(v.type):
+            root = self._wildcard_roots.get(kind)
+            if root is None:
+                self._wildcard_roots[kind] = v
+            else:
+                self._union(v, root)
 
     # ---- building
     def _analyze_block(self, block: Block) -> None:
@@ -195,6 +237,12 @@ class AliasDb:
         elif kind == "prim::GetAttr":
             for o in n.outputs:
                 self._set_wildcard(o)
+        elif facts.has_tag(kind, "container_construct") and is_mutable_type(n.output.type):
+            self._analyze_container_construct(n)
+        elif facts.has_tag(kind, "extractor"):
+            # PyTorch's analyzeExtractor: an element taken out may be anything put in
+            for o in n.outputs:
+                self._set_wildcard(o)
         elif facts.has_tag(kind, "pass_through"):
             for o in n.outputs:
                 for i in n.inputs:
@@ -210,10 +258,31 @@ class AliasDb:
         if written:
             self._writes[n] = set(written)
 
+    def _analyze_container_construct(self, n: Node) -> None:
+        """PyTorch's analyzeContainerConstruct: what goes into a container may be reached
+        through it from anywhere, so the elements become wildcards and the container holds
+        their kinds' wildcards; a list only read by one cat/stack (or a tuple the graph
+        returns) keeps its elements instead."""
+        uses = n.output.uses
+        if len(uses) == 1 and (facts.has_tag(uses[0].user.kind, "non_escaping_list_user") or (
+                isinstance(n.output.type, TupleType) and uses[0].user.kind == "prim::Return"
+                and uses[0].user.owning_block is self.graph.block)):
+            for i in n.inputs:
+                self._union(n.output, i)
+            return
+        for i in n.inputs:
+            self._set_wildcard(i)
+        kinds = {k for i in n.inputs for k in _alias_kinds(i.type) if is_mutable_type(i.type)}
+        if kinds:
+            self._contains.setdefault(self._find(n.output), set()).update(kinds)
+
     # ---- queries
     def is_wildcard(self, v: Value) -> bool:
-        return self._wildcard_root is not None and is_mutable_type(v.type) and \
-            self._find(v) is self._find(self._wildcard_root)
+        if not is_mutable_type(v.type):
+            return False
+        root = self._find(v)
+        return any(self._find(self._wildcard_roots[k]) is root
+                   for k in _alias_kinds(v.type) if k in self._wildcard_roots)
 
     def may_alias(self, a: Value, b: Value) -> bool:
         if not (is_mutable_type(a.type) and is_mutable_type(b.type)):
@@ -221,8 +290,8 @@ class AliasDb:
         return self._find(a) is self._find(b)
 
     def may_contain_alias(self, a: Iterable[Value], b: Iterable[Value]) -> bool:
-        roots = {self._find(v) for v in b if is_mutable_type(v.type)}
-        return any(is_mutable_type(v.type) and self._find(v) in roots for v in a)
+        roots = set().union(*(self._roots(v) for v in b if is_mutable_type(v.type)))
+        return any(is_mutable_type(v.type) and not self._roots(v).isdisjoint(roots) for v in a)
 
     def written_by(self, node: Node) -> list[Value]:
         """The values a node writes (its own and those of nodes nested in its blocks)."""
@@ -238,12 +307,12 @@ class AliasDb:
 
     def writes_to_alias(self, node: Node, values: Iterable[Value]) -> bool:
         written = {self._find(v) for v in self.written_by(node)}
-        if self.writes_to_wildcard(node) and self._wildcard_root is not None:
-            written.add(self._find(self._wildcard_root))
-        return any(is_mutable_type(v.type) and self._find(v) in written for v in values)
+        if node in self._wildcard_writers or any(m in self._wildcard_writers for m in node.walk()):
+            written.update(self._find(r) for r in self._wildcard_roots.values())
+        return any(is_mutable_type(v.type) and not self._roots(v).isdisjoint(written) for v in values)
 
     def has_writers_value(self, v: Value) -> bool:
-        return is_mutable_type(v.type) and self._find(v) in self._written_roots
+        return is_mutable_type(v.type) and not self._roots(v).isdisjoint(self._written_roots)
 
     def has_writers(self, node: Node) -> bool:
         """Whether anything in the graph writes to memory an input or output may alias."""

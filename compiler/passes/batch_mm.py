@@ -37,7 +37,8 @@ from typing import Optional
 from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.ops.types import INT, ListType, TENSOR, TensorType
 
-from ._side_effects import AliasDb, has_side_effects, is_mutating
+from ._move import TopologicalMover
+from ._side_effects import AliasDb, is_mutating
 from .peephole_helpers import const_value, matches
 from .registry import all_passes, register_pass
 
@@ -243,85 +244,7 @@ def _insert_cat(graph: Graph, operands: list[Value], dim: int, sizes: tuple[int,
 
 # ---- side batching
 
-class _Mover:
-    """AliasDb::tryMove/moveBeforeTopologicallyValid/couldMoveBeforeTopologically, for blocks
-    without mutable aten ops: data dependencies, never across side effects; any node that
-    writes memory (prim::SetAttr, opaque calls) is treated as a side effect."""
-
-    def __init__(self, db: AliasDb):
-        self.db = db
-        self._barrier: dict[Node, bool] = {}
-
-    def is_barrier(self, n: Node) -> bool:
-        b = self._barrier.get(n)
-        if b is None:
-            b = has_side_effects(n) or any(has_side_effects(m) for m in n.walk()) or \
-                bool(self.db.written_by(n)) or self.db.writes_to_wildcard(n)
-            self._barrier[n] = b
-        return b
-
-    @staticmethod
-    def _users_same_block(n: Node) -> set[Node]:
-        users = set()
-        for o in n.outputs:
-            for use in o.uses:
-                u = use.user
-                while u is not None and u.owning_block is not n.owning_block:
-                    u = u.owning_block.owning_node
-                if u is not None:
-                    users.add(u)
-        return users
-
-    def try_move_before(self, to_move: Node, move_point: Node, dry_run: bool) -> bool:
-        if to_move.owning_block is not move_point.owning_block:
-            return False
-        if to_move is move_point:
-            return True
-        forward = to_move._pos < move_point._pos
-        cur = to_move.next if forward else to_move.prev
-        if forward and cur is move_point:
-            return True
-        if self.is_barrier(to_move) or (not forward and self.is_barrier(move_point)):
-            return False
-        mover_users = self._users_same_block(to_move)
-        deps: list[Node] = []
-        dep_set: set[Node] = set()
-        dep_users: set[Node] = set()
-
-        def depends_on(n: Node, with_mover: bool) -> bool:
-            if not with_mover and not deps:
-                return False
-            pivot = to_move if with_mover else deps[0]
-            if n._pos > pivot._pos:  # does the working set produce for n?
-                return (with_mover and n in mover_users) or n in dep_users
-            users = self._users_same_block(n)  # does the working set consume from n?
-            return (with_mover and to_move in users) or bool(users & dep_set)
-
-        while cur is not move_point:
-            if self.is_barrier(cur):
-                return False
-            if depends_on(cur, True):
-                deps.append(cur)
-                dep_set.add(cur)
-                dep_users |= self._users_same_block(cur)
-            cur = cur.next if forward else cur.prev
-        # moving forward, `to_move` goes before move_point and its dependents after it
-        if depends_on(move_point, not forward):
-            return False
-        if dry_run:
-            return True
-        to_move.move_before(move_point)
-        anchor = move_point if forward else to_move
-        for n in deps:  # forward: after move_point; backward: before to_move, in walk order
-            if forward:
-                n.move_after(anchor)
-            else:
-                n.move_before(anchor)
-            anchor = n
-        return True
-
-
-def _independent_mm_uses(value: Value, mover: _Mover) -> tuple[list[Node], list[Node]]:
+def _independent_mm_uses(value: Value, mover: TopologicalMover) -> tuple[list[Node], list[Node]]:
     """batch_mm.cpp's gatherIndependentMMUses: mms of value's block using it as their lhs
     (rhs) and not as the other operand, dropping those depending on an earlier one."""
 
@@ -356,7 +279,7 @@ def _side_is_static(mms: list[Node], side: int) -> bool:
     return _same_dtype(others + [mms[0].inputs[side]]) and _fast_for_side(shape)
 
 
-def _batch_side(mms: list[Node], side: int, mover: _Mover, static: bool) -> bool:
+def _batch_side(mms: list[Node], side: int, mover: TopologicalMover, static: bool) -> bool:
     for i in range(len(mms) - 2, -1, -1):
         if not mover.try_move_before(mms[i], mms[i + 1], False):
             return False  # PyTorch asserts; the moves made so far keep the program valid
@@ -381,7 +304,7 @@ def _batch_side(mms: list[Node], side: int, mover: _Mover, static: bool) -> bool
     return True
 
 
-def _batch_side_block(block: Block, mover: _Mover, static: bool) -> bool:
+def _batch_side_block(block: Block, mover: TopologicalMover, static: bool) -> bool:
     changed = False
     considered: set[Value] = set()
     node = block.first_node
@@ -419,7 +342,7 @@ def batch_mm(graph: Graph, pytorch_ops: bool = False) -> bool:
     if has_mutable_operators(graph.block):
         return False
     static = not pytorch_ops
-    mover = _Mover(AliasDb(graph))
+    mover = TopologicalMover(AliasDb(graph))
     changed = _tree_reduce(graph.block, static)
     changed |= _batch_side_block(graph.block, mover, static)
     graph.set_insert_point(graph.block)

@@ -1,12 +1,16 @@
-"""Remove tensor mutation, mirroring PyTorch's RemoveMutation (remove_mutation.cpp): an in-place
-op `%y = aten::add_(%x, ...)` on a fresh tensor `%x` that nothing else aliases becomes
+"""Remove mutation, mirroring PyTorch's RemoveMutation (remove_mutation.cpp). Lists first
+(RemoveListMutation): `aten::append`, and `aten::insert` / `aten::_set_item` at a constant
+position, on a list a `prim::ListConstruct` just built (nothing reads it in between) become
+inputs of that ListConstruct. Then tensors (RemoveTensorMutation): an in-place op
+`%y = aten::add_(%x, ...)` on a fresh tensor `%x` that nothing else aliases becomes
 `%y2 = aten::add(%x, ...)`, and the uses of `%x` after it read `%y2`."""
 
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from irjit.compiler.ir import Graph, Value
+from irjit.compiler.ir import Graph, Node, Value
+from irjit.compiler.ir.constants import constant_value
 from irjit.ops import facts, registry
 from irjit.ops.types import TensorType
 
@@ -83,6 +87,64 @@ def _remove(graph: Graph, block, keep: Callable, later_views: bool) -> bool:
     return changed
 
 
+def _constant_int(v: Value) -> Optional[int]:
+    if v.node.kind != "prim::Constant":
+        return None
+    value = constant_value(v.node)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _fold_list_mutation(node: Node) -> bool:
+    """Fold one list mutation into the ListConstruct that built its list, if that is safe:
+    the mutation is the list's first use after it was built, in the same block (so moving the
+    ListConstruct right before it changes nothing anyone reads)."""
+    if not facts.has_tag(node.kind, "list_mutation") or not node.inputs:
+        return False
+    lst = node.inputs[0]
+    build = lst.node
+    if build.kind != "prim::ListConstruct" or build.owning_block is not node.owning_block:
+        return False
+    if any(u.user is not node and not u.user.is_after(node) for u in lst.uses):
+        return False  # read (or written) between its construction and this mutation
+    if node.kind == "aten::append":
+        position = len(build.inputs)
+    else:
+        position = _constant_int(node.inputs[1])
+        size = len(build.inputs)
+        if position is None:
+            return False
+        if position < 0:
+            position += size
+        limit = size if node.kind == "aten::insert" else size - 1
+        if not 0 <= position <= limit:
+            return False
+    build.move_before(node)
+    element = node.inputs[-1]
+    if node.kind == "aten::_set_item":
+        build.replace_input(position, element)
+    else:
+        build.insert_input(position, element)
+    for o in node.outputs:
+        o.replace_all_uses_with(lst)
+    node.destroy()
+    return True
+
+
+def _remove_lists(block) -> bool:
+    changed = False
+    for node in list(block.nodes()):
+        for b in node.blocks:
+            changed |= _remove_lists(b)
+        changed |= _fold_list_mutation(node)
+    return changed
+
+
+def remove_list_mutation(graph: Graph) -> bool:
+    """PyTorch's RemoveListMutation: appends (and constant-position inserts and set-items) on a
+    list right after its ListConstruct become that ListConstruct's inputs."""
+    return _remove_lists(graph.block)
+
+
 def remove_tensor_mutation(graph: Graph, keep: Callable = lambda node: True, later_views: bool = False) -> bool:
     """RemoveTensorMutation over the whole graph, rewriting only the in-place nodes `keep`
     accepts; `later_views` (not PyTorch's pass) also rewrites ops whose tensor is aliased after them."""
@@ -91,5 +153,7 @@ def remove_tensor_mutation(graph: Graph, keep: Callable = lambda node: True, lat
 
 @register_pass("remove_mutation")
 def run(graph: Graph) -> bool:
-    """PyTorch's RemoveMutation: in-place ops on fresh, unaliased tensors become functional."""
-    return remove_tensor_mutation(graph)
+    """PyTorch's RemoveMutation: list mutations fold into their ListConstruct, and in-place ops
+    on fresh, unaliased tensors become functional."""
+    changed = remove_list_mutation(graph)
+    return remove_tensor_mutation(graph) or changed

@@ -314,13 +314,27 @@ def test_constant_chunk():
     assert "aten::cat" in kinds(grad.df)
 
 
-def test_list_of_graph_input_is_refused():
-    g = irjit.parse_ir(f"""graph(%l : Tensor[]):
-  %d : int = prim::Constant[value=0]()
+def test_cat_of_a_list_graph_input_splits_by_sizes_computed_in_f():
+    """A `Tensor[]` graph input (what a DifferentiableGraph gets when the ListConstruct stays
+    outside it) is differentiated as symbolic_script's cat does: f fills the split sizes in a
+    loop, df splits the gradient with them and returns one `Tensor[]` gradient."""
+    g = irjit.parse_ir("""graph(%l : Tensor[]):
+  %d : int = prim::Constant[value=1]()
   %c : Tensor = aten::cat(%l, %d)
-  return (%c)""")
-    with pytest.raises(DifferentiationError):
-        differentiate(g)
+  %y : Tensor = aten::tanh(%c)
+  return (%y)""")
+    grad = differentiate(g)
+    assert "prim::Loop" in kinds(grad.f) and "aten::_set_item" in kinds(grad.f)
+    assert "aten::split_with_sizes" in kinds(grad.df)
+    for graph in (grad.f, grad.df):
+        graph.lint()
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((2, n)).astype(np.float32) for n in (3, 1, 4)]
+    outs = run_forward(grad, [[Tensor(x) for x in xs]])
+    gy = rng.standard_normal((2, 8)).astype(np.float32)
+    got = run_backward(grad, [[Tensor(x) for x in xs]], outs, [gy])
+    want = gy * (1 - np.tanh(np.concatenate(xs, axis=1)) ** 2)
+    np.testing.assert_allclose(np.concatenate(got[0], axis=1), want, rtol=1e-5, atol=1e-6)
 
 
 def test_list_ops_stay_out_of_autodiff_subgraphs():

@@ -1,6 +1,6 @@
-"""The graphs of symbolic_script's matmul helpers (runtime/autodiff_helper_graphs.py) compute
-what the Python library functions compute, and a native runner inlines them so that a `df`
-differentiating matmul without static shapes runs its products natively."""
+"""The graphs of symbolic_script's helpers (runtime/autodiff_helper_graphs.py) compute what the
+Python library functions compute, and a native runner inlines or folds them so that a `df`
+that calls them (matmul, mm, bmm, permute, squeeze) runs its products natively."""
 
 from __future__ import annotations
 
@@ -101,3 +101,59 @@ def test_a_function_the_graph_defines_is_not_replaced():
         runner.run([x])
         out = runner.run([x])[0]
     np.testing.assert_array_equal(out.data, -np.ones((2, 3), np.float32))
+
+
+# ---- the helpers df graphs spelled as symbolic_script call for views and mm/bmm
+
+@pytest.mark.parametrize("name,args,want", [
+    ("AD_mm_backward_self", [(2, 4), (3, 4)], lambda g, m: g @ m.T),
+    ("AD_mm_backward_mat2", [(2, 4), (2, 3)], lambda g, s: s.T @ g),
+    ("AD_bmm_backward_self", [(5, 2, 4), (5, 3, 4)], lambda g, m: g @ m.transpose(0, 2, 1)),
+    ("AD_bmm_backward_mat2", [(5, 2, 4), (5, 2, 3)], lambda g, s: s.transpose(0, 2, 1) @ g),
+])
+def test_the_mm_helpers_compute_the_products(name, args, want):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in args]
+    (got,) = Interpreter(helper_graphs()[name]).run([Tensor(a) for a in arrays])
+    np.testing.assert_allclose(got.data, want(*arrays), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,args,want_shape", [
+    ("AD_permute_backward", [(4, 2, 3), [2, 0, -2]], (2, 3, 4)),
+    ("AD_unsqueeze_to_0", [(2, 3), [1, 2, 1, 3]], (1, 2, 1, 3)),
+    ("AD_unsqueeze_to_1", [(2, 3), 1, [2, 1, 3]], (2, 1, 3)),
+    ("AD_unsqueeze_to_1", [(2, 3), 1, [2, 3]], (2, 3)),
+])
+def test_the_view_helpers_invert_the_view_and_fold_to_the_same(name, args, want_shape):
+    """Run through their graphs, and folded (fold_helper_calls, constant lists) into a permute
+    or a reshape: the same values."""
+    from irjit.runtime.autodiff_helper_graphs import fold_helper_calls
+    x = np.random.default_rng(1).standard_normal(args[0]).astype(np.float32)
+    (got,) = Interpreter(helper_graphs()[name]).run([Tensor(x)] + args[1:])
+    assert got.data.shape == want_shape
+    consts = "\n".join(f"  %c{i} : {'int[]' if isinstance(a, list) else 'int'} = "
+                       f"prim::Constant[value={a}]()" for i, a in enumerate(args[1:]))
+    call = parse_ir(f"""graph(%g : Tensor):
+  %fn : Function = prim::Constant[name="{name}"]()
+{consts}
+  %r : Tensor = prim::CallFunction(%fn, %g, {", ".join(f"%c{i}" for i in range(len(args) - 1))})
+  return (%r)""")
+    assert fold_helper_calls(call)
+    assert all(n.kind != "prim::CallFunction" for n in call.nodes())
+    (folded,) = Interpreter(call).run([Tensor(x)])
+    np.testing.assert_array_equal(folded.data, got.data)
+
+
+@pytest.mark.parametrize("view,shape", [
+    ("%d : int[] = prim::Constant[value=[2, 0, -2]]()\n  %v : Tensor = aten::permute(%x, %d)", (3, 4, 2)),
+    ("%v : Tensor = aten::squeeze(%x)", (3, 1, 4)),
+    ("%d : int = prim::Constant[value=1]()\n  %v : Tensor = aten::squeeze(%x, %d)", (3, 1, 4)),
+    ("%d : int[] = prim::Constant[value=[4, 3]]()\n  %v : Tensor = aten::view(%x, %d)", (3, 4)),
+])
+def test_views_under_grad_run_natively_through_their_helpers(view, shape, monkeypatch):
+    from ..runtime.test_native_grad import _check
+    cov, _, _ = _check(f"""graph(%x : Tensor):
+  {view}
+  %y : Tensor = aten::sigmoid(%v)
+  return (%y)""", [shape], monkeypatch)
+    assert dict(cov.interpreted) == {}

@@ -62,15 +62,8 @@ ENUM_GRAPH = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "r
     "0294_script_uses_enum_inlined.ir"
 
 
-@pytest.fixture
-def no_enums(monkeypatch):
-    """Enum values registered by a test stay in this test."""
-    from irjit.ops import enums
-    monkeypatch.setattr(enums, "_VALUES", {})
-
-
 @pytest.mark.parametrize("use_red, want", [(True, [2, 2]), (False, [-1, -1])])
-def test_enum_values_come_from_the_sidecar(tmp_path, capsys, no_enums, use_red, want):
+def test_enum_values_come_from_the_sidecar(tmp_path, capsys, use_red, want):
     """`prim::EnumValue` of an enum constant (printed by name only) reads `"$enums"`."""
     (tmp_path / "attrs.json").write_text('{"$enums": {"__torch__.models.Color": {"RED": 1, "GREEN": 2}}}')
     np.savez(tmp_path / "in.npz", arg0=np.ones(2, np.float32), arg1=np.array(use_red))
@@ -84,7 +77,7 @@ def test_enum_values_come_from_the_sidecar(tmp_path, capsys, no_enums, use_red, 
     (None, 'give the enum\'s values in the attributes file as {"$enums": {"__torch__.models.Color"'),
     ('{"$enums": {"__torch__.models.Color": [1, 2]}}', '"$enums" must map enum class names'),
 ])
-def test_enum_value_unknown_or_malformed_is_a_one_line_error(tmp_path, capsys, no_enums, attrs, message):
+def test_enum_value_unknown_or_malformed_is_a_one_line_error(tmp_path, capsys, attrs, message):
     np.savez(tmp_path / "in.npz", arg0=np.ones(2, np.float32), arg1=np.array(True))
     extra = []
     if attrs is not None:
@@ -95,9 +88,39 @@ def test_enum_value_unknown_or_malformed_is_a_one_line_error(tmp_path, capsys, n
     assert err.startswith("irtool: error: ") and message in err and err.count("\n") == 1
 
 
-def test_enum_attribute_from_the_sidecar(no_enums):
+def test_enum_attribute_from_the_sidecar():
     """An enum-valued module attribute is `{"$enum": "__torch__.Class.MEMBER"}`."""
     from irjit.ops.enums import EnumMember
     from irjit.runtime.sidecar import read_attributes
     attrs, _ = read_attributes('{"mode": {"$enum": "__torch__.models.Color.GREEN"}}', {}, "a.json")
     assert attrs == {"mode": EnumMember("__torch__.models.Color", "GREEN")}
+
+
+def test_enum_values_belong_to_each_function_not_to_the_process():
+    """Two Functions of the same graph with different values for `__torch__.models.Color`
+    (one sidecar each) do not interfere, interleaved or in two threads; one without a table
+    reports the missing value."""
+    import threading
+
+    import irjit
+    from irjit.ops.errors import IRRuntimeError
+    from irjit.runtime.sidecar import read_attributes
+    a = irjit.load(ENUM_GRAPH, attributes=read_attributes(
+        '{"$enums": {"__torch__.models.Color": {"RED": 1, "GREEN": 2}}}', {}, "a.json")[0])
+    b = irjit.load(ENUM_GRAPH, attributes={"$enums": {"__torch__.models.Color": {"RED": 10, "GREEN": 20}}})
+    x = np.ones(2, np.float32)
+    np.testing.assert_array_equal(a(x, True), [2, 2])
+    np.testing.assert_array_equal(b(x, True), [11, 11])
+    np.testing.assert_array_equal(a(x, True), [2, 2])
+    results = {}
+
+    def run(name, fn):
+        results[name] = [fn(x, True).tolist() for _ in range(20)]
+    threads = [threading.Thread(target=run, args=(n, f)) for n, f in (("a", a), ("b", b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {"a": [[2, 2]] * 20, "b": [[11, 11]] * 20}
+    with pytest.raises(IRRuntimeError, match="give the enum's values"):
+        irjit.load(ENUM_GRAPH)(x, True)

@@ -17,6 +17,8 @@ What it writes (the formats of ``shared/fixtures``, see its README.md):
   frozen graphs' tensor constants as npz;
 * ``<out>/printed_tensors/``: tensor constants as at::Tensor's printout shows them, with their
   exact values (``printed_tensors.py``);
+* ``<out>/symbolic_script/``: ``_jit_differentiate`` of one op per function of symbolic_script
+  (``symbolic_script_cases.py``, committed as ``tests/fixtures/autodiff/symbolic_script``);
 * ``<out>/summary.json``: counts and the cases torch itself failed on (skipped).
 
 Source paths in ``# file:line:col`` comments are normalised (torch ->
@@ -43,7 +45,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SECTIONS = ("roundtrip", "run", "pass_pairs_frozen", "printed_tensors")
+SECTIONS = ("roundtrip", "run", "pass_pairs_frozen", "printed_tensors", "symbolic_script")
 
 README = """# Generated IR fixtures
 
@@ -73,10 +75,13 @@ Formats are those of `shared/fixtures` (see its README.md); source paths are nor
   autograd cannot differentiate the case; `notes` flags graphs that mutate inputs or buffers.
 - `printed_tensors/NN_<name>.ir` + `values.npz`: tensor constants of up to ten elements as
   at::Tensor's printout shows them (rank >= 3 blocks, scales, `Columns a to b`), with their exact values.
+- `symbolic_script/<NNN_op>_{shaped,unshaped}/`: `input.ir`, `f.ir`, `df.ir`, `gradient.json` of
+  `_jit_differentiate` on one op per symbolic_script function, with complete or plain `Tensor` types.
 - `summary.json`: counts and the cases torch itself failed on (skipped).
 """
 SECTION_DIRS = {"roundtrip": ("roundtrip", "autodiff"), "run": ("run",),
-                "pass_pairs_frozen": ("passes_frozen",), "printed_tensors": ("printed_tensors",)}
+                "pass_pairs_frozen": ("passes_frozen",), "printed_tensors": ("printed_tensors",),
+                "symbolic_script": ("symbolic_script",)}
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -90,9 +95,12 @@ def _worker(section: str, out: Path):
         from . import pass_pairs_frozen as mod
     elif section == "printed_tensors":
         from . import printed_tensors as mod
+    elif section == "symbolic_script":
+        from . import symbolic_script_cases as mod
     else:
         from . import runcases as mod
-    folder = {"pass_pairs_frozen": "passes_frozen", "printed_tensors": "printed_tensors"}.get(section)
+    folder = {"pass_pairs_frozen": "passes_frozen", "printed_tensors": "printed_tensors",
+              "symbolic_script": "symbolic_script"}.get(section)
     stats = mod.generate(out / folder if folder else out)
     import numpy
     import torch

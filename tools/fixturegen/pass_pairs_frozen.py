@@ -1,4 +1,5 @@
-"""Before/after pairs of PyTorch's passes on frozen and inference graphs (torch 2.13): for each
+"""Before/after pairs of PyTorch's passes on frozen and inference graphs, and of remove_mutation and
+create_autodiff_subgraphs on hand-written graphs (torch 2.13): for each
 small graph, the text before and after `torch._C._jit_pass_<name>`, plus the values of the
 frozen graph's `<Tensor>` constants (keyed by value name) so folding can be checked numerically.
 
@@ -51,6 +52,154 @@ HAND = {
   %5 : Tensor = aten::mul_(%3, %2)
   %6 : Tensor = aten::sigmoid_(%3)
   return (%3)
+""",        # RemoveListMutation (the list half of _jit_pass_remove_mutation)
+        "list_append_set": """graph(%a : Tensor, %b : Tensor, %c : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %2 : Tensor[] = aten::append(%l, %b)
+  %3 : Tensor[] = aten::append(%l, %c)
+  %4 : Tensor[] = aten::_set_item(%l, %1, %a)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r)
+""",
+        "list_read_before_append_kept": """graph(%a : Tensor, %b : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %n : int = aten::len(%l)
+  %2 : Tensor[] = aten::append(%l, %b)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r, %n)
+""",
+        "list_append_in_loop_kept": """graph(%a : Tensor, %n : int):
+  %0 : int = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %k : int = prim::Loop(%n, %t, %0)
+    block0(%i : int, %j : int):
+      %2 : Tensor[] = aten::append(%l, %a)
+      -> (%t, %i)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r, %k)
+""",
+        "list_insert_out_of_range_kept": """graph(%a : Tensor, %b : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %5 : int = prim::Constant[value=5]()
+  %l : Tensor[] = prim::ListConstruct(%a)
+  %2 : Tensor[] = aten::_set_item(%l, %5, %b)
+  %r : Tensor = aten::cat(%l, %0)
+  return (%r)
+""",
+    },
+    # create_autodiff_subgraphs (threshold 2): where constants go, outputs that alias inputs or
+    # each other, profiled types whose requires_grad is unknown
+    "create_autodiff_subgraphs": {
+        "constants_inside_and_outside": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %two : float = prim::Constant[value=2.]()
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %two)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::add(%a, %y, %one)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::tanh(%b)
+  %s : int = aten::size(%c, %one)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::add(%c, %x, %one)
+  %e : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%d, %two)
+  %f : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::neg(%e)
+  return (%f, %s)
+""",
+        "constant_after_group_use": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::neg(%x)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %three : float = prim::Constant[value=3.]()
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%b, %three)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::exp(%c)
+  %n : float = aten::mul(%three, %three)
+  return (%d, %n)
+""",
+        "view_of_input_output": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::t(%x)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%c, %b)
+  return (%d, %b)
+""",
+        "view_of_group_output": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %zero : int = prim::Constant[value=0]()
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::t(%c)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::tanh(%c)
+  return (%d, %b)
+""",
+        "same_output_twice": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::tanh(%b)
+  return (%c, %c, %b)
+""",
+        "input_returned": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::tanh(%b)
+  return (%c, %x)
+""",
+        "profiled_types_unknown_requires_grad": """graph(%x : Float(4, 4, strides=[4, 1], device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=0, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %a : Float(4, 4, strides=[4, 1], device=cpu) = aten::mul(%x, %y)
+  %b : Float(4, 4, strides=[4, 1], device=cpu) = aten::add(%a, %y, %one)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=0, device=cpu) = aten::mul(%y, %y)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=0, device=cpu) = aten::neg(%c)
+  %e : Float(4, 4, strides=[4, 1], device=cpu) = aten::mul(%b, %d)
+  return (%e)
+""",
+        "two_groups_share_a_constant": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %two : float = prim::Constant[value=2.]()
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %two)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::add(%a, %y, %one)
+  %zero : int = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %r : Tensor = aten::cumsum(%b, %zero, %none)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%r, %two)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::add(%c, %b, %one)
+  return (%d)
+""",
+        "group_in_if_constant_outside": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %flag : bool):
+  %two : float = prim::Constant[value=2.]()
+  %r : Tensor = prim::If(%flag)
+    block0():
+      %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %two)
+      %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::tanh(%a)
+      %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%b, %two)
+      -> (%c)
+    block1():
+      -> (%x)
+  return (%r)
+""",
+        "inplace_splits": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %c : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::add_(%b, %y, %one)
+  %d : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::tanh(%c)
+  %e : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%d, %x)
+  return (%e)
+""",
+        "chunk_outputs": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %p : Float(4, 2, strides=[4, 1], requires_grad=1, device=cpu), %q : Float(4, 2, strides=[4, 1], requires_grad=1, device=cpu) = prim::ConstantChunk[chunks=2, dim=1](%a)
+  %b : Float(4, 2, strides=[2, 1], requires_grad=1, device=cpu) = aten::sigmoid(%p)
+  %c : Float(4, 2, strides=[2, 1], requires_grad=1, device=cpu) = aten::mul(%b, %q)
+  return (%c, %q)
+""",
+        "views_between": """graph(%x : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu), %y : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %shape : int[] = prim::Constant[value=[16]]()
+  %a : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::mul(%x, %y)
+  %b : Float(4, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::sigmoid(%a)
+  %v : Float(16, strides=[1], requires_grad=1, device=cpu) = aten::view(%b, %shape)
+  %c : Float(16, strides=[1], requires_grad=1, device=cpu) = aten::tanh(%v)
+  %d : Float(16, strides=[1], requires_grad=1, device=cpu) = aten::add(%c, %v, %one)
+  return (%d)
 """,
     },
     "remove_inplace_ops": {

@@ -55,3 +55,31 @@ def test_cast_to_integral_dtype_marks_no_requires_grad():
     casts = {n.outputs[0].name: n.outputs[0].type.requires_grad
              for n in g.walk() if n.kind == "aten::to"}
     assert casts["a.1"] is False and casts["b.1"] is True
+
+
+@pytest.mark.parametrize("name", ["append_in_loop", "split_transpose_convs"])
+def test_edgenext_append_then_cat_last_graph_is_the_graph_that_ran(name):
+    """EdgeNeXt's pattern (a list filled by `append` in a loop or over a ModuleList, then
+    `cat`), under the profiling executor with gradients (issue 12): after every run the
+    executor's `last_graph` (and `last_executed_optimized_graph()`) is what that run executed:
+    it still appends and concatenates, and run on its own (guards run the guarded code) it
+    gives that run's output."""
+    case = CASES / name
+    params = _npz(case / "params.npz") or None
+    fn = irjit.load(case / "graph.ir", params=params, executor="profiling")
+    inputs = _npz(case / "inputs.npz")
+    args = [inputs[f"arg{i}"] for i in range(len(inputs))]
+    args = [a.item() if a.ndim == 0 and a.dtype.kind == "i" else a for a in args]
+    graphs = []
+    for _ in range(3):
+        out = fn(*args)
+        fn.backward()
+        last = fn.executor.last_graph
+        assert irjit.last_executed_optimized_graph() is last
+        kinds = {n.kind for n in last.walk()}
+        assert "aten::cat" in kinds and "aten::append" in kinds, str(last)
+        again = irjit.load(last, params=params)(*args)
+        np.testing.assert_allclose(again, out, rtol=1e-6, atol=1e-6)
+        graphs.append(last)
+    assert graphs[0] is not graphs[2]  # the profiled graph, then the optimized one
+    np.testing.assert_allclose(out, _npz(case / "expected.npz")["out0"], rtol=1e-5, atol=1e-5)
