@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "tests" / "fixtures" / "seed"
-TRACED = ROOT / "tests" / "fixtures" / "trace" / "traced.json"
+MODELS = ROOT / "tests" / "fixtures" / "models"
 LEGACY = ROOT / "tests" / "fixtures" / "legacy"
 
 
@@ -92,8 +92,8 @@ class DotStructure:
 
 
 def traced_fixture(name: str) -> str:
-    """The inlined graph PyTorch 2.13 traced for one of tests/fixtures/trace's models."""
-    return json.loads(TRACED.read_text())[name]["inlined_graph"]
+    """The inlined graph PyTorch 2.13 traced for one of tests/fixtures/models' models."""
+    return (MODELS / name / "trace.inlined.ir").read_text()
 
 
 def nested_traced_model():

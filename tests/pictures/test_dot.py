@@ -56,7 +56,7 @@ def test_autodiff_subgraph_is_a_cluster_fed_by_the_outer_values():
 
 def test_pytorch_traced_nested_scopes():
     """PyTorch's own traced Sequential: `__module.seq/__module.seq.0` nests seq.0 in seq."""
-    s = structure(irjit.parse_ir(traced_fixture("net_sequential")))
+    s = structure(irjit.parse_ir(traced_fixture("Net")))
     assert s.children("seq (Sequential)") == ["seq.0 (Linear)", "seq.1 (ReLU)"]
     assert s.members("seq.0 (Linear)") == ["bias", "linear", "weight"]
     assert s.members("out (Linear)") == ["bias", "linear", "weight"]
@@ -66,7 +66,7 @@ def test_pytorch_traced_nested_scopes():
 
 def test_irjit_traced_model_with_three_levels_of_scopes():
     traced = nested_traced_model()
-    g = traced.graph
+    g = traced.inlined_graph  # (.graph calls each submodule's method: prim::CallMethod)
     assert max_scope_depth(g) == 3
     s = structure(g)
     assert s.children("layer1 (Sequential)") == ["layer1.0 (Block)", "layer1.1 (Block)"]
@@ -86,7 +86,7 @@ def test_irjit_traced_model_with_three_levels_of_scopes():
          "weight"]),
 ])
 def test_scopes_collapse_to_a_depth(depth, boxes):
-    s = structure(nested_traced_model().graph, depth=depth)
+    s = structure(nested_traced_model().inlined_graph, depth=depth)
     assert s.titles() == boxes
     if depth == 0:
         assert s.clusters == {}

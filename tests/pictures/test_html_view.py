@@ -23,7 +23,7 @@ def page_file(tmp_path_factory):
     require("dot")
     folder = tmp_path_factory.mktemp("view")
     graph = folder / "net_sequential.ir"
-    graph.write_text(traced_fixture("net_sequential"))
+    graph.write_text(traced_fixture("Net"))
     page = folder / "page.html"
     assert main(["view", str(graph), "--passes=propagate_input_shapes,native_partition",
                  "-o", str(page)]) == 0
