@@ -52,6 +52,16 @@ def element(builder: ir.IRBuilder, ptr: ir.Value, offset) -> ir.Value:
     return builder.gep(ptr, [i64(offset)])
 
 
+def copy_elements(builder: ir.IRBuilder, dst: ir.Value, src: ir.Value, count) -> None:
+    """Copy `count` elements from `src` to `dst` (typed pointers to floats, doubles or ints; the
+    ranges do not overlap) with `llvm.memcpy`: a run of run-time length copied as LLVM copies
+    memory, without a loop for the optimizer to vectorize."""
+    ety = dst.type.pointee
+    size = {ir.FloatType: 4, ir.DoubleType: 8}.get(type(ety)) or ety.width // 8
+    memcpy = builder.module.declare_intrinsic("llvm.memcpy", [ir.PointerType(), ir.PointerType(), I64])
+    builder.call(memcpy, [dst, src, builder.mul(i64(count), i64(size)), ir.Constant(ir.IntType(1), 0)])
+
+
 def entry_alloca(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
     """A stack slot in the function's entry block, so a loop does not allocate it again."""
     with builder.goto_block(builder.function.entry_basic_block):
