@@ -80,7 +80,7 @@ def _instrument(units: list[dict]) -> None:
             kernel = getattr(unit, "kernel", None)
             units.append({"name": name, "kind": kind if kernel is not None or kind == "scalar"
                           else "blas", "total": total, "from_disk": library.from_disk,
-                          "phases": phases, "ir_chars": len(str(library.module)) if library.module else 0,
+                          "phases": phases, "ir_chars": library.ir_chars,
                           "nodes": sum(1 for _ in graph.nodes())})
             return unit
         return wrapper

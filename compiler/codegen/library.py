@@ -119,7 +119,8 @@ class CodeLibrary:
     """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
 
     def __init__(self, module: Optional[ir.Module], name: Optional[str] = None):
-        self.module = module  # None for a library loaded from disk without its module
+        self.module = module  # until finalized; None for a library loaded from disk
+        self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
         self._llvm_ir_path = None  # or where the disk cache keeps it
@@ -149,16 +150,22 @@ class CodeLibrary:
         start = time.perf_counter()
         clock = _PhaseClock(self.phases)
         cache = disk_cache()
-        text = str(self.module) if cache_key is None or cache is None else None
+        module = self.module
+        text = str(module) if cache_key is None or cache is None else None
         digest = cache.digest(text if cache_key is None else cache_key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         clock.lap("print")
+        self.module = None  # its objects (cyclic) go with the next young collection, not a full one
         if cached is not None:
             obj, self._llvm_ir = cached
             self.from_disk = True
             mod = _empty_module(self.name)  # MCJIT loads `obj` for it
         else:
-            mod = llvm.parse_assembly(text if text is not None else str(self.module))
+            if text is None:
+                text = str(module)
+                clock.lap("print")
+            self.ir_chars = len(text)
+            mod = llvm.parse_assembly(text)
             mod.name = self.name  # the object cache hook finds this module's object code by name
             clock.lap("parse")
             mod.verify()
