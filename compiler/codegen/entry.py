@@ -50,7 +50,9 @@ def check_array_layout() -> bool:
 
 def process_address(what: str) -> int:
     """The address an entry's global `<entry>.<what>` must hold in this process: numpy's
-    ndarray type for "ndarray", else the singleton of the dtype named `what`."""
+    ndarray type for "ndarray", None for "None", else the singleton of the dtype named `what`."""
+    if what == "None":
+        return id(None)
     return id(np.ndarray) if what == "ndarray" else id(np.dtype(what))
 
 
@@ -64,16 +66,17 @@ class ArrayGuards:
         self.fail: Optional[ir.Block] = None  # returns the status of the failed check
         self.failed: Optional[ir.PhiInstr] = None
 
-    def process_address(self, what: str, address: Optional[int] = None) -> ir.Value:
-        """A process-specific address (`address`, by default `process_address(what)`: a type
-        object, a dtype singleton), read from a global that the unit fills in after loading,
-        so object code is the same in every process."""
+    def process_address(self, what: str) -> ir.Value:
+        """A process-specific address (`process_address(what)`: a type object, a dtype
+        singleton, None), read from a global that the unit fills in after loading (or after
+        loading it from disk, by the global's name), so object code is the same in every
+        process."""
         name = f"{self.fn.name}.{what}"
         gv = self.fn.module.globals.get(name)
         if gv is None:
             gv = ir.GlobalVariable(self.fn.module, I64, name=name)
             gv.initializer = ir.Constant(I64, 0)
-            self.addresses[name] = process_address(what) if address is None else address
+            self.addresses[name] = process_address(what)
         return self.b.load(gv, typ=I64)
 
     def field(self, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:

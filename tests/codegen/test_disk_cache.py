@@ -121,3 +121,48 @@ def test_the_disk_key_includes_the_layout_and_the_bounds_checks(tmp_path):
     assert _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "c.npy",
                          IRJIT_NATIVE_CHECKS="1") == "False True"
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "c.npy"))
+
+
+PROGRAM_BY_GRAPH = """
+import sys
+import numpy as np
+from irjit.compiler.codegen import cache, scalar_program_unit
+from irjit.compiler.codegen.scalar_program_unit import ScalarProgramUnit
+from irjit.compiler.parser import parse_ir
+if sys.argv[1] == "no-lowering":
+    def refuse(*args, **kwargs):
+        raise AssertionError("lowered a program the disk cache holds")
+    scalar_program_unit.ProgramLowering = refuse
+    scalar_program_unit.new_module = refuse
+g = parse_ir('''graph(%t : Float(2, 3, strides=[3, 1], device=cpu), %o : Tensor?, %n : int, %x : float):
+  %none : NoneType = prim::Constant()
+  %true : bool = prim::Constant[value=1]()
+  %numel : int = aten::numel(%t)
+  %is_none : bool = aten::__is__(%o, %none)
+  %out : int[] = prim::ListConstruct()
+  %acc : float = prim::Loop(%n, %true, %x)
+    block0(%i : int, %a : float):
+      %sq : int = aten::mul(%i, %i)
+      %l : int[] = aten::append(%out, %sq)
+      %b : float = aten::mul(%a, %x)
+      -> (%true, %b)
+  return (%numel, %is_none, %out, %acc)''')
+u, hit = cache.get_unit(g)
+assert isinstance(u, ScalarProgramUnit)
+t = np.zeros((2, 3), np.float32)
+results = [u.call([t, None, 4, 1.5]), u.call([t, t, 2, -2.0]), u.call([t.T, None, 1, 1.0])[0] != 0]
+print(u.library.from_disk, results)
+"""
+
+
+def test_a_scalar_program_from_the_disk_cache_is_found_by_its_graph(tmp_path):
+    """Scalar programs are keyed by graph as tensor units are: a second process links the
+    object code with the kinds, list capacities and process addresses (numpy's ndarray type,
+    dtypes, None) of the sidecar, without lowering or emitting the program."""
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    run = lambda mode: subprocess.run([sys.executable, "-c", PROGRAM_BY_GRAPH, mode], cwd=ROOT,  # noqa: E731
+                                      env=env, check=True, capture_output=True, text=True).stdout.strip()
+    fresh = run("compile")
+    assert fresh.startswith("False ") and "[0, 1, 4, 9]" in fresh and "True]" in fresh
+    assert sorted(p.suffix for p in tmp_path.rglob("*") if p.is_file()) == [".json", ".ll", ".o"]
+    assert run("no-lowering") == "True " + fresh.split(" ", 1)[1]
