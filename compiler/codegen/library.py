@@ -61,10 +61,12 @@ def host_key() -> str:
 
 def optimize(mod: llvm.ModuleRef) -> None:
     """The optimization pipeline: O3 with loop and SLP vectorization for the host CPU, without
-    loop unrolling. Unrolling fully unrolled short inner loops (16 columns, 3x3 kernel taps)
-    before the loop vectorizer saw them, which made element-wise and depthwise kernels 2-8x
-    slower and multiplied the vectorizer's work (units took up to 260 ms to optimize); the
-    vectorizer still interleaves vector loops (`python -m irjit.tools.bench_compile`)."""
+    loop unrolling but for loops marked `llvm.loop.unroll.full` (innermost kernel loops of a
+    few iterations, emit.UNROLL_MAX_TRIP). Unrolling fully unrolled short inner loops (16
+    columns, 3x3 kernel taps) before the loop vectorizer saw them, which made element-wise and
+    depthwise kernels 2-8x slower and multiplied the vectorizer's work (units took up to 260 ms
+    to optimize); the vectorizer still interleaves vector loops (`python -m
+    irjit.tools.bench_compile`)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
