@@ -39,6 +39,9 @@ class FunctionRef:
         return f"<function {self.name}>"
 
 
+_PASS_THROUGH = ("prim::profile", "prim::profile_ivalue")
+
+
 class _Step:
     __slots__ = ("node", "handler", "inputs", "outputs")
 
@@ -67,6 +70,7 @@ class Interpreter:
         self.fallback = fallback  # fallback(fn, args) runs a failed guard's `fallback_function`
         self.subgraph_runner = subgraph_runner  # runs DifferentiableGraph-like nodes
         self._programs: dict[int, list[_Step]] = {}
+        self._full_programs: dict[int, list[_Step]] = {}  # every node, for run_block_from
         self._sub: dict[int, Interpreter] = {}
 
     # ---- entry points
@@ -90,10 +94,11 @@ class Interpreter:
 
     def run_block_from(self, block: Block, after: Node, env: dict) -> list:
         """Run the nodes of `block` that follow `after` (its values must already be in
-        `env`): how execution continues in a bailout graph."""
-        steps = self._programs.get(id(block))
+        `env`): how execution continues in a bailout graph. Every node of the block runs
+        (profile nodes too: `env` may hold a profile's output and not its input)."""
+        steps = self._full_programs.get(id(block))
         if steps is None:
-            steps = self._programs[id(block)] = self._compile(block)
+            steps = self._full_programs[id(block)] = self._compile(block, elide_profiles=False)
         start = next(i for i, s in enumerate(steps) if s.node is after) + 1
         return self._run_steps(block, steps[start:], env)
 
@@ -127,11 +132,29 @@ class Interpreter:
         err.node = node  # type: ignore[attr-defined]
         return err
 
-    def _compile(self, block: Block) -> list[_Step]:
+    # Whether pass-through profile nodes are left out of step lists (a subclass that records
+    # profiles keeps them).
+    elides_profiles = True
+
+    def _compile(self, block: Block, elide_profiles: bool = True) -> list[_Step]:
+        """The block's steps. A `prim::profile` outside a profiling run passes its input through:
+        one whose output only this block's nodes read is left out, and they read its input
+        (an optimized graph can run hundreds of them per call inside loops)."""
+        alias: dict = {}
+        if elide_profiles and self.elides_profiles:
+            outputs = set(block.outputs)
+            for n in block.nodes():
+                if n.kind in _PASS_THROUGH and len(n.inputs) == 1 and len(n.outputs) == 1 and \
+                        n.outputs[0] not in outputs and \
+                        all(u.user.owning_block is block for u in n.outputs[0].uses):
+                    alias[n.outputs[0]] = alias.get(n.inputs[0], n.inputs[0])
         steps = []
         for n in block.nodes():
+            if alias and len(n.outputs) == 1 and n.outputs[0] in alias:
+                continue
             handler = PRIM_HANDLERS.get(n.kind) or _run_registered_op
-            steps.append(_Step(n, handler, tuple(n.inputs), tuple(n.outputs)))
+            inputs = tuple(alias.get(v, v) for v in n.inputs) if alias else tuple(n.inputs)
+            steps.append(_Step(n, handler, inputs, tuple(n.outputs)))
         return steps
 
     def sub_interpreter(self, graph: Graph) -> "Interpreter":
