@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from irjit.compiler.codegen import library
 from irjit.compiler.codegen.disk_cache import DiskCache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +33,17 @@ print(unit.library.from_disk)
 """
 
 
+def _backing_digest(root: Path) -> str:
+    """The digest of the engine's own empty module, which the disk cache keeps too."""
+    return DiskCache(root, library.host_key()).digest(f"{library._BACKING}|{library.target_machine().triple}")
+
+
+def _unit_files(root: Path) -> list[str]:
+    """The suffixes of the files of the cache's entries, but for the engine's module."""
+    backing = _backing_digest(root)
+    return sorted(p.suffix for p in root.rglob("*") if p.is_file() and not p.name.startswith(backing))
+
+
 def _run(cache_dir: Path) -> str:
     env = dict(os.environ, IRJIT_CACHE_DIR=str(cache_dir), IRJIT_CACHE="1")
     return subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, check=True,
@@ -40,8 +52,7 @@ def _run(cache_dir: Path) -> str:
 
 def test_a_second_process_reuses_the_object_code(tmp_path):
     assert _run(tmp_path) == "False"
-    files = sorted(p.suffix for p in tmp_path.rglob("*") if p.is_file())
-    assert files == [".ll", ".o"]  # one complete entry, no temporary files left
+    assert _unit_files(tmp_path) == [".ll", ".o"]  # one complete entry, no temporary files left
     assert _run(tmp_path) == "True"
 
 
@@ -108,7 +119,7 @@ def test_a_unit_from_the_disk_cache_is_found_by_its_graph_and_computes_the_same(
     """The product is large enough to call BLAS: its symbols must be known before linking."""
     types = "Float(48, 64), Float(64, 32), Float(32)"
     assert _unit_process(tmp_path, "compile", types, tmp_path / "fresh.npy") == "False True"
-    assert sorted(p.suffix for p in (tmp_path / "cache").rglob("*") if p.is_file()) == [".json", ".ll", ".o"]
+    assert _unit_files(tmp_path / "cache") == [".json", ".ll", ".o"]
     # found by graph: nothing is lowered (no kernel), and the results are the same
     assert _unit_process(tmp_path, "no-lowering", types, tmp_path / "cached.npy") == "True False"
     np.testing.assert_array_equal(np.load(tmp_path / "fresh.npy"), np.load(tmp_path / "cached.npy"))
@@ -164,5 +175,27 @@ def test_a_scalar_program_from_the_disk_cache_is_found_by_its_graph(tmp_path):
                                       env=env, check=True, capture_output=True, text=True).stdout.strip()
     fresh = run("compile")
     assert fresh.startswith("False ") and "[0, 1, 4, 9]" in fresh and "True]" in fresh
-    assert sorted(p.suffix for p in tmp_path.rglob("*") if p.is_file()) == [".json", ".ll", ".o"]
+    assert _unit_files(tmp_path) == [".json", ".ll", ".o"]
     assert run("no-lowering") == "True " + fresh.split(" ", 1)[1]
+
+
+ENGINE = """
+from irjit.compiler.codegen import library
+stored = []
+cache = library.disk_cache()
+store = cache.store
+cache.store = lambda digest, *a, **k: (stored.append(digest), store(digest, *a, **k))
+library._engine().finalize_object()  # compiles (or loads) the engine's own module
+print(len(stored))
+"""
+
+
+def test_the_engine_module_is_compiled_once_per_cache(tmp_path):
+    """The engine's empty module (compiled at a process's first link) is stored once; later
+    processes link it from disk."""
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    run = lambda: subprocess.run([sys.executable, "-c", ENGINE], cwd=ROOT, env=env, check=True,  # noqa: E731
+                                 capture_output=True, text=True).stdout.strip()
+    assert run() == "1"
+    assert any(p.name.startswith(_backing_digest(tmp_path)) and p.suffix == ".o" for p in tmp_path.rglob("*"))
+    assert run() == "0"
