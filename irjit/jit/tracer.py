@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from irjit.compiler.ir import Graph
 from irjit.compiler.ir.constants import tensor_type_of
-from irjit.ops.registry import OpEntry
+from irjit.ops.registry import OpEntry, with_defaults
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import ClassType, ListType, INT, FLOAT, BOOL, TENSOR, TupleType
 from irjit.runtime import autograd
@@ -138,7 +138,7 @@ class Tracer:
         schema = entry.schema
         if schema.variadic:
             return result
-        args = autograd.with_defaults(entry, args)
+        args = with_defaults(entry, args)
         inputs = [self._value(a, p.type) for a, p in zip(args, schema.arguments)]
         outs = list(result) if len(schema.returns) > 1 else [result]
         types = [_type_of(o) if isinstance(o, Tensor) else _scalar_type(o) for o in outs]
