@@ -1,6 +1,7 @@
 """One code library per compiled unit, as numba's `CodeLibrary`: it owns an LLVM module,
-is finalized once (verify, optimize at O3 for the host CPU, JIT) and hands out function
-addresses; its optimized LLVM IR and assembly are kept for dumps."""
+is finalized once (verify, optimize for the host CPU, compile to object code, link into the
+one MCJIT engine; or link object code from the disk cache) and hands out function addresses;
+its optimized LLVM IR and assembly are kept for dumps, the CPU time of each step in `phases`."""
 
 from __future__ import annotations
 
