@@ -22,6 +22,7 @@ from irjit.ops.types import (SCALAR_TYPES, ClassType, ListType, NamedType, Optio
 
 from .autograd import call_op
 from .module import Module
+from irjit.ops import facts
 from irjit.ops.registry import find_op
 from .prims import PRIM_HANDLERS
 from irjit.ops.tensor import Tensor
@@ -37,9 +38,6 @@ class FunctionRef:
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
-
-
-_PASS_THROUGH = ("prim::profile", "prim::profile_ivalue")
 
 
 class _Step:
@@ -132,19 +130,20 @@ class Interpreter:
         err.node = node  # type: ignore[attr-defined]
         return err
 
-    # Whether pass-through profile nodes are left out of step lists (a subclass that records
-    # profiles keeps them).
+    # Whether nodes that pass their input through (profile records, annotations) are left out
+    # of step lists (a subclass that records profiles keeps them).
     elides_profiles = True
 
     def _compile(self, block: Block, elide_profiles: bool = True) -> list[_Step]:
-        """The block's steps. A `prim::profile` outside a profiling run passes its input through:
-        one whose output only this block's nodes read is left out, and they read its input
-        (an optimized graph can run hundreds of them per call inside loops)."""
+        """The block's steps. A node that passes its input through (ops.facts "identity": a
+        `prim::profile` outside a profiling run) whose output only this block's nodes read is
+        left out, and they read its input (an optimized graph can run hundreds of profile nodes
+        per call inside loops)."""
         alias: dict = {}
         if elide_profiles and self.elides_profiles:
             outputs = set(block.outputs)
             for n in block.nodes():
-                if n.kind in _PASS_THROUGH and len(n.inputs) == 1 and len(n.outputs) == 1 and \
+                if facts.has_tag(n.kind, "identity") and len(n.inputs) == 1 and len(n.outputs) == 1 and \
                         n.outputs[0] not in outputs and \
                         all(u.user.owning_block is block for u in n.outputs[0].uses):
                     alias[n.outputs[0]] = alias.get(n.inputs[0], n.inputs[0])
