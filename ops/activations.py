@@ -48,8 +48,9 @@ def _sigmoid(x):
     if x.dtype.kind == "c":
         return np.asarray(1 / (1 + np.exp(-x)), dtype=x.dtype)
     with np.errstate(over="ignore"):
-        return np.asarray(np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))),
-                                   np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))), dtype=x.dtype)
+        e = np.exp(-np.abs(x))  # once: the two branches share it
+        d = 1 + e
+        return np.asarray(np.where(x >= 0, 1 / d, e / d), dtype=x.dtype)
 
 
 # ---- relu / relu6 / threshold / hardtanh
@@ -166,7 +167,7 @@ def gelu(self, approximate="none"):
     check_approximate(approximate)
     x = _real_only("GeluKernelImpl", self)
     if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))  # as PyTorch (pow is ~40x slower)
         out = 0.5 * x * (1 + np.tanh(inner))
     else:
         out = 0.5 * x * (1 + FLOAT_UNARY["erf"][0](x / math.sqrt(2)))

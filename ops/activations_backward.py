@@ -42,7 +42,7 @@ def gelu_backward(grad_output, self, approximate="none"):
     if approximate == "tanh":
         k_beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
         k_kappa = 0.044715
-        inner = k_beta * (x + k_kappa * x ** 3)
+        inner = k_beta * (x + k_kappa * (x * x * x))
         t = np.tanh(inner)
         left = 0.5 * x
         right = 1 + t

@@ -93,10 +93,12 @@ def is_complex_name(name: str) -> bool:
     return t is not None and t.category == "complex"
 
 
+_CATEGORIES = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
 def category(dtype: np.dtype) -> int:
     """0 bool, 1 integer, 2 floating, 3 complex (PyTorch's promotion categories)."""
-    k = np.dtype(dtype).kind
-    return {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[k]
+    return _CATEGORIES[(dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind]
 
 
 def is_floating(dtype) -> bool:
@@ -104,6 +106,8 @@ def is_floating(dtype) -> bool:
 
 
 def _promote_pair(a: np.dtype, b: np.dtype) -> np.dtype:
+    if a is b:  # the same (builtin) dtype
+        return a
     ca, cb = category(a), category(b)
     if ca != cb:
         hi, lo = (a, b) if ca > cb else (b, a)

@@ -102,34 +102,54 @@ def _erfc_table() -> np.ndarray:
     return _table(rows[::-1], ERFC_TERMS)
 
 
-def _taylor(table: np.ndarray, step: int, a: np.ndarray) -> np.ndarray:
-    """The table's function at `a` (inside its range): the nearest point's polynomial."""
-    idx = np.rint(a * step).astype(np.intp)
+# Taylor coefficients past the value that a float32 (or narrower) result needs: with |h| <=
+# 1/128 the fifth-order polynomial (value low word dropped) is within 1e-13 of erf and 4e-14 of
+# g, far below float32's rounding (the rounded results were identical on 3M float32 inputs).
+_NARROW_TERMS = 5
+
+
+def _taylor(table: np.ndarray, step: int, a: np.ndarray, narrow: bool = False) -> np.ndarray:
+    """The table's function at `a` (non-negative, inside the table's range): the nearest
+    point's polynomial; `narrow` for a float32 result: fewer terms, no low word."""
+    idx = (a * step + 0.5).astype(np.intp)  # a >= 0: round half up
     h = a - idx * (1.0 / step)  # exact: a and the point are within a factor of two of each other
-    acc = table[-1].take(idx)
-    for k in range(table.shape[0] - 2, 1, -1):
+    last = _NARROW_TERMS + 1 if narrow else table.shape[0] - 1
+    acc = table[last].take(idx)
+    for k in range(last - 1, 1, -1):
         acc *= h
         acc += table[k].take(idx)
     acc *= h
-    acc += table[1].take(idx)
+    if not narrow:
+        acc += table[1].take(idx)
     acc += table[0].take(idx)
     return acc
 
 
+def _narrow(x) -> bool:
+    """Whether the result is wanted in float32 or narrower (the input's precision)."""
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype.itemsize <= 4
+
+
+def _with_nans(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    nan = np.isnan(x)
+    return np.where(nan, x, out) if nan.any() else out
+
+
 def erf(x) -> np.ndarray:
-    """erf of a float64 array (other inputs are converted), NaN for NaN, +-1 at +-inf."""
+    """erf of an array as float64 (other inputs are converted; a float32 or narrower input is
+    evaluated to float32's precision), NaN for NaN, +-1 at +-inf."""
+    narrow = _narrow(x)
     x = np.asarray(x, dtype=np.float64)
-    a = np.abs(x)
-    a = np.where(a < ERF_END, a, ERF_END)  # NaN and large |x| at the last point: erf = 1.0
-    out = np.copysign(_taylor(_erf_table(), ERF_STEP, a), x)
-    return np.where(np.isnan(x), x, out)
+    a = np.fmin(np.abs(x), ERF_END)  # NaN and large |x| at the last point: erf = 1.0
+    return _with_nans(x, np.copysign(_taylor(_erf_table(), ERF_STEP, a, narrow), x))
 
 
 def erfc(x) -> np.ndarray:
-    """erfc of a float64 array: 1 - erf(x), accurate in relative terms for large x."""
+    """erfc of an array as float64: 1 - erf(x), accurate in relative terms for large x (a
+    float32 or narrower input to float32's precision)."""
+    narrow = _narrow(x)
     x = np.asarray(x, dtype=np.float64)
-    a = np.abs(x)
-    a = np.where(a < ERFC_END, a, ERFC_END)  # NaN and large |x| at the last point, zeroed below
+    a = np.fmin(np.abs(x), ERFC_END)  # NaN and large |x| at the last point, zeroed below
     hi = a * a
     # x^2 = hi + lo exactly (Dekker's product), so exp(-x^2) = exp(-hi) (1 - lo)
     split = a * 134217729.0
@@ -137,7 +157,7 @@ def erfc(x) -> np.ndarray:
     bottom = a - top
     lo = ((top * top - hi) + 2 * top * bottom) + bottom * bottom
     with np.errstate(under="ignore"):
-        tail = np.exp(-hi) * (1 - lo) * _taylor(_erfc_table(), ERFC_STEP, a)
+        tail = np.exp(-hi) * (1 - lo) * _taylor(_erfc_table(), ERFC_STEP, a, narrow)
     tail = np.where(np.abs(x) < ERFC_END, tail, 0.0)
     out = np.where(x < 0, 2 - tail, tail)
-    return np.where(np.isnan(x), x, out)
+    return _with_nans(x, out)

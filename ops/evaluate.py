@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .registry import OpEntry, find_op, with_defaults
+from .tensor import Tensor
 
 
 def _plain(v: Any, type_: str) -> Any:
@@ -27,7 +28,6 @@ def _plain(v: Any, type_: str) -> Any:
 
 def unwrap(v: Any) -> Any:
     """A run-time Tensor (or list of them) as its array: evaluation never records a tape."""
-    from .tensor import Tensor
     if isinstance(v, Tensor):
         return v.data
     if isinstance(v, list):

@@ -61,30 +61,49 @@ def _conv(x, w, stride, padding, dilation, groups):
             "Kernel size can't be greater than actual input size")
     win = _windows(xp, kern, stride, dilation)  # N, Cin, *O, *K
     out_sp = win.shape[2:2 + nd]
-    if groups == 1:
-        return _conv_one_group(win, w, n, cout, out_sp)
-    cg, og = cin // groups, cout // groups
-    win = win.reshape((n, groups, cg) + out_sp + tuple(kern))
-    # -> N, g, *O, cg, *K  -> N, g, P, cg*K
-    perm = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
-    cols = win.transpose(perm).reshape(n, groups, int(np.prod(out_sp)), cg * int(np.prod(kern)))
-    wm = w.reshape(groups, og, cg * int(np.prod(kern))).transpose(0, 2, 1)  # g, cg*K, og
-    out = np.matmul(cols, wm)  # N, g, P, og
-    out = out.transpose(0, 1, 3, 2).reshape((n, cout) + out_sp)
-    return out
+    if cin // groups == 1 and groups > 1:
+        return _conv_depthwise(win, w, n, groups, out_sp)
+    return _conv_gemm(win, w, n, groups, out_sp)
 
 
-def _conv_one_group(win, w, n, cout, out_sp):
-    """An ungrouped convolution as one GEMM: weight (Cout, Cin*K) times the columns
-    (Cin*K, N*P), copied from the windows with output positions innermost (long contiguous
-    runs; receptive fields innermost copy a few elements at a time)."""
+def _columns(win, n: int, groups: int, out_sp) -> np.ndarray:
+    """The im2col matrices (N, g, Cin/g * K, P) of the windows (N, Cin, *O, *K), copied with
+    output positions innermost: long contiguous runs (receptive fields innermost copy a few
+    elements at a time, ~5x slower here)."""
     nd = len(out_sp)
-    perm = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    p = int(np.prod(out_sp))
-    rows = win.shape[1] * int(np.prod(win.shape[2 + nd:]))
-    cols = win.transpose(perm).reshape(rows, n * p)  # Cin*K, N*P
-    out = np.matmul(w.reshape(cout, rows), cols).reshape(cout, n, p)
-    return np.ascontiguousarray(out.transpose(1, 0, 2)).reshape((n, cout) + tuple(out_sp))
+    kern = win.shape[2 + nd:]
+    cg = win.shape[1] // groups
+    win = win.reshape((n, groups, cg) + tuple(out_sp) + tuple(kern))
+    perm = (0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd))
+    return win.transpose(perm).reshape(n, groups, cg * int(np.prod(kern)), int(np.prod(out_sp)))
+
+
+def _conv_gemm(win, w, n, groups, out_sp):
+    """A (grouped) convolution as GEMMs per image and group: weights (Cout/g, Cin/g * K) times
+    the columns (Cin/g * K, P); the products land in (N, Cout, *O) order, so no transpose
+    follows."""
+    cout = w.shape[0]
+    cols = _columns(win, n, groups, out_sp)
+    out = np.matmul(w.reshape(groups, cout // groups, cols.shape[2]), cols)  # N, g, Cout/g, P
+    return out.reshape((n, cout) + tuple(out_sp))
+
+
+def _conv_depthwise(win, w, n, groups, out_sp):
+    """A convolution with one input channel a group (depthwise): per kernel tap, the windows at
+    that tap times the tap's weights, summed over taps. No im2col copy and no GEMM of one-row
+    matrices (here, float32 (8, 32, 16, 16) by 3x3: ~2.5x faster at stride 1)."""
+    nd = len(out_sp)
+    og = w.shape[0] // groups
+    kern = tuple(w.shape[2:])
+    wt = w.reshape((groups, og) + kern)
+    acc = np.zeros((n, groups, og) + tuple(out_sp), np.result_type(win, w))
+    term = np.empty_like(acc)
+    for tap in np.ndindex(*kern):
+        x_tap = win[(Ellipsis,) + tap][:, :, None]  # N, g, 1, *O
+        w_tap = wt[(slice(None), slice(None)) + tap].reshape((1, groups, og) + (1,) * nd)
+        np.multiply(x_tap, w_tap, out=term)
+        acc += term
+    return acc.reshape((n, groups * og) + tuple(out_sp))
 
 
 def _conv_transpose(x, w, stride, padding, output_padding, dilation, groups):
@@ -117,10 +136,19 @@ def _weight_grad(x, gout, kern, stride, padding, dilation, groups):
     win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in out_sp)]
     cg, og = cin // groups, cout // groups
     P = int(np.prod(out_sp))
-    win = win.reshape((n, groups, cg, P) + tuple(kern))
-    cols = win.transpose((1, 0, 3, 2) + tuple(range(4, 4 + nd))).reshape(groups, n * P, cg * int(np.prod(kern)))
-    g = gout.reshape(n, groups, og, P).transpose(1, 2, 0, 3).reshape(groups, og, n * P)
-    return np.matmul(g, cols).reshape((cout, cg) + tuple(kern))
+    if cg == 1:  # depthwise: per tap, a dot product over images and positions (no im2col copy)
+        gw = np.empty((groups, og) + tuple(kern), np.result_type(x, gout))
+        gg = gout.reshape((n, groups, og) + tuple(out_sp))
+        spatial = "pqr"[:nd]
+        for tap in np.ndindex(*kern):
+            gw[(slice(None), slice(None)) + tap] = np.einsum(
+                f"ngo{spatial},ng{spatial}->go", gg, win[(Ellipsis,) + tap])
+        return gw.reshape((cout, 1) + tuple(kern))
+    cols = _columns(win, n, groups, out_sp)  # N, g, cg*K, P
+    # per image and group (og, P) @ (P, cg*K), the columns read transposed in place; then the
+    # sum over images
+    per_image = np.matmul(gout.reshape(n, groups, og, P), cols.transpose(0, 1, 3, 2))
+    return per_image.sum(axis=0).reshape((cout, cg) + tuple(kern))
 
 
 def _check(x, w, groups, transposed, name, nd):

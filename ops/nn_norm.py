@@ -13,6 +13,12 @@ def _fmt(shape) -> str:
     return "[" + ", ".join(str(int(s)) for s in shape) + "]"
 
 
+def _into(op, out: np.ndarray, v) -> np.ndarray:
+    """`op(out, v)`, written into `out` when that changes nothing (v's dtype does not widen
+    out's): one array instead of one per step."""
+    return op(out, v, out=out) if np.result_type(out, v) == out.dtype else op(out, v)
+
+
 def _chan(v, ndim):
     """A per-channel (C,) vector broadcastable against (N, C, *)."""
     return v.reshape((1, -1) + (1,) * (ndim - 2))
@@ -47,11 +53,11 @@ def batch_norm_impl(input, weight, bias, running_mean, running_var, training, mo
     else:
         mean, invstd = running_mean, (1.0 / np.sqrt(running_var + eps)).astype(dt)
         save_mean, save_invstd = np.zeros(0, dt), np.zeros(0, dt)
-    out = (input - _chan(mean, input.ndim)) * _chan(invstd, input.ndim)
+    out = _into(np.multiply, input - _chan(mean, input.ndim), _chan(invstd, input.ndim))
     if weight is not None:
-        out = out * _chan(weight, input.ndim)
+        out = _into(np.multiply, out, _chan(weight, input.ndim))
     if bias is not None:
-        out = out + _chan(bias, input.ndim)
+        out = _into(np.add, out, _chan(bias, input.ndim))
     return np.asarray(out, dtype=dt, order="C"), save_mean, save_invstd
 
 
@@ -229,12 +235,17 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                                f"{_fmt(v.shape)} and normalized_shape = {_fmt(normalized_shape)}")
     dt = input.dtype
     mean = input.mean(axis=axes, keepdims=True)
-    rstd = 1.0 / np.sqrt(input.var(axis=axes, keepdims=True) + eps)
-    out = (input - mean) * rstd
+    centered = input - mean
+    if dt in (np.float32, np.float64):  # np.var's own steps, with the centered values reused
+        var = np.mean(centered * centered, axis=axes, keepdims=True)
+    else:  # np.var sums float16 in float16, which np.mean would not
+        var = input.var(axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    out = centered * rstd
     if weight is not None:
-        out = out * weight
+        out = _into(np.multiply, out, weight)
     if bias is not None:
-        out = out + bias
+        out = _into(np.add, out, bias)
     return np.asarray(out, dtype=dt, order="C"), mean.astype(dt), rstd.astype(dt)
 
 

@@ -293,7 +293,14 @@ def is_registered(kind: str) -> bool:
 _ARRAY_TYPES: tuple = (np.ndarray,)
 
 
+_LEAF_KEYS: dict = {int: int, float: float, bool: bool, str: str, type(None): type(None),
+                    np.ndarray: "T"}  # exact types whose key is fixed (Tensor added with it)
+
+
 def _type_key(v: Any) -> Any:
+    key = _LEAF_KEYS.get(type(v))
+    if key is not None:
+        return key
     if isinstance(v, _ARRAY_TYPES):
         return "T"
     if isinstance(v, (list, tuple)):
@@ -356,13 +363,14 @@ def _register_tensor_type() -> None:
     global _ARRAY_TYPES
     from .tensor import Tensor
     _ARRAY_TYPES = (Tensor, np.ndarray)
+    _LEAF_KEYS[Tensor] = "T"
 
 
 def find_op(kind: str, args: list) -> OpEntry:
     """The overload of `kind` that TorchScript would pick for these argument values."""
     if len(_ARRAY_TYPES) == 1:
         _register_tensor_type()
-    keys = tuple(_type_key(a) for a in args)
+    keys = tuple([_type_key(a) for a in args])
     cache_key = (kind, keys)
     entry = _resolution_cache.get(cache_key)
     if entry is not None:

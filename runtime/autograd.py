@@ -19,7 +19,7 @@ from irjit.ops.errors import IRRuntimeError
 from irjit.ops.dtypes import is_floating
 from irjit.ops.eager_emitter import EAGER
 from irjit.ops.evaluate import unwrap as as_array
-from irjit.ops.registry import OpEntry, find_op, with_defaults
+from irjit.ops.registry import OpEntry, find_op
 from irjit.ops.tensor import Tensor
 
 _state = threading.local()
@@ -57,41 +57,6 @@ def no_grad() -> set_grad_enabled:
     return set_grad_enabled(False)
 
 
-# ---- values crossing the op boundary
-
-def _wrap(v: Any, type_: str) -> Any:
-    if type_ in ("Tensor", "Tensor?"):
-        if v is None:
-            return None
-        return v if isinstance(v, Tensor) else Tensor(np.asarray(v))
-    if type_ in ("Tensor[]", "Tensor?[]"):
-        return [x if isinstance(x, Tensor) or x is None else Tensor(np.asarray(x)) for x in v]
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def _tensor_args(entry: OpEntry, args: Sequence[Any]) -> list[tuple[int, Any]]:
-    """(position, Tensor or list of Tensors) for each tensor-typed argument."""
-    out = []
-    for i, (a, v) in enumerate(zip(entry.schema.arguments, args)):
-        if a.is_tensor and isinstance(v, Tensor):
-            out.append((i, v))
-        elif a.is_tensor_list and isinstance(v, list):
-            out.append((i, v))
-    return out
-
-
-def _needs_grad(tensor_args) -> bool:
-    for _, v in tensor_args:
-        if isinstance(v, Tensor):
-            if v.requires_grad:
-                return True
-        elif any(isinstance(t, Tensor) and t.requires_grad for t in v):
-            return True
-    return False
-
-
 class GradNode:
     """One recorded op: what its formula needs (inputs, outputs) and where grads flow next."""
 
@@ -115,48 +80,103 @@ class GradNode:
 TRACER: list = [None]
 
 
+# ---- values crossing the op boundary
+
+_NOT_TENSOR, _TENSOR, _TENSOR_LIST = 0, 1, 2
+_SINGLE_RETURNS = {"Tensor": _TENSOR, "Tensor?": _TENSOR, "Tensor[]": _TENSOR_LIST, "Tensor?[]": _TENSOR_LIST}
+
+
+class _CallPlan:
+    """What `call_op` needs of an entry's schema, computed once per entry: defaults, which
+    arguments are tensors (to unwrap, to record edges for), how to wrap the returns."""
+
+    __slots__ = ("variadic", "n_params", "defaults", "kinds", "unwrap", "grad_positions",
+                 "differentiable", "inplace", "view", "returns", "container")
+
+    def __init__(self, entry: OpEntry):
+        schema = entry.schema
+        params = schema.arguments
+        self.variadic = schema.variadic
+        self.n_params = len(params)
+        self.defaults = tuple(a.default for a in params)
+        self.kinds = tuple(_TENSOR if a.is_tensor else _TENSOR_LIST if a.is_tensor_list else _NOT_TENSOR
+                           for a in params)
+        self.unwrap = tuple(k != _NOT_TENSOR and not keep for k, keep in zip(self.kinds, schema.identity_args))
+        self.grad_positions = tuple(i for i, k in enumerate(self.kinds) if k != _NOT_TENSOR)
+        self.differentiable = entry.derivative is not None
+        self.inplace, self.view = schema.is_inplace, schema.is_view
+        rets = schema.returns
+        self.container = len(rets) == 1 and bool(rets[0].alias) and rets[0].alias.endswith("!")
+        self.returns = tuple(_SINGLE_RETURNS.get(r.type, _NOT_TENSOR) for r in rets)
+
+
+def _call_plan(entry: OpEntry) -> _CallPlan:
+    plan = entry.extras.get("call_plan")
+    if plan is None:
+        plan = entry.extras["call_plan"] = _CallPlan(entry)
+    return plan
+
+
+def _wrapped(v: Any, kind: int) -> Any:
+    """A returned value as a run-time value: arrays as Tensors, numpy scalars as numbers."""
+    if kind == _TENSOR:
+        if v is None:
+            return None
+        return v if isinstance(v, Tensor) else Tensor(np.asarray(v))
+    if kind == _TENSOR_LIST:
+        return [x if isinstance(x, Tensor) or x is None else Tensor(np.asarray(x)) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _requires_grad(plan: _CallPlan, args: list) -> bool:
+    """Whether a tensor argument (or a tensor in a list argument) requires grad."""
+    kinds = plan.kinds
+    for i in plan.grad_positions:
+        v = args[i]
+        if isinstance(v, Tensor):
+            if v.requires_grad:
+                return True
+        elif kinds[i] == _TENSOR_LIST and isinstance(v, list):
+            if any(isinstance(t, Tensor) and t.requires_grad for t in v):
+                return True
+    return False
+
+
 def call_op(entry: OpEntry, args: list, label: str = "") -> Any:
     """Run `entry` on run-time values (Tensors, Python values), recording it for autograd
     when grad mode is on and a floating-point tensor input requires grad."""
     if TRACER[0] is not None:
         return TRACER[0].record_op(entry, args, label)
-    schema = entry.schema
-    if schema.variadic:
+    plan = entry.extras.get("call_plan") or _call_plan(entry)
+    if plan.variadic:
         return entry.impl(*args)
-    args = with_defaults(entry, args)
-    plan = entry.extras.get("call_plan")
-    if plan is None:  # per schema, computed once: which arguments to unwrap, in-place, view
-        unwrap = tuple((a.is_tensor or a.is_tensor_list) and not keep
-                       for a, keep in zip(schema.arguments, schema.identity_args))
-        plan = entry.extras["call_plan"] = (unwrap, schema.is_inplace, schema.is_view)
-    unwrap, inplace, view = plan
-    raw = [as_array(v) if u else v for u, v in zip(unwrap, args)]
-    if entry.derivative is not None and is_grad_enabled():
-        tensor_args = _tensor_args(entry, args)
-        record = _needs_grad(tensor_args)
-    else:
-        tensor_args, record = None, False
-    if inplace:
-        return _call_inplace(entry, args, raw, tensor_args, record, label)
+    if len(args) < plan.n_params:  # omitted trailing arguments take their defaults
+        args = list(args) + list(plan.defaults[len(args):])
+    raw = [as_array(v) if u else v for u, v in zip(plan.unwrap, args)]
+    record = plan.differentiable and is_grad_enabled() and _requires_grad(plan, args)
+    if plan.inplace:
+        return _call_inplace(entry, args, raw, record, label)
     out = entry.impl(*raw)
-    rets = schema.returns
-    if not rets:
+    returns = plan.returns
+    if not returns:
         return None
-    if len(rets) == 1 and rets[0].alias and rets[0].alias.endswith("!"):
+    if plan.container:
         return out  # returns the (mutated) container it was given
-    if len(rets) == 1:
-        result = _wrap(out, rets[0].type)
+    if len(returns) == 1:
+        result = _wrapped(out, returns[0])
         outs = [result]
     else:
-        outs = [_wrap(o, r.type) for o, r in zip(out, rets)]
+        outs = [_wrapped(o, k) for o, k in zip(out, returns)]
         result = tuple(outs)
-    if view and isinstance(args[0], Tensor):
+    if plan.view and isinstance(args[0], Tensor):
         for r in (result if isinstance(result, list) else [result]):
             if isinstance(r, Tensor) and r is not args[0] and np.shares_memory(r.data, args[0].data):
                 r._version = args[0]._version
                 r._base = args[0]._base if args[0]._base is not None else args[0]
     if record:
-        _record(entry, raw, args, outs, label)
+        _record(entry, plan, raw, args, outs, label)
     return result
 
 
@@ -170,12 +190,12 @@ def _flat_outputs(outs: list) -> list:
     return flat
 
 
-def _record(entry: OpEntry, raw: list, args: list, outs: list, label: str) -> None:
+def _record(entry: OpEntry, plan: _CallPlan, raw: list, args: list, outs: list, label: str) -> None:
     edges = []
-    for a, v in zip(entry.schema.arguments, args):
-        if a.is_tensor and isinstance(v, Tensor):
+    for kind, v in zip(plan.kinds, args):
+        if kind == _TENSOR and isinstance(v, Tensor):
             edges.append(v)
-        elif a.is_tensor_list and isinstance(v, list):
+        elif kind == _TENSOR_LIST and isinstance(v, list):
             edges.append(list(v))
         else:
             edges.append(None)
@@ -205,7 +225,7 @@ def _other_edges(entry: OpEntry, args: list) -> list:
                      for i, v in enumerate(args) if i > 0]
 
 
-def _call_inplace(entry, args, raw, tensor_args, record, label):
+def _call_inplace(entry, args, raw, record, label):
     target: Tensor = args[0]
     if record and target.requires_grad and target.grad_fn is None and target._base is None:
         raise IRRuntimeError("a leaf tensor that requires grad is used in an in-place operation "

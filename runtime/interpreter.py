@@ -22,6 +22,7 @@ from irjit.ops.types import (SCALAR_TYPES, ClassType, ListType, NamedType, Optio
 
 from .autograd import call_op
 from .module import Module
+from irjit.ops import facts
 from irjit.ops.registry import find_op
 from .prims import PRIM_HANDLERS
 from irjit.ops.tensor import Tensor
@@ -67,6 +68,7 @@ class Interpreter:
         self.fallback = fallback  # fallback(fn, args) runs a failed guard's `fallback_function`
         self.subgraph_runner = subgraph_runner  # runs DifferentiableGraph-like nodes
         self._programs: dict[int, list[_Step]] = {}
+        self._full_programs: dict[int, list[_Step]] = {}  # every node, for run_block_from
         self._sub: dict[int, Interpreter] = {}
 
     # ---- entry points
@@ -90,10 +92,11 @@ class Interpreter:
 
     def run_block_from(self, block: Block, after: Node, env: dict) -> list:
         """Run the nodes of `block` that follow `after` (its values must already be in
-        `env`): how execution continues in a bailout graph."""
-        steps = self._programs.get(id(block))
+        `env`): how execution continues in a bailout graph. Every node of the block runs
+        (profile nodes too: `env` may hold a profile's output and not its input)."""
+        steps = self._full_programs.get(id(block))
         if steps is None:
-            steps = self._programs[id(block)] = self._compile(block)
+            steps = self._full_programs[id(block)] = self._compile(block, elide_profiles=False)
         start = next(i for i, s in enumerate(steps) if s.node is after) + 1
         return self._run_steps(block, steps[start:], env)
 
@@ -127,11 +130,30 @@ class Interpreter:
         err.node = node  # type: ignore[attr-defined]
         return err
 
-    def _compile(self, block: Block) -> list[_Step]:
+    # Whether nodes that pass their input through (profile records, annotations) are left out
+    # of step lists (a subclass that records profiles keeps them).
+    elides_profiles = True
+
+    def _compile(self, block: Block, elide_profiles: bool = True) -> list[_Step]:
+        """The block's steps. A node that passes its input through (ops.facts "identity": a
+        `prim::profile` outside a profiling run) whose output only this block's nodes read is
+        left out, and they read its input (an optimized graph can run hundreds of profile nodes
+        per call inside loops)."""
+        alias: dict = {}
+        if elide_profiles and self.elides_profiles:
+            outputs = set(block.outputs)
+            for n in block.nodes():
+                if facts.has_tag(n.kind, "identity") and len(n.inputs) == 1 and len(n.outputs) == 1 and \
+                        n.outputs[0] not in outputs and \
+                        all(u.user.owning_block is block for u in n.outputs[0].uses):
+                    alias[n.outputs[0]] = alias.get(n.inputs[0], n.inputs[0])
         steps = []
         for n in block.nodes():
+            if alias and len(n.outputs) == 1 and n.outputs[0] in alias:
+                continue
             handler = PRIM_HANDLERS.get(n.kind) or _run_registered_op
-            steps.append(_Step(n, handler, tuple(n.inputs), tuple(n.outputs)))
+            inputs = tuple(alias.get(v, v) for v in n.inputs) if alias else tuple(n.inputs)
+            steps.append(_Step(n, handler, inputs, tuple(n.outputs)))
         return steps
 
     def sub_interpreter(self, graph: Graph) -> "Interpreter":

@@ -53,7 +53,9 @@ def _profile(interp, node: Node, args, env):
 class ProfilingInterpreter(Interpreter):
     """An Interpreter whose `prim::profile` nodes record the values they see."""
 
-    def _compile(self, block):
+    elides_profiles = False
+
+    def _compile(self, block, elide_profiles: bool = False):
         steps = super()._compile(block)
         return [_Step(s.node, _profile, s.inputs, s.outputs) if s.node.kind == "prim::profile"
                 else s for s in steps]

@@ -30,7 +30,7 @@ from llvmlite import ir
 
 from . import blas_calls, blas_library, gemm_kernel
 from .blas_library import BlasLibrary
-from .ir_loops import element, for_range, i64, smax
+from .ir_loops import I64, element, for_range, i64, smax
 
 ELEMENT_TYPES = {"float32": ir.FloatType(), "float64": ir.DoubleType(), "int64": ir.IntType(64)}
 
@@ -89,6 +89,9 @@ def emit_gemm(builder: ir.IRBuilder, dtype: str, m, n, k, a: Matrix, b: Matrix, 
     if all(isinstance(d, int) for d in (m, n, k)) and max(m * n * k, m * n) <= small_volume:
         gemm_kernel.emit_unrolled(builder, ety, m, n, k, alpha, _strided(a), _strided(b),
                                   _strided(c), beta)
+        return
+    if library is not None and _emit_known_call(builder, dtype, library, m, n, k, a, b, c, alpha,
+                                                beta, scratch, small_volume):
         return
     fn = _gemm_function(builder.module, dtype, library, small_volume)
     if scratch is None:
@@ -228,6 +231,96 @@ def _emit_blas_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, arg
     blas_calls.call_gemm(b, library, dtype, x_trans, y_trans, rows, cols, k, alpha, x_ptr, x_ld,
                          y_ptr, y_ld, beta, c, c_ld)
     b.ret_void()
+
+
+class _Fold:
+    """The integer and boolean operations of an IRBuilder that the dispatch helpers use, on
+    Python values: with sizes and strides known when the code is generated, the decision the
+    emitted dispatch would take at run time is taken once, here."""
+
+    @staticmethod
+    def _v(x):
+        return x.constant if isinstance(x, ir.Constant) else x
+
+    def icmp_signed(self, op: str, a, b) -> bool:
+        a, b = self._v(a), self._v(b)
+        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+    def select(self, cond, a, b):
+        return a if self._v(cond) else b
+
+    def and_(self, a, b) -> bool:
+        return bool(self._v(a)) and bool(self._v(b))
+
+    def or_(self, a, b) -> bool:
+        return bool(self._v(a)) or bool(self._v(b))
+
+    def not_(self, a) -> bool:
+        return not self._v(a)
+
+    def mul(self, a, b) -> int:
+        return self._v(a) * self._v(b)
+
+
+def _known(*values) -> bool:
+    return all(isinstance(v, int) for v in values)
+
+
+def _emit_known_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, m, n, k, a: Matrix,
+                     b: Matrix, c: Matrix, alpha, beta, scratch: Optional[ir.Value],
+                     small_volume: int) -> bool:
+    """For sizes and strides known now, emit the BLAS call (and operand copies) that
+    `_gemm_function`'s dispatch would make at run time, without the dispatch and the loop kernel
+    for LLVM to fold away (a product then compiles in a fraction of the time). False, emitting
+    nothing, when the sizes are not all known or the dispatch would pick the loop kernel."""
+    if not _known(m, n, k, a.row_stride, a.col_stride, b.row_stride, b.col_stride, c.row_stride,
+                  c.col_stride):
+        return False
+    f = _Fold()
+    if _is_small(f, m, n, k, small_volume):
+        return False
+    # as in _emit_blas_call, on Python values
+    c_row = _Operand(c.ptr, c.row_stride, c.col_stride, m, n).row_major(f)
+    c_col = _Operand(c.ptr, c.row_stride, c.col_stride, m, n).column_major(f)
+    swap = not c_row
+    pick = lambda x, y: y if swap else x  # noqa: E731
+    rows, cols = pick(m, n), pick(n, m)
+    x = _Operand(pick(a.ptr, b.ptr), pick(a.row_stride, b.col_stride), pick(a.col_stride, b.row_stride), rows, k)
+    y = _Operand(pick(b.ptr, a.ptr), pick(b.row_stride, a.col_stride), pick(b.col_stride, a.row_stride), k, cols)
+    out = _Operand(c.ptr, pick(c.row_stride, c.col_stride), pick(c.col_stride, c.row_stride), rows, cols)
+    c_usable = c_row or c_col
+    fits_library = _fits_library_ints(f, library)
+    fits = lambda values: bool(f._v(fits_library(values)))  # noqa: E731
+    flag = lambda v: ir.Constant(ir.IntType(1), int(bool(f._v(v))))  # noqa: E731
+    num = lambda v: ir.Constant(I64, f._v(v))  # noqa: E731
+    ety = ELEMENT_TYPES[dtype]
+    gemv = _MatrixVector(f, x, y, out)
+    if gemv.applies and c_usable and fits(gemv.ints):
+        library.register_symbols()
+        blas_calls.call_gemv(builder, library, dtype, flag(gemv.trans), num(gemv.stored_rows),
+                             num(gemv.stored_cols), _scalar(ety, alpha), gemv.matrix.ptr, num(gemv.ld),
+                             gemv.vector, num(gemv.vector_inc), _scalar(ety, beta), c.ptr, num(gemv.out_inc))
+        return True
+    x_row, x_col, y_row, y_col = x.row_major(f), x.column_major(f), y.row_major(f), y.column_major(f)
+    x_copy, y_copy = not (x_row or x_col), not (y_row or y_col)
+    x_ld = max(1, k) if x_copy else f._v(x.row_major_ld(f) if x_row else x.column_major_ld(f))
+    y_ld = max(1, cols) if y_copy else f._v(y.row_major_ld(f) if y_row else y.column_major_ld(f))
+    c_ld = f._v(out.row_major_ld(f))
+    if not (c_usable and not ((x_copy or y_copy) and scratch is None)
+            and fits([rows, cols, k, x_ld, y_ld, c_ld])):
+        return False
+    library.register_symbols()
+    x_ptr, y_ptr = x.ptr, y.ptr
+    if x_copy:  # X's copy first, Y's after it (or first, alone), as gemm_scratch_elems counts them
+        x_ptr = scratch
+        _emit_copy(builder, _Operand(x.ptr, i64(x.rs), i64(x.cs), i64(rows), i64(k)), scratch)
+    if y_copy:
+        y_ptr = element(builder, scratch, i64(rows * k if x_copy else 0))
+        _emit_copy(builder, _Operand(y.ptr, i64(y.rs), i64(y.cs), i64(k), i64(cols)), y_ptr)
+    blas_calls.call_gemm(builder, library, dtype, flag(not x_row and x_col), flag(not y_row and y_col),
+                         num(rows), num(cols), num(k), _scalar(ety, alpha), x_ptr, num(x_ld), y_ptr,
+                         num(y_ld), _scalar(ety, beta), c.ptr, num(c_ld))
+    return True
 
 
 class _MatrixVector:

@@ -1,8 +1,9 @@
-"""The cache of native units, keyed by the group graph's structural hash (ops, constants, types
-and use structure, not value names) and its specialization (the complete input types): in
-memory, and on disk together with what else decides the code (the code generator's source,
-the cores kernels are split for, the BLAS it calls), so a unit another process compiled is
-loaded without lowering its graph or printing its LLVM IR."""
+"""The cache of native units (tensor kernels and scalar programs), keyed by the group graph's
+structural hash (ops, constants, types and use structure, not value names) and its
+specialization (the complete input types): in memory, and on disk together with what else
+decides the code (the code generator's source, the cores kernels are split for, the BLAS it
+calls), so a unit another process compiled is loaded without lowering its graph or printing
+its LLVM IR."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def get_unit(graph: Graph) -> tuple[Optional[Union[NativeUnit, ScalarProgramUnit
     name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
     progress.tick("native units", "unit", name)
     try:
-        unit = (ScalarProgramUnit(graph, name) if is_scalar_program(graph)
+        unit = (ScalarProgramUnit(graph, name, cache_key=disk_key(key)) if is_scalar_program(graph)
                 else tensor_unit(graph, name, cache_key=disk_key(key)))
     except NotLowerable:
         unit = None

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 from llvmlite import ir
 
 from . import scalar_ops
+from .ir_loops import unroll_fully
 from .kernel import (Access, Buffer, CheckedIndex, Const, Expr, Gather, Kernel, Load, Op, Position,
                      Reduce, dynamic_indices, expr_children)
 
@@ -17,6 +18,10 @@ I32 = ir.IntType(32)
 PTR = ir.PointerType()
 
 STATUS_OUT_OF_BOUNDS = 15  # see entry.GUARD_KINDS
+# Innermost loops of at most this many iterations are unrolled (the only loops the pipeline
+# unrolls, see library.optimize): a stack along the last dim is one-iteration loops per piece
+# (80 -> 52 us for 4 x (256, 512) float32 pieces here, numpy 155 us).
+UNROLL_MAX_TRIP = 4
 
 
 class _Scope:
@@ -59,6 +64,7 @@ class KernelEmitter:
         self.indices: list[Optional[ir.Value]] = [None] * kernel.rank
         self.scope = _Scope(None)
         self.cuts: dict[int, set[int]] = {}  # per axis, where cat pieces start (see cat_cuts)
+        self.loop_count = 0  # loops emitted so far
 
     def emit(self) -> ir.Function:
         k = self.kernel
@@ -112,10 +118,14 @@ class KernelEmitter:
         b.cbranch(b.icmp_signed("<", i, stop), inside, after)
         b.position_at_end(inside)
         self.indices[axis] = i
+        self.loop_count += 1
+        before = self.loop_count
         self.loops(rest, body)
         nxt = b.add(i, ir.Constant(I64, 1), flags=["nuw", "nsw"])
         i.add_incoming(nxt, b.block)
-        b.branch(header)
+        back = b.branch(header)
+        if hi - lo <= UNROLL_MAX_TRIP and self.loop_count == before:
+            unroll_fully(back)  # an innermost loop of a few iterations (a cat piece, a short axis)
         b.position_at_end(after)
         self.indices[axis] = None
 

@@ -50,7 +50,9 @@ def check_array_layout() -> bool:
 
 def process_address(what: str) -> int:
     """The address an entry's global `<entry>.<what>` must hold in this process: numpy's
-    ndarray type for "ndarray", else the singleton of the dtype named `what`."""
+    ndarray type for "ndarray", None for "None", else the singleton of the dtype named `what`."""
+    if what == "None":
+        return id(None)
     return id(np.ndarray) if what == "ndarray" else id(np.dtype(what))
 
 
@@ -61,58 +63,74 @@ class ArrayGuards:
         self.b = builder
         self.fn = fn
         self.addresses: dict[str, int] = {}  # global name -> the address it must hold
+        self.fail: Optional[ir.Block] = None  # returns the status of the failed check
+        self.failed: Optional[ir.PhiInstr] = None
 
-    def process_address(self, what: str, address: Optional[int] = None) -> ir.Value:
-        """A process-specific address (`address`, by default `process_address(what)`: a type
-        object, a dtype singleton), read from a global that the unit fills in after loading,
-        so object code is the same in every process."""
+    def process_address(self, what: str) -> ir.Value:
+        """A process-specific address (`process_address(what)`: a type object, a dtype
+        singleton, None), read from a global that the unit fills in after loading (or after
+        loading it from disk, by the global's name), so object code is the same in every
+        process."""
         name = f"{self.fn.name}.{what}"
         gv = self.fn.module.globals.get(name)
         if gv is None:
             gv = ir.GlobalVariable(self.fn.module, I64, name=name)
             gv.initializer = ir.Constant(I64, 0)
-            self.addresses[name] = process_address(what) if address is None else address
+            self.addresses[name] = process_address(what)
         return self.b.load(gv, typ=I64)
 
     def field(self, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
         p = self.b.gep(obj, [ir.Constant(I64, offset)], source_etype=ir.IntType(8))
         return self.b.load(p, typ=ty)
 
-    def require(self, ok: ir.Value, status: int) -> None:
-        fail = self.fn.append_basic_block(f"guard_fail_{status}")
-        cont = self.fn.append_basic_block(f"guard_ok_{status}")
-        self.b.cbranch(ok, cont, fail, )
-        with self.b.goto_block(fail):
-            self.b.ret(ir.Constant(I32, status))
-        self.b.position_at_end(cont)
+    def require(self, checks: list[tuple[ir.Value, int]]) -> None:
+        """Return the status of the first failing (condition, status) check, else continue:
+        one branch for all of them (the status a select chain), to one return block per
+        function, so an entry stays small to optimize and compile."""
+        b = self.b
+        status = ir.Constant(I32, 0)
+        for ok, code in reversed(checks):
+            status = b.select(ok, status, ir.Constant(I32, code))
+        if self.fail is None:
+            self.fail = self.fn.append_basic_block("guard_failed")
+            with b.goto_block(self.fail):
+                self.failed = b.phi(I32, "status")
+                b.ret(self.failed)
+        cont = self.fn.append_basic_block("guard_ok")
+        self.failed.add_incoming(status, b.block)
+        b.cbranch(b.icmp_unsigned("==", status, ir.Constant(I32, 0)), cont, self.fail)
+        b.position_at_end(cont)
 
     def array(self, obj: ir.Value, buf: Buffer, arg: int) -> ir.Value:
-        """Check one array argument; returns its data pointer."""
+        """Check one array argument; returns its data pointer. Three branches: the type
+        (nothing else of a non-array may be read), dtype and rank (the sizes and strides are
+        read only at the expected rank), then sizes, strides, alignment and writeability."""
         b = self.b
         code = 16 * arg
         const = lambda v: ir.Constant(I64, v)  # noqa: E731
         typ = self.field(obj, OFFSET_TYPE, I64)
-        self.require(b.icmp_unsigned("==", typ, self.process_address("ndarray")), code + 1)
+        self.require([(b.icmp_unsigned("==", typ, self.process_address("ndarray")), code + 1)])
         descr = self.field(obj, OFFSET_DESCR, I64)
-        self.require(b.icmp_unsigned("==", descr, self.process_address(np.dtype(buf.dtype).name)),
-                     code + 2)
         nd = self.field(obj, OFFSET_ND, I32)
-        self.require(b.icmp_signed("==", nd, ir.Constant(I32, len(buf.sizes))), code + 3)
+        self.require([(b.icmp_unsigned("==", descr, self.process_address(np.dtype(buf.dtype).name)), code + 2),
+                      (b.icmp_signed("==", nd, ir.Constant(I32, len(buf.sizes))), code + 3)])
         dims = self.field(obj, OFFSET_DIMS, PTR)
         strides = self.field(obj, OFFSET_STRIDES, PTR)
+        checks = []
         for k, (size, stride) in enumerate(zip(buf.sizes, buf.strides)):
             d = b.load(b.gep(dims, [const(k)], source_etype=I64), typ=I64)
-            self.require(b.icmp_signed("==", d, const(size)), code + 4)
+            checks.append((b.icmp_signed("==", d, const(size)), code + 4))
             if size != 1:
                 s = b.load(b.gep(strides, [const(k)], source_etype=I64), typ=I64)
-                self.require(b.icmp_signed("==", s, const(stride * buf.dtype.itemsize)), code + 5)
+                checks.append((b.icmp_signed("==", s, const(stride * buf.dtype.itemsize)), code + 5))
         data = self.field(obj, OFFSET_DATA, PTR)
         misaligned = b.and_(b.ptrtoint(data, I64), const(buf.dtype.itemsize - 1))
-        self.require(b.icmp_unsigned("==", misaligned, const(0)), code + 6)
+        checks.append((b.icmp_unsigned("==", misaligned, const(0)), code + 6))
         if buf.is_output:
             flags = self.field(obj, OFFSET_FLAGS, I32)
             writeable = b.and_(flags, ir.Constant(I32, NPY_ARRAY_WRITEABLE))
-            self.require(b.icmp_unsigned("!=", writeable, ir.Constant(I32, 0)), code + 7)
+            checks.append((b.icmp_unsigned("!=", writeable, ir.Constant(I32, 0)), code + 7))
+        self.require(checks)
         return data
 
 
@@ -121,6 +139,11 @@ def emit_entry(module: ir.Module, name: str, buffers: list[Buffer],
     """`i32 name(PyObject*...)`: guard every buffer, then run the kernels in order. Returns
     the globals to fill in before the first call (name -> address)."""
     fn = ir.Function(module, ir.FunctionType(I32, [PTR] * len(buffers)), name=name)
+    # The guards are loads, compares and selects that optimizing barely shortens, but O3 and
+    # instruction selection took half of a small unit's compile time on them; the kernels
+    # it calls are optimized as before (`python -m irjit.tools.bench_compile`).
+    fn.attributes.add("noinline")
+    fn.attributes.add("optnone")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     guards = ArrayGuards(b, fn)
     data = [guards.array(obj, buf, i) for i, (obj, buf) in enumerate(zip(fn.args, buffers))]

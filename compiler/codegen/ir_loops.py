@@ -16,6 +16,31 @@ def i64(v: Union[int, ir.Value]) -> ir.Value:
     return ir.Constant(I64, v) if isinstance(v, int) else v
 
 
+class _LoopID(ir.values.MDValue):
+    """A loop's metadata node (`!N = !{!N, hints...}`): it refers to itself, so it is compared
+    and hashed by identity."""
+
+    def __init__(self, module: ir.Module, hints: list):
+        super().__init__(module, [], name=str(len(module.metadata)))
+        self.operands = (self, *hints)
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+
+def unroll_fully(branch: ir.Instruction) -> None:
+    """Mark the loop whose back edge is `branch` `llvm.loop.unroll.full`: the pipeline unrolls
+    no other loop (see `library.optimize`); for loops of a few iterations whose copies fold."""
+    module = branch.function.module
+    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])
+    branch.set_metadata("llvm.loop", _LoopID(module, [hint]))
+
+
 @contextmanager
 def for_range(builder: ir.IRBuilder, start, stop, step: int = 1, name: str = "i") -> Iterator[ir.Value]:
     """Emit `for (i = start; i < stop; i += step)`: the body is what the `with` block builds, and
@@ -50,6 +75,16 @@ def smax(builder: ir.IRBuilder, a, b) -> ir.Value:
 def element(builder: ir.IRBuilder, ptr: ir.Value, offset) -> ir.Value:
     """The address `ptr + offset` (offset in elements)."""
     return builder.gep(ptr, [i64(offset)])
+
+
+def copy_elements(builder: ir.IRBuilder, dst: ir.Value, src: ir.Value, count) -> None:
+    """Copy `count` elements from `src` to `dst` (typed pointers to floats, doubles or ints; the
+    ranges do not overlap) with `llvm.memcpy`: a run of run-time length copied as LLVM copies
+    memory, without a loop for the optimizer to vectorize."""
+    ety = dst.type.pointee
+    size = {ir.FloatType: 4, ir.DoubleType: 8}.get(type(ety)) or ety.width // 8
+    memcpy = builder.module.declare_intrinsic("llvm.memcpy", [ir.PointerType(), ir.PointerType(), I64])
+    builder.call(memcpy, [dst, src, builder.mul(i64(count), i64(size)), ir.Constant(ir.IntType(1), 0)])
 
 
 def entry_alloca(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:

@@ -1,6 +1,7 @@
 """One code library per compiled unit, as numba's `CodeLibrary`: it owns an LLVM module,
-is finalized once (verify, optimize at O3 for the host CPU, JIT) and hands out function
-addresses; its optimized LLVM IR and assembly are kept for dumps."""
+is finalized once (verify, optimize for the host CPU, compile to object code, link into the
+one MCJIT engine; or link object code from the disk cache) and hands out function addresses;
+its optimized LLVM IR and assembly are kept for dumps, the CPU time of each step in `phases`."""
 
 from __future__ import annotations
 
@@ -19,32 +20,47 @@ _LOCK = threading.RLock()
 
 
 @lru_cache(maxsize=None)
+def _host() -> tuple[str, str]:
+    """The host CPU's name and features (asked once: each call costs ~0.3 ms)."""
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+@lru_cache(maxsize=None)
 def target_machine() -> llvm.TargetMachine:
     """The host's target machine: its CPU name and every feature it has (AVX2/AVX-512)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, codemodel="jitdefault")
+    cpu, features = _host()
+    return target.create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
 
 
-# object code handed to / received from MCJIT, by module name, while a library is finalized
+# object code handed to MCJIT, by module name, while a library is linked
 _OBJECTS_IN: dict[str, bytes] = {}
-_OBJECTS_OUT: dict[str, bytes] = {}
+_BACKING = "irjit_engine_backing"  # the engine's own empty module: never a library's name
 
 
 @lru_cache(maxsize=None)
 def _engine() -> llvm.ExecutionEngine:
-    """The one MCJIT engine every library adds its module to; its object cache hooks let a
-    library reuse object code from disk and keep what MCJIT compiles."""
+    """The one MCJIT engine every library is linked into. Libraries bring their object code
+    (compiled by `target_machine().emit_object`, or read from disk): its object cache hook hands
+    MCJIT that code, so MCJIT only links. Its own empty module, compiled at the first link
+    (~1.3 ms of a process's first unit), is kept in the disk cache too."""
     tm = target_machine()
     backing = llvm.parse_assembly("")
-    backing.name = "irjit_engine_backing"  # compiled at the first finalize: never a library's name
+    backing.name = _BACKING
     backing.triple = tm.triple
+    cache = disk_cache()
+    digest = cache.digest(f"{_BACKING}|{tm.triple}") if cache is not None else None
+    stored = cache.load(digest) if cache is not None else None
+    if stored is not None:
+        _OBJECTS_IN[_BACKING] = stored[0]
+
+    def compiled(mod: llvm.ModuleRef, obj: bytes) -> None:  # only the backing module ever is
+        if mod.name == _BACKING and cache is not None:
+            cache.store(digest, obj, "")
     engine = llvm.create_mcjit_compiler(backing, tm)
-    engine.set_object_cache(lambda mod, buf: _OBJECTS_OUT.__setitem__(mod.name, buf),
-                            lambda mod: _OBJECTS_IN.pop(mod.name, None))
+    engine.set_object_cache(compiled, lambda mod: _OBJECTS_IN.pop(mod.name, None))
     return engine
 
 
@@ -57,7 +73,24 @@ def disk_cache() -> Optional[DiskCache]:
 def host_key() -> str:
     """What object code depends on besides the IR: CPU, features and llvmlite version."""
     import llvmlite
-    return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|{llvmlite.__version__}"
+    cpu, features = _host()
+    return f"{cpu}|{features}|{llvmlite.__version__}"
+
+
+def optimize(mod: llvm.ModuleRef) -> None:
+    """The optimization pipeline: O3 with loop and SLP vectorization for the host CPU, without
+    loop unrolling but for loops marked `llvm.loop.unroll.full` (innermost kernel loops of a
+    few iterations, emit.UNROLL_MAX_TRIP). Unrolling fully unrolled short inner loops (16
+    columns, 3x3 kernel taps) before the loop vectorizer saw them, which made element-wise and
+    depthwise kernels 2-8x slower and multiplied the vectorizer's work (units took up to 260 ms
+    to optimize); the vectorizer still interleaves vector loops (`python -m
+    irjit.tools.bench_compile`)."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = False
+    pb = llvm.create_pass_builder(target_machine(), pto)
+    pb.getModulePassManager().run(mod, pb)
 
 
 def new_module(name: str) -> ir.Module:
@@ -89,11 +122,25 @@ def dump_library(library: "CodeLibrary") -> None:
             f.write(library.asm)
 
 
+class _PhaseClock:
+    """Adds the CPU time of this thread since the previous lap to `phases[name]` (ms)."""
+
+    def __init__(self, phases: dict[str, float]):
+        self.phases = phases
+        self.last = time.thread_time()
+
+    def lap(self, name: str) -> None:
+        now = time.thread_time()
+        self.phases[name] = self.phases.get(name, 0.0) + (now - self.last) * 1000.0
+        self.last = now
+
+
 class CodeLibrary:
     """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
 
     def __init__(self, module: Optional[ir.Module], name: Optional[str] = None):
-        self.module = module  # None for a library loaded from disk without its module
+        self.module = module  # until finalized; None for a library loaded from disk
+        self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
         self._llvm_ir_path = None  # or where the disk cache keeps it
@@ -101,6 +148,7 @@ class CodeLibrary:
         self._binding: Optional[llvm.ModuleRef] = None
         self.compile_ms = 0.0
         self.from_disk = False  # object code reused from the disk cache
+        self.phases: dict[str, float] = {}  # step -> CPU ms of this thread (see finalize)
 
     @property
     def llvm_ir(self) -> Optional[str]:
@@ -113,51 +161,58 @@ class CodeLibrary:
         return self._llvm_ir
 
     def finalize(self, cache_key: Optional[str] = None, metadata: Optional[str] = None) -> None:
-        """Verify, optimize with the new pass manager at O3 and JIT the module, or reuse its
-        object code from the disk cache. With `cache_key` (what the module is made from, for
-        `load_library` to find it without building the module), the disk entry is keyed by it
-        and stores `metadata`; else it is keyed by the module's IR."""
+        """Verify, optimize (`optimize`) and compile the module to object code, then link it;
+        or link the object code the disk cache holds for it, without parsing the module. With
+        `cache_key` (what the module is made from, for `load_library` to find it without
+        building the module), the disk entry is keyed by it and stores `metadata`; else it is
+        keyed by the module's IR. `phases` records the CPU time of each step."""
         assert self._binding is None, "a code library is finalized once"
         start = time.perf_counter()
-        text = str(self.module)
+        clock = _PhaseClock(self.phases)
         cache = disk_cache()
+        module = self.module
+        text = str(module) if cache_key is None or cache is None else None
         digest = cache.digest(text if cache_key is None else cache_key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
-        mod = llvm.parse_assembly(text)
-        mod.name = self.name  # the object cache hooks find this module's object code by name
-        mod.verify()
+        clock.lap("print")
+        self.module = None  # its objects (cyclic) go with the next young collection, not a full one
         if cached is not None:
             obj, self._llvm_ir = cached
             self.from_disk = True
+            mod = _empty_module(self.name)  # MCJIT loads `obj` for it
         else:
-            tm = target_machine()
-            pto = llvm.create_pipeline_tuning_options(speed_level=3)
-            pto.loop_vectorization = True
-            pto.slp_vectorization = True
-            pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            if text is None:
+                text = str(module)
+                clock.lap("print")
+            self.ir_chars = len(text)
+            mod = llvm.parse_assembly(text)
+            mod.name = self.name  # the object cache hook finds this module's object code by name
+            clock.lap("parse")
             mod.verify()
+            clock.lap("verify")
+            optimize(mod)
+            clock.lap("optimize")
             self._llvm_ir = str(mod)
-            obj = None
-        compiled = self._link(mod, obj)
-        if cached is None and compiled is not None and cache is not None:
-            cache.store(digest, compiled, self._llvm_ir, metadata)
+            clock.lap("print optimized")
+            obj = target_machine().emit_object(mod)
+            clock.lap("codegen")
+        self._link(mod, obj)
+        clock.lap("link")
+        if cached is None and cache is not None:
+            cache.store(digest, obj, self._llvm_ir, metadata)
+            clock.lap("store")
         self.compile_ms = (time.perf_counter() - start) * 1000.0
         dump_library(self)
 
-    def _link(self, mod: llvm.ModuleRef, obj: Optional[bytes]) -> Optional[bytes]:
-        """Add `mod` to the engine (with `obj`, its object code, MCJIT compiles nothing);
-        returns the object code MCJIT compiled, if it did."""
+    def _link(self, mod: llvm.ModuleRef, obj: bytes) -> None:
+        """Add `mod` to the engine with `obj`, its object code (MCJIT compiles nothing)."""
         with _LOCK:
             engine = _engine()
-            if obj is not None:
-                _OBJECTS_IN[mod.name] = obj
+            _OBJECTS_IN[mod.name] = obj
             engine.add_module(mod)
             engine.finalize_object()
             _OBJECTS_IN.pop(mod.name, None)
-            compiled = _OBJECTS_OUT.pop(mod.name, None)
         self._binding = mod
-        return compiled
 
     @property
     def asm(self) -> str:
@@ -182,6 +237,15 @@ class CodeLibrary:
         return addr
 
 
+def _empty_module(name: str) -> llvm.ModuleRef:
+    """An empty module named `name`, linked with object code that stands for it."""
+    mod = llvm.parse_assembly("")
+    mod.name = name
+    mod.triple = target_machine().triple
+    mod.data_layout = str(target_machine().target_data)
+    return mod
+
+
 def load_library(name: str, cache_key: str,
                  before_linking: Callable[[str], None]) -> Optional[tuple[CodeLibrary, str]]:
     """(the library named `name` that `finalize(cache_key, metadata)` stored on disk, its
@@ -199,11 +263,7 @@ def load_library(name: str, cache_key: str,
     obj, metadata = entry
     before_linking(metadata)
     library = CodeLibrary(None, name)
-    mod = llvm.parse_assembly("")  # an empty module of that name: MCJIT loads `obj` for it
-    mod.name = name
-    mod.triple = target_machine().triple
-    mod.data_layout = str(target_machine().target_data)
-    library._link(mod, obj)
+    library._link(_empty_module(name), obj)
     library._llvm_ir_path = cache.ir_path(digest)
     library.from_disk = True
     library.compile_ms = (time.perf_counter() - start) * 1000.0

@@ -417,7 +417,7 @@ class NumberEmitter(Comparisons):
             return self.const(False)
         if not isinstance(x, TensorArg):
             raise NotLowerable("an autograd check of a value that is not a tensor")
-        none = self._guards.process_address("None", id(None))
+        none = self._guards.process_address("None")
         return Num(self.b.icmp_unsigned("!=", self.b.ptrtoint(x.obj, I64), none), "bool")
 
     def is_none(self, x) -> Num:

@@ -1,15 +1,18 @@
 """A compiled scalar program (scalar_program.py): its own code library, called through ctypes
 with Python numbers and lists of them (arrays or None for tensor arguments), returning a status
-and numbers and lists."""
+and numbers and lists. Cached on disk by its graph as tensor units are (cache.py): a hit links
+the object code with the kinds and globals its JSON sidecar holds."""
 
 from __future__ import annotations
 
 import ctypes
+import json
+from typing import Optional
 
 from irjit.compiler.ir import Graph
 
-from .entry import check_array_layout
-from .library import CodeLibrary, new_module
+from .entry import check_array_layout, process_address
+from .library import CodeLibrary, load_library, new_module
 from .scalar_program import ProgramLowering
 
 STATUS_ARGUMENT = 2  # an argument is not of its input's type (or an int outside int64)
@@ -37,19 +40,33 @@ class ScalarProgramUnit:
     Tensor arguments (arrays or None) are passed as objects: the program compares them with
     None and reads one-element arrays through the entry's array guards."""
 
-    def __init__(self, graph: Graph, name: str = "program"):
+    def __init__(self, graph: Graph, name: str = "program", cache_key: Optional[str] = None):
+        """Compile `graph`; with `cache_key` (its structural hash and specialization, the code
+        generator's version, the host), a program the disk cache holds under that key is linked
+        from its object code instead, without lowering, emitting or printing anything."""
         assert check_array_layout(), "numpy's array layout is not the one native entries read"
         self.name = name
-        lowering = ProgramLowering(graph)
-        module = new_module(name)
-        lowering.emit(module, name)
-        self.library = CodeLibrary(module)
-        self.library.finalize()
-        for global_name, address in lowering.addresses.items():
+        loaded = load_library(name, cache_key, lambda metadata: None) if cache_key is not None else None
+        if loaded is not None:
+            self.library, metadata = loaded
+            meta = json.loads(metadata)
+            addresses = {g: process_address(g.rsplit(".", 1)[1]) for g in meta["globals"]}
+            self.input_kinds, self.output_kinds = meta["inputs"], meta["outputs"]
+            self.output_capacities = meta["capacities"]
+        else:
+            lowering = ProgramLowering(graph)
+            module = new_module(name)
+            lowering.emit(module, name)
+            addresses = lowering.addresses
+            self.input_kinds = lowering.input_kinds
+            self.output_kinds = lowering.output_kinds
+            self.output_capacities = lowering.output_capacities
+            self.library = CodeLibrary(module)
+            self.library.finalize(cache_key, json.dumps({
+                "globals": sorted(addresses), "inputs": self.input_kinds, "outputs": self.output_kinds,
+                "capacities": self.output_capacities}))
+        for global_name, address in addresses.items():
             ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
-        self.input_kinds = lowering.input_kinds
-        self.output_kinds = lowering.output_kinds
-        self.output_capacities = lowering.output_capacities
         fields = [(f"out{k}", _ListSlot if kind in _ELEMENT_CTYPES else _CTYPES[kind])
                   for k, kind in enumerate(self.output_kinds)]
         self._outputs = type(f"{name}_outputs", (ctypes.Structure,), {"_fields_": fields})

@@ -22,7 +22,7 @@ from irjit.eager_binding import TracedInt
 from irjit.compiler.ir import Graph, SourceLocation, Value
 from irjit.compiler.ir.constants import tensor_type_of
 from irjit.nn import module as nn_module
-from irjit.ops.registry import OpEntry, find_op
+from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import (BOOL, FLOAT, INT, TENSOR, ClassType, ListType, OptionalType,
                              TensorType, TupleType, Type)
@@ -283,7 +283,7 @@ class Tracer:
         if decompose is not None:
             self._decomposing += 1
             try:
-                result = decompose(*autograd.with_defaults(entry, args))
+                result = decompose(*with_defaults(entry, args))
             finally:
                 self._decomposing -= 1
             if result is not NotImplemented:
@@ -296,7 +296,7 @@ class Tracer:
             autograd.TRACER[0] = self
         if schema.variadic:
             return result
-        args = autograd.with_defaults(entry, args)
+        args = with_defaults(entry, args)
         alias = _ALIASES.get(schema.name)
         if alias is not None:
             entry = find_op(alias, [_plain(a) for a in args])

@@ -192,3 +192,57 @@ def test_runtime_threshold_switches_between_kernel_and_blas():
         c = np.empty((40, 30), np.float32)
         run(fn, "float32", a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def known_gemm(dtype: str, library_name: str, a, b, c, with_scratch: bool = True):
+    """A JIT `gemm(A, B, C, scratch, alpha, beta)` for the sizes and strides of a, b and c, known
+    when the code is generated."""
+    library = LIBRARIES[library_name]()
+    if library is None and library_name != "loops":
+        pytest.skip(f"no {library_name} BLAS here")
+    (m, k), n = a.shape, b.shape[1]
+
+    modules = []
+
+    def build(bld, args):
+        pa, pb, pc, scratch, alpha, beta = args
+        blas.emit_gemm(bld, dtype, m, n, k, Matrix(pa, *strides(a)), Matrix(pb, *strides(b)),
+                       Matrix(pc, *strides(c)), alpha, beta, scratch if with_scratch else None,
+                       library=library)
+        modules.append(bld.module)
+    fn = compile_function(build, [PTR[dtype]] * 4 + [SCALAR[dtype]] * 2)
+    fn.emitted_ir = str(modules[0])  # before optimizing
+    return fn
+
+
+@pytest.mark.parametrize("library", ["cblas", "fortran"])
+@pytest.mark.parametrize("shape", [(17, 33, 29), (1, 40, 50), (40, 1, 50), (6, 30, 1)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_known_sizes_call_blas_as_the_run_time_dispatch_does(library, shape):
+    """With sizes and strides known, the call the run-time dispatch would make is emitted
+    directly (no dispatch, no loop kernel): bit-identical results on every layout."""
+    rng = np.random.default_rng(5)
+    m, n, k = shape
+    runtime = runtime_gemm("float32", library, with_scratch=True)
+    for la in "ctsr":
+        for lb in "ctsr":
+            for lc in "ct":
+                a, b = operand(rng, (m, k), la, "float32"), operand(rng, (k, n), lb, "float32")
+                c_known, c_runtime = operand(rng, (m, n), lc, "float32"), operand(rng, (m, n), lc, "float32")
+                c_runtime[...] = c_known
+                fn = known_gemm("float32", library, a, b, c_known)
+                assert "irjit_gemm_kernel" not in fn.emitted_ir
+                size = blas.gemm_scratch_elems(m, n, k, strides(a), strides(b))
+                fn(a, b, c_known, np.full(size + CANARY, 12345, np.float32), 1.5, 0.5)
+                run(runtime, "float32", a, b, c_runtime, alpha=1.5, beta=0.5)
+                np.testing.assert_array_equal(c_known, c_runtime, err_msg=f"layouts A={la} B={lb} C={lc}")
+
+
+def test_known_strided_operands_without_scratch_use_the_loop_kernel():
+    rng = np.random.default_rng(7)
+    a, b = operand(rng, (20, 30), "s", "float32"), operand(rng, (30, 10), "s", "float32")
+    c = np.empty((20, 10), np.float32)
+    fn = known_gemm("float32", "cblas", a, b, c, with_scratch=False)
+    assert "irjit_gemm_kernel" in fn.emitted_ir  # the dispatch's choice
+    fn(a, b, c, None, 1.0, 0.0)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from irjit.compiler.codegen import library
 from irjit.compiler.codegen.disk_cache import DiskCache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +33,17 @@ print(unit.library.from_disk)
 """
 
 
+def _backing_digest(root: Path) -> str:
+    """The digest of the engine's own empty module, which the disk cache keeps too."""
+    return DiskCache(root, library.host_key()).digest(f"{library._BACKING}|{library.target_machine().triple}")
+
+
+def _unit_files(root: Path) -> list[str]:
+    """The suffixes of the files of the cache's entries, but for the engine's module."""
+    backing = _backing_digest(root)
+    return sorted(p.suffix for p in root.rglob("*") if p.is_file() and not p.name.startswith(backing))
+
+
 def _run(cache_dir: Path) -> str:
     env = dict(os.environ, IRJIT_CACHE_DIR=str(cache_dir), IRJIT_CACHE="1")
     return subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, check=True,
@@ -40,8 +52,7 @@ def _run(cache_dir: Path) -> str:
 
 def test_a_second_process_reuses_the_object_code(tmp_path):
     assert _run(tmp_path) == "False"
-    files = sorted(p.suffix for p in tmp_path.rglob("*") if p.is_file())
-    assert files == [".ll", ".o"]  # one complete entry, no temporary files left
+    assert _unit_files(tmp_path) == [".ll", ".o"]  # one complete entry, no temporary files left
     assert _run(tmp_path) == "True"
 
 
@@ -56,22 +67,23 @@ COMPILED = """
 from irjit.compiler.codegen import library
 engine = library._engine()
 compiled = []  # names of the modules MCJIT generated code for in this process
-engine.set_object_cache(
-    lambda mod, buf: (compiled.append(mod.name), library._OBJECTS_OUT.__setitem__(mod.name, buf)),
-    lambda mod: library._OBJECTS_IN.pop(mod.name, None))
+engine.set_object_cache(lambda mod, buf: compiled.append(mod.name),
+                        lambda mod: library._OBJECTS_IN.pop(mod.name, None))
 """ + SCRIPT + """
 print("disk_cache_probe" in compiled)
 """
 
 
-def test_the_first_library_of_a_process_uses_its_cached_code(tmp_path):
-    """The engine's own (empty) module is compiled at the first finalize; it must not take the
-    object code meant for the first library, which MCJIT would then compile unoptimized."""
+def test_mcjit_only_links_the_object_code_a_library_brings(tmp_path):
+    """A library compiles its optimized module to object code itself (or reads it from disk)
+    and MCJIT links that code: MCJIT never compiles a library's module (it would compile it
+    unoptimized), and its own empty module, compiled at the first link, never takes the object
+    code meant for the first library."""
     env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
     run = lambda: subprocess.run([sys.executable, "-c", COMPILED], cwd=ROOT, env=env, check=True,  # noqa: E731
                                  capture_output=True, text=True).stdout.split()
-    assert run() == ["False", "True"]  # compiled, not from disk
-    assert run() == ["True", "False"]  # from disk, nothing compiled
+    assert run() == ["False", "False"]  # compiled by the library, not from disk
+    assert run() == ["True", "False"]  # from disk
 
 
 UNIT_BY_GRAPH = """
@@ -107,7 +119,7 @@ def test_a_unit_from_the_disk_cache_is_found_by_its_graph_and_computes_the_same(
     """The product is large enough to call BLAS: its symbols must be known before linking."""
     types = "Float(48, 64), Float(64, 32), Float(32)"
     assert _unit_process(tmp_path, "compile", types, tmp_path / "fresh.npy") == "False True"
-    assert sorted(p.suffix for p in (tmp_path / "cache").rglob("*") if p.is_file()) == [".json", ".ll", ".o"]
+    assert _unit_files(tmp_path / "cache") == [".json", ".ll", ".o"]
     # found by graph: nothing is lowered (no kernel), and the results are the same
     assert _unit_process(tmp_path, "no-lowering", types, tmp_path / "cached.npy") == "True False"
     np.testing.assert_array_equal(np.load(tmp_path / "fresh.npy"), np.load(tmp_path / "cached.npy"))
@@ -120,3 +132,70 @@ def test_the_disk_key_includes_the_layout_and_the_bounds_checks(tmp_path):
     assert _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "c.npy",
                          IRJIT_NATIVE_CHECKS="1") == "False True"
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "c.npy"))
+
+
+PROGRAM_BY_GRAPH = """
+import sys
+import numpy as np
+from irjit.compiler.codegen import cache, scalar_program_unit
+from irjit.compiler.codegen.scalar_program_unit import ScalarProgramUnit
+from irjit.compiler.parser import parse_ir
+if sys.argv[1] == "no-lowering":
+    def refuse(*args, **kwargs):
+        raise AssertionError("lowered a program the disk cache holds")
+    scalar_program_unit.ProgramLowering = refuse
+    scalar_program_unit.new_module = refuse
+g = parse_ir('''graph(%t : Float(2, 3, strides=[3, 1], device=cpu), %o : Tensor?, %n : int, %x : float):
+  %none : NoneType = prim::Constant()
+  %true : bool = prim::Constant[value=1]()
+  %numel : int = aten::numel(%t)
+  %is_none : bool = aten::__is__(%o, %none)
+  %out : int[] = prim::ListConstruct()
+  %acc : float = prim::Loop(%n, %true, %x)
+    block0(%i : int, %a : float):
+      %sq : int = aten::mul(%i, %i)
+      %l : int[] = aten::append(%out, %sq)
+      %b : float = aten::mul(%a, %x)
+      -> (%true, %b)
+  return (%numel, %is_none, %out, %acc)''')
+u, hit = cache.get_unit(g)
+assert isinstance(u, ScalarProgramUnit)
+t = np.zeros((2, 3), np.float32)
+results = [u.call([t, None, 4, 1.5]), u.call([t, t, 2, -2.0]), u.call([t.T, None, 1, 1.0])[0] != 0]
+print(u.library.from_disk, results)
+"""
+
+
+def test_a_scalar_program_from_the_disk_cache_is_found_by_its_graph(tmp_path):
+    """Scalar programs are keyed by graph as tensor units are: a second process links the
+    object code with the kinds, list capacities and process addresses (numpy's ndarray type,
+    dtypes, None) of the sidecar, without lowering or emitting the program."""
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    run = lambda mode: subprocess.run([sys.executable, "-c", PROGRAM_BY_GRAPH, mode], cwd=ROOT,  # noqa: E731
+                                      env=env, check=True, capture_output=True, text=True).stdout.strip()
+    fresh = run("compile")
+    assert fresh.startswith("False ") and "[0, 1, 4, 9]" in fresh and "True]" in fresh
+    assert _unit_files(tmp_path) == [".json", ".ll", ".o"]
+    assert run("no-lowering") == "True " + fresh.split(" ", 1)[1]
+
+
+ENGINE = """
+from irjit.compiler.codegen import library
+stored = []
+cache = library.disk_cache()
+store = cache.store
+cache.store = lambda digest, *a, **k: (stored.append(digest), store(digest, *a, **k))
+library._engine().finalize_object()  # compiles (or loads) the engine's own module
+print(len(stored))
+"""
+
+
+def test_the_engine_module_is_compiled_once_per_cache(tmp_path):
+    """The engine's empty module (compiled at a process's first link) is stored once; later
+    processes link it from disk."""
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    run = lambda: subprocess.run([sys.executable, "-c", ENGINE], cwd=ROOT, env=env, check=True,  # noqa: E731
+                                 capture_output=True, text=True).stdout.strip()
+    assert run() == "1"
+    assert any(p.name.startswith(_backing_digest(tmp_path)) and p.suffix == ".o" for p in tmp_path.rglob("*"))
+    assert run() == "0"

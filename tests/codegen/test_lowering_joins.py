@@ -4,6 +4,8 @@ off; pieces computed in the same group stay correct; the loops split at the piec
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -116,6 +118,24 @@ def test_cat_loops_split_at_the_piece_bounds():
     assert status == 0
     np.testing.assert_array_equal(out, np.concatenate([x, y], 1))
     assert "x float>" in unit.library.llvm_ir  # the pieces are read with vector loads
+
+
+def test_a_stack_along_the_last_dim_interleaves_vectors():
+    """Stacking along a new last dim splits that axis into one-iteration loops per piece, which
+    are unrolled (emit.UNROLL_MAX_TRIP) so the rows of the pieces are interleaved as vectors."""
+    graph = typed_graph("""graph(%x : Tensor, %y : Tensor, %z : Tensor, %w : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %l : Tensor[] = prim::ListConstruct(%x, %y, %z, %w)
+  %c : Tensor = aten::stack(%l, %two)
+  return (%c)""", ", ".join(["Float(8, 64)"] * 4))
+    graph.outputs[0].type = graph.inputs[0].type.with_(sizes=(8, 64, 4), strides=(256, 4, 1))
+    unit = NativeUnit(graph, "stack_last")
+    xs = [np.arange(512, dtype=np.float32).reshape(8, 64) * k for k in range(1, 5)]
+    status, (out,) = unit.call(xs)
+    assert status == 0
+    np.testing.assert_array_equal(out, np.stack(xs, 2))
+    widths = {int(w) for w in re.findall(r"store <(\d+) x float>", unit.library.llvm_ir)}
+    assert widths and max(widths) > 4, widths  # whole vectors of the output, not one per piece
 
 
 @pytest.mark.parametrize("split", ["%four, %one", "%sizes, %one"])

@@ -59,6 +59,28 @@ def test_each_guard_refuses_a_mismatched_array(chain_unit, kind, change):
     assert describe_status(status) == f"argument 0: {kind}"
 
 
+def test_the_first_failing_guard_of_an_array_is_reported(chain_unit):
+    """Checks of one array are evaluated together; the status names the first in order: per
+    dim its size, then its stride."""
+    x, a, b = _inputs()
+    status, _ = chain_unit.call([x[:, ::2], a, b])  # dim 1: size 5 (and stride 8 bytes)
+    assert describe_status(status) == "argument 0: size"
+    status, _ = chain_unit.call([np.asfortranarray(x)[:, :5], a, b])  # dim 0's stride first
+    assert describe_status(status) == "argument 0: stride"
+    status, _ = chain_unit.call([x, a, np.zeros(10, np.float64)[::2]])  # dtype before rank, size
+    assert describe_status(status) == "argument 2: dtype"
+    status, _ = chain_unit.call([x, a[:, :5], b[:5]])  # the first refused argument
+    assert describe_status(status) == "argument 1: size"
+
+
+def test_a_read_only_output_array_is_refused(chain_unit):
+    x, a, b = _inputs()
+    out = np.empty((6, 10), np.float32)
+    out.flags.writeable = False
+    status, _ = chain_unit.call([x, a, b], {0: out})
+    assert describe_status(status) == "argument 3: not writeable"
+
+
 def test_stride_zero_broadcast_view_is_refused(chain_unit):
     x, a, b = _inputs()
     status, _ = chain_unit.call([x, a, np.broadcast_to(np.float32(1), (10,))])

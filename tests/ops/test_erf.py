@@ -54,3 +54,17 @@ def test_shapes_and_scalars():
     x = np.linspace(-2, 2, 12).reshape(3, 4)
     assert erf(x).shape == (3, 4)
     assert erf(0.5) == pytest.approx(math.erf(0.5), rel=1e-15)
+
+
+@pytest.mark.parametrize("fn", [erf, erfc])
+def test_float32_inputs_round_as_the_float64_evaluation(fn):
+    """A float32 input is evaluated with fewer Taylor terms (to float32's precision): rounded to
+    float32, its results are those of the full float64 evaluation."""
+    rng = np.random.default_rng(13)
+    x = np.concatenate([np.linspace(-7, 7, 200_001), rng.standard_normal(100_000) * 2,
+                        (np.arange(-6 * 64, 6 * 64 + 1) + 0.5) / 64,
+                        [0.0, -0.0, 1e-30, 5.99, 6.0, 27.4, 27.5, 30.0, np.inf, -np.inf]]).astype(np.float32)
+    narrow = fn(x).astype(np.float32)
+    full = fn(x.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(narrow, full)
+    assert np.isnan(fn(np.array([np.nan], np.float32))).all()

@@ -47,6 +47,30 @@ def test_conv2d_matches_reference(stride, padding, dilation, groups):
     np.testing.assert_allclose(out.data, naive_conv2d(x, w, b, stride, padding, dilation, groups), atol=1e-10)
 
 
+@pytest.mark.parametrize("x_shape,w_shape,stride,padding,dilation", [
+    ((2, 4, 9, 7), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1)),    # depthwise
+    ((2, 3, 8, 8), (6, 1, 3, 2), (2, 1), (1, 0), (1, 2)),    # two filters per channel
+    ((3, 5, 11), (5, 1, 4), (2,), (2,), (2,)),               # 1-D
+])
+def test_depthwise_convolution_and_its_gradients(x_shape, w_shape, stride, padding, dilation):
+    """One input channel a group runs tap by tap (no im2col): the output matches the loops, and
+    the input and weight gradients are the adjoints of the (bilinear) convolution."""
+    groups = x_shape[1]
+    x, w = r.standard_normal(x_shape), r.standard_normal(w_shape)
+    conv = lambda a, b: run_op("aten::convolution", T(a), T(b), None, list(stride), list(padding),  # noqa: E731
+                               list(dilation), False, [0] * len(stride), groups).data
+    out = conv(x, w)
+    if len(stride) == 2:
+        np.testing.assert_allclose(out, naive_conv2d(x, w, None, stride, padding, dilation, groups), atol=1e-10)
+    g = r.standard_normal(out.shape)
+    gi, gw, _ = run_op("aten::convolution_backward", T(g), T(x), T(w), None, list(stride), list(padding),
+                       list(dilation), False, [0] * len(stride), groups, [True, True, False])
+    dx, dw = r.standard_normal(x_shape), r.standard_normal(w_shape)
+    np.testing.assert_allclose((gi.data * dx).sum(), (g * conv(dx, w)).sum(), rtol=1e-10)
+    np.testing.assert_allclose((gw.data * dw).sum(), (g * conv(x, dw)).sum(), rtol=1e-10)
+    assert gi.shape == x_shape and gw.shape == w_shape
+
+
 def test_conv_unbatched_and_float32():
     x = r.standard_normal((3, 5, 5)).astype(np.float32)
     w = r.standard_normal((2, 3, 3, 3)).astype(np.float32)
@@ -199,6 +223,24 @@ def test_layer_and_group_norm():
         run_op("aten::layer_norm", T(np.zeros((2, 3))), [4])
     with pytest.raises(RuntimeError, match="divisible by num_groups"):
         run_op("aten::group_norm", T(np.zeros((2, 6, 3))), 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_norms_compute_the_textbook_formula_in_the_input_dtype(dtype):
+    """Layer and (eval) batch norm reuse their centered values and write in place; the results
+    are those of the formula step by step, bit for bit, with float32 weights on a float16 input."""
+    x = r.standard_normal((4, 6, 5)).astype(dtype)
+    w, b = r.standard_normal(5).astype(np.float32), r.standard_normal(5).astype(np.float32)
+    out, mean, rstd = run_op("aten::native_layer_norm", T(x), [5], T(w), T(b), 1e-5)
+    m = x.mean(-1, keepdims=True)
+    want = (x - m) * (1.0 / np.sqrt(x.var(-1, keepdims=True) + 1e-5)) * w + b
+    assert out.dtype == dtype and np.array_equal(out.data, want.astype(dtype))
+    w6, b6, rm, rv = (r.standard_normal(6).astype(dtype) for _ in range(4))
+    rv = np.abs(rv) + 1
+    y = run_op("aten::batch_norm", T(x), T(w6), T(b6), T(rm), T(rv), False, 0.1, 1e-5, True).data
+    c = lambda v: v.reshape(1, -1, 1)  # noqa: E731
+    want = (x - c(rm)) * c((1.0 / np.sqrt(rv + 1e-5)).astype(dtype)) * c(w6) + c(b6)
+    assert y.dtype == dtype and np.array_equal(y, want.astype(dtype))
 
 
 # ---- dropout

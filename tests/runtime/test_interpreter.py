@@ -111,3 +111,47 @@ def test_pytorch_optimized_graphs_run_in_the_plain_interpreter_for_any_inputs():
     out = fn.run(x, y, requires_grad=False)[0].data  # fails RequiresGradCheck's requires_grad=1
     z = np.tanh(x * y + 1)
     np.testing.assert_allclose(out, 1 / (1 + np.exp(-z)) * x, rtol=1e-5)
+
+
+PROFILED_LOOP = """graph(%x : Tensor, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %px : Tensor = prim::profile[profiled_type=Float(3, strides=[1], requires_grad=0, device=cpu), seen_none=0](%x)
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %acc : Tensor):
+      %pa : Tensor = prim::profile[profiled_type=Float(3, strides=[1], requires_grad=0, device=cpu), seen_none=0](%acc)
+      %ppa : Tensor = prim::profile[profiled_type=Float(3, strides=[1], requires_grad=0, device=cpu), seen_none=0](%pa)
+      %s : Tensor = aten::add(%ppa, %px, %one)
+      %ps : Tensor = prim::profile[profiled_type=Float(3, strides=[1], requires_grad=0, device=cpu), seen_none=0](%s)
+      -> (%t, %ps)
+  return (%y)
+"""
+
+
+def test_pass_through_profile_nodes_are_left_out_of_the_steps():
+    """Outside profiling, a profile node whose output only its own block reads is no step (its
+    readers take its input); one read by a nested block or returned by its block stays; a
+    bailout continuation (run_block_from) runs every node."""
+    from irjit.runtime.interpreter import Interpreter
+    from irjit.runtime.profiling import ProfilingInterpreter
+    from irjit.ops.tensor import Tensor
+    graph = irjit.parse_ir(PROFILED_LOOP)
+    interp = Interpreter(graph)
+    x = Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    (y,) = interp.run([x, 3])
+    np.testing.assert_array_equal(y.data, 4 * x.data)
+    body = next(n for n in graph.nodes() if n.kind == "prim::Loop").blocks[0]
+    kinds = lambda steps: [s.node.kind for s in steps]  # noqa: E731
+    assert kinds(interp._programs[id(body)]) == ["aten::add", "prim::profile"]  # %pa, %ppa left out
+    assert kinds(interp._programs[id(graph.block)]).count("prim::profile") == 1  # %px: read in the loop
+    recorded = ProfilingInterpreter(irjit.parse_ir(PROFILED_LOOP))
+    (y2,) = recorded.run([x, 3])
+    np.testing.assert_array_equal(y2.data, y.data)
+    assert kinds(recorded._compile(body)).count("prim::profile") == 3  # profiling records them all
+    # continuing after %pa with only %pa known: %ppa must run
+    add = next(n for n in body.nodes() if n.kind == "aten::add")
+    pa = add.inputs[0].node.inputs[0].node
+    env = {pa.outputs[0]: x, add.inputs[1]: x, add.inputs[2]: 1, body.inputs[0]: 0}
+    env.update({v: True for v in body.outputs[:1]})
+    out = interp.run_block_from(body, pa, env)
+    np.testing.assert_array_equal(out[1].data, 2 * x.data)
