@@ -255,8 +255,11 @@ def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) 
 
 
 def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) -> ir.Function:
-    """`i32 name(ptr...)`: the convolution product `conv` (kernel.Convolution) by its mode,
-    through conv.py's emitters."""
+    """`i32 name(ptr...)`: the convolution product `conv` (kernel.Convolution) by its mode and
+    algorithm, through conv.py's emitters (im2col + GEMM) or conv_direct.py's."""
+    if conv.algorithm == "direct":
+        from .conv_direct import emit_direct_function
+        return emit_direct_function(module, name, buffers, conv)
     from .conv import emit_conv2d_forward, emit_conv2d_grad_input, emit_conv2d_grad_weight
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)

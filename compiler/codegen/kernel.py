@@ -133,15 +133,18 @@ class Product:
 
 
 CONVOLUTION_MODES = ("forward", "grad_input", "grad_weight")
+CONVOLUTION_ALGORITHMS = ("im2col", "direct")
 
 
 @dataclass(frozen=True)
 class Convolution:
-    """A convolution product of contiguous NCHW/OIHW buffers (conv.py: im2col into buffer
-    `scratch` + GEMM), by `mode`, for the convolution `shape` describes:
+    """A convolution product of contiguous NCHW/OIHW buffers, by `mode`, for the convolution
+    `shape` describes:
     "forward": out = conv2d(x, weight, bias);
     "grad_input": out = the input gradient for output gradient `grad` (conv_transpose2d(grad, weight));
-    "grad_weight": out = the weight gradient for input `x` and output gradient `grad`."""
+    "grad_weight": out = the weight gradient for input `x` and output gradient `grad`;
+    computed by `algorithm` (conv.py: "im2col" into buffer `scratch` + GEMM; conv_direct.py:
+    "direct", from a zero-padded copy in `scratch`), as conv.conv_algorithm chose."""
 
     shape: object  # conv.Conv2dShape
     x: Optional[int]
@@ -152,9 +155,11 @@ class Convolution:
     dtype: np.dtype
     mode: str = "forward"
     grad: Optional[int] = None
+    algorithm: str = "im2col"
 
     def __post_init__(self):
         assert self.mode in CONVOLUTION_MODES, self.mode
+        assert self.algorithm in CONVOLUTION_ALGORITHMS, self.algorithm
 
 
 @dataclass

@@ -512,7 +512,8 @@ class ExprEmitter(Comparisons):
 
     def conv2d(self, x, weight, bias, stride, padding, dilation, groups) -> View:
         """conv2d of contiguous input views (NCHW, OIHW), run before the loop nest."""
-        from .conv import Conv2dShape, conv2d_scratch_elems
+        from .conv import Conv2dShape
+        from .conv_algorithm import conv_algorithm, scratch_elems
         from .kernel import Convolution
         views = [v for v in (x, weight, bias) if v is not None]
         if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
@@ -529,11 +530,12 @@ class ExprEmitter(Comparisons):
             raise NotLowerable(str(e)) from None
         out_sizes = (shape.batch, shape.out_channels, shape.out_h, shape.out_w)
         out = self.allocate(x.dtype, out_sizes)
-        elems = conv2d_scratch_elems(shape)
+        algorithm = conv_algorithm(shape, "forward", x.dtype.name)
+        elems = scratch_elems(shape, "forward", x.dtype.name, algorithm)
         scratch = self.allocate(x.dtype, (elems,)) if elems else None
         self.products.append(Convolution(shape, x.buffer, weight.buffer,
                                          bias.buffer if bias is not None else None, out,
-                                         scratch, x.dtype))
+                                         scratch, x.dtype, algorithm=algorithm))
         return View(out, x.dtype, out_sizes, _contiguous(out_sizes))
 
     # ---- views (index arithmetic on input buffers; size-1 dims of computed values)
