@@ -282,10 +282,16 @@ def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) 
 
 def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -> ir.Function:
     """`i32 name(ptr...)`: the matrix product, through `matmul.emit_matmul` (BLAS or its loop
-    kernel), reading strided operands in place."""
-    from .matmul import emit_matmul
+    kernel), reading strided operands in place, or gemm_tiled.py's kernel."""
+    from .matmul import emit_matmul, matmul_layout
     # typed pointer parameters (printed as `ptr` like the others): blas.py indexes through them
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
+    if product.algorithm == "tiled":
+        from .gemm_tiled import batched_plan, emit_tiled_function
+        a, m = product.a, product.b
+        plan = batched_plan(matmul_layout(a.sizes, a.strides, m.sizes, m.strides), product.dtype.name)
+        return emit_tiled_function(module, name, params, plan, (a.buffer, a.offset),
+                                   (m.buffer, m.offset), product.out, product.scratch)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))

@@ -124,12 +124,15 @@ class Operand:
 
 @dataclass(frozen=True)
 class Product:
-    """`out = torch.matmul(a, b)` into contiguous buffer `out` (BLAS through blas.py)."""
+    """`out = torch.matmul(a, b)` into contiguous buffer `out`, by `algorithm`: "blas" (BLAS or
+    loop kernels through blas.py) or "tiled" (gemm_tiled.py; `scratch` holds packed panels)."""
 
     a: Operand
     b: Operand
     out: int
     dtype: np.dtype
+    algorithm: str = "blas"
+    scratch: Optional[int] = None
 
 
 CONVOLUTION_MODES = ("forward", "grad_input", "grad_weight")

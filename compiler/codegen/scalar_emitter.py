@@ -492,6 +492,7 @@ class ExprEmitter(Comparisons):
     # ---- matrix products (BLAS), into scratch buffers read by the rest of the kernel
     def matmul(self, a, b) -> View:
         """`torch.matmul(a, b)` of two input views, as a product run before the loop nest."""
+        from .gemm_tiled import batched_plan, gemm_algorithm
         from .kernel import Operand, Product
         from .matmul import matmul_layout
         if not (isinstance(a, View) and isinstance(b, View)) or self.allocate is None:
@@ -505,9 +506,12 @@ class ExprEmitter(Comparisons):
         if any(n == 0 for n in a.sizes + b.sizes):
             raise NotLowerable("empty product")
         out = self.allocate(a.dtype, layout.out_shape)
+        algorithm = gemm_algorithm(layout, a.dtype.name, dynamic=bool(a.dynamic or b.dynamic))
+        elems = batched_plan(layout, a.dtype.name).scratch_elems if algorithm == "tiled" else 0
+        scratch = self.allocate(a.dtype, (elems,)) if elems else None
         self.products.append(Product(Operand(a.buffer, a.sizes, a.strides, a.offset, a.dynamic),
                                      Operand(b.buffer, b.sizes, b.strides, b.offset, b.dynamic),
-                                     out, a.dtype))
+                                     out, a.dtype, algorithm, scratch))
         return View(out, a.dtype, layout.out_shape, _contiguous(layout.out_shape))
 
     def conv2d(self, x, weight, bias, stride, padding, dilation, groups) -> View:

@@ -139,3 +139,28 @@ def test_plan_tiles_cover_the_channels_within_the_register_budget():
     assert sum(plan.channels) == 16 and max(plan.channels) - min(plan.channels) <= 1
     assert max(plan.channels) * plan.vectors <= simd.vector_registers() * 3 // 4
     assert plan.padded_h == 34 and plan.padded_w >= 34
+
+
+@pytest.mark.parametrize("name", ["partial_vector_rows", "width_stride_2", "no_padding"])
+@pytest.mark.parametrize("mode", ["forward", "grad_input"])
+def test_no_read_or_write_past_an_array(name, mode, monkeypatch):
+    """Every array ends at an unreadable page: a read or write past any faults."""
+    from .guard_pages import array_before_guard, runs_without_a_fault
+    shape = CASES[name]
+    if mode == "grad_input" and not conv_direct.grad_input_applies(shape):
+        pytest.skip("the input gradient of this shape is not direct")
+    monkeypatch.setattr(parallel, "thread_count", lambda: 1)
+    s = shape
+    rng = np.random.default_rng(7)
+    src_shape = (s.batch, s.in_channels, s.height, s.width) if mode == "forward" else \
+        (s.batch, s.out_channels, s.out_h, s.out_w)
+    out_shape = (s.batch, s.out_channels, s.out_h, s.out_w) if mode == "forward" else \
+        (s.batch, s.in_channels, s.height, s.width)
+    arrays = [array_before_guard(rng.standard_normal(src_shape).astype(np.float32)),
+              array_before_guard(rng.standard_normal((s.out_channels, s.group_in, s.kernel_h,
+                                                      s.kernel_w)).astype(np.float32)),
+              array_before_guard(rng.standard_normal(s.out_channels).astype(np.float32)),
+              array_before_guard(np.zeros(out_shape, np.float32)),
+              array_before_guard(np.zeros(conv_direct.direct_scratch_elems(s, mode, "float32"), np.float32))]
+    call = compile_product(s, mode, "float32", mode == "forward")
+    assert runs_without_a_fault(lambda: call(*arrays))
