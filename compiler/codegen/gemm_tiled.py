@@ -109,11 +109,13 @@ def tiled_plan(dtype: str, m: int, n: int, k: int, a_strides, b_strides, c_strid
         transposed, pack = m * k < n * k, True
     lanes = simd.lanes(dtype)
     cols = m if transposed else n
-    vectors = 2 if cols > lanes else 1
-    nr = vectors * lanes
-    mr = min(MAX_ROWS, (simd.vector_registers() * 3 // 4) // vectors)
     rows = n if transposed else m
-    mr = min(mr, rows)
+    if transposed:  # square tiles: transposed in registers, then stored along C's rows
+        vectors, mr = 1, lanes
+    else:
+        vectors = 2 if cols > lanes else 1
+        mr = min(MAX_ROWS, (simd.vector_registers() * 3 // 4) // vectors, rows)
+    nr = vectors * lanes
     # the larger operand is read once: S (rows x k) when items are row blocks, V otherwise
     rows_outer = rows >= cols or pack
     # S's rows a multiple of 4 KiB apart fall into one set of the L1 cache, which holds 8 of
@@ -237,12 +239,44 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
     _emit_tile_store(b, p, values, t_ptr, r0, c0, valid, beta)
 
 
+def transpose_square(b: ir.IRBuilder, vectors: list[ir.Value]) -> list[ir.Value]:
+    """The n x n matrix whose rows are `vectors` (n lanes each, n a power of 2), transposed:
+    for each bit s of the index, rows r and r | s swap the elements (r, l | s) and (r | s, l)
+    (two shuffles a pair, log2(n) rounds)."""
+    v = list(vectors)
+    n = len(v)
+    mask = lambda lanes: ir.Constant(ir.VectorType(I32, n), lanes)  # noqa: E731
+    s = 1
+    while s < n:
+        low = mask([l if not l & s else n + l - s for l in range(n)])
+        high = mask([l + s if not l & s else n + l for l in range(n)])
+        for r in range(n):
+            if not r & s:
+                v[r], v[r | s] = b.shuffle_vector(v[r], v[r | s], low), b.shuffle_vector(v[r], v[r | s], high)
+        s *= 2
+    return v
+
+
 def _emit_tile_store(b: ir.IRBuilder, p: TiledPlan, values, t_ptr, r0, c0, valid: int, beta) -> None:
     """T[r0 + r, c0 + j] = values[r][j] + beta * T[...] for the `valid` columns."""
     ety = simd.ELEMENT_TYPES[p.dtype]
     lanes = p.lanes
     vty = ir.VectorType(ety, lanes)
     t_rs, t_cs = p.t_strides
+    if p.transposed:  # T = C^T in square tiles: C's rows c0 + j hold T's column j
+        rows = len(values)
+        columns = transpose_square(b, [row[0] for row in values] +
+                                   [ir.Constant(vty, None)] * (lanes - rows))
+        for j, value in enumerate(columns[:valid]):
+            dst = element(b, t_ptr, b.add(b.mul(b.add(c0, i64(j)), i64(t_cs)), b.mul(r0, i64(t_rs))))
+            if not _is_zero(beta):
+                old = _masked_load(b, dst, vty, rows) if rows < lanes else simd.load_vector(b, dst, ety, lanes)
+                value = b.fadd(value, _times_beta(b, beta, old, ety, lanes), flags=("contract",))
+            if rows < lanes:
+                _masked_store(b, value, dst, rows)
+            else:
+                simd.store_vector(b, value, dst)
+        return
     for r, row in enumerate(values):
         t_row = element(b, t_ptr, b.add(b.mul(b.add(r0, i64(r)), i64(t_rs)), b.mul(c0, i64(t_cs))))
         for v, value in enumerate(row):

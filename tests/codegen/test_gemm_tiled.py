@@ -183,7 +183,8 @@ def test_items_accumulate_into_c(beta):
 def test_plan_orientation_reads_the_larger_operand_in_place():
     # a linear layer: x (128 x 512) @ W^T with W (1024 x 512) row-major: pack x, vectors along m
     p = gemm_tiled.tiled_plan("float32", 128, 1024, 512, (512, 1), (1, 512), (1024, 1))
-    assert p.transposed and p.pack and p.scratch_elems == 4 * 512 * p.nr
+    assert p.transposed and p.pack and p.scratch_elems == p.panels * 512 * p.nr >= 128 * 512
+    assert p.mr == p.nr == p.lanes  # square tiles, transposed in registers
     # dY @ W with W row-major: B in place, vectors along C's rows
     p = gemm_tiled.tiled_plan("float32", 128, 512, 1024, (1024, 1), (512, 1), (512, 1))
     assert not p.transposed and not p.pack
