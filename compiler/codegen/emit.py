@@ -377,9 +377,11 @@ def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) 
     return fn
 
 
-def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -> ir.Function:
+def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product,
+                 bounds_checks: bool = False) -> ir.Function:
     """`i32 name(ptr...)`: the matrix product, through `matmul.emit_matmul` (BLAS or its loop
-    kernel), reading strided operands in place, or gemm_tiled.py's kernel."""
+    kernel), reading strided operands in place, or gemm_tiled.py's kernel (with the group's
+    loop nest as its epilogue, bounds-checked with `bounds_checks`, when it has one)."""
     from .matmul import emit_matmul, matmul_layout
     # typed pointer parameters (printed as `ptr` like the others): blas.py indexes through them
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
@@ -387,8 +389,10 @@ def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -
         from .gemm_tiled import batched_plan, emit_tiled_function
         a, m = product.a, product.b
         plan = batched_plan(matmul_layout(a.sizes, a.strides, m.sizes, m.strides), product.dtype.name)
+        epilogue = (product.epilogue, product.epilogue_input) if product.epilogue is not None else None
         return emit_tiled_function(module, name, params, plan, (a.buffer, a.offset),
-                                   (m.buffer, m.offset), product.out, product.scratch)
+                                   (m.buffer, m.offset), product.out, product.scratch, epilogue,
+                                   bounds_checks)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))

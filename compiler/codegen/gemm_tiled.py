@@ -190,7 +190,7 @@ def _masked_store(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, valid: int) -
 
 
 def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_base, v_ks: int,
-               t_ptr, r0, c0, rows: int, valid: int, beta) -> None:
+               t_ptr, r0, c0, rows: int, valid: int, beta, epilogue=None) -> None:
     """T[r0 : r0 + rows, c0 : c0 + NR] (`valid` columns of the last vector are real): V's
     columns c0.. start at `v_base`, row k `v_ks` further; S[r0 + r][k] is s_tile[r * s_rs +
     k * s_ks]. The sum
@@ -236,7 +236,39 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
                     b.store(b.select(first, value, b.fadd(b.load(sums[r][v]), value)), sums[r][v])
     done = sums if blocks > 1 else acc
     values = [[b.load(done[r][v]) for v in range(vectors)] for r in range(rows)]
-    _emit_tile_store(b, p, values, t_ptr, r0, c0, valid, beta)
+    if epilogue is not None:
+        _emit_tile_epilogue(b, p, values, r0, c0, valid, epilogue)
+    else:
+        _emit_tile_store(b, p, values, t_ptr, r0, c0, valid, beta)
+
+
+def _emit_tile_epilogue(b: ir.IRBuilder, p: TiledPlan, values, r0, c0, valid: int, epilogue) -> None:
+    """Hand the tile to `epilogue(builder, tile, bounds)` as C's elements [i0, i1) x [j0, j1),
+    row-major in a stack buffer `p.nr` wide (bounds: four i64s)."""
+    ety = simd.ELEMENT_TYPES[p.dtype]
+    lanes = p.lanes
+    tile = b.bitcast(entry_alloca(b, ir.ArrayType(ety, epilogue_tile_elems(p))), ety.as_pointer())
+    bounds = b.bitcast(entry_alloca(b, ir.ArrayType(ir.IntType(64), 4)), ir.IntType(64).as_pointer())
+    rows = len(values)
+    if p.transposed:  # C's rows c0 + j hold T's column j: transposed in registers
+        columns = transpose_square(b, [row[0] for row in values] +
+                                   [ir.Constant(ir.VectorType(ety, lanes), None)] * (lanes - rows))
+        for j, value in enumerate(columns[:valid]):
+            simd.store_vector(b, value, element(b, tile, i64(j * p.nr)))
+        corners = (c0, b.add(c0, i64(valid)), r0, b.add(r0, i64(rows)))
+    else:
+        for r, row in enumerate(values):
+            for v, value in enumerate(row):
+                simd.store_vector(b, value, element(b, tile, i64(r * p.nr + v * lanes)))
+        corners = (r0, b.add(r0, i64(rows)), c0, b.add(c0, i64(valid)))
+    for k, corner in enumerate(corners):
+        b.store(corner, element(b, bounds, i64(k)))
+    epilogue(b, tile, bounds)
+
+
+def epilogue_tile_elems(p: TiledPlan) -> int:
+    """Elements of the stack tile an epilogue reads (rows of p.nr)."""
+    return (p.lanes if p.transposed else p.mr) * p.nr
 
 
 def transpose_square(b: ir.IRBuilder, vectors: list[ir.Value]) -> list[ir.Value]:
@@ -316,7 +348,7 @@ def _times_beta(b: ir.IRBuilder, beta, old: ir.Value, ety, lanes: Optional[int])
 
 
 def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.Value,
-               scratch: Optional[ir.Value], start, stop, beta=0) -> None:
+               scratch: Optional[ir.Value], start, stop, beta=0, epilogue=None) -> None:
     """The tiles of work items [start, stop) (row blocks of T, or column panels), after
     `emit_pack` and `emit_pack_s` filled `scratch` when the plan packs."""
     s_ptr, v_ptr = (bm, a) if p.transposed else (a, bm)
@@ -337,7 +369,7 @@ def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.V
         return element(b, s_ptr, b.mul(r0, i64(s_rs))), s_rs, s_ks
 
     def tile(r0, c0, rows, base, ks, valid):
-        _emit_tile(b, p, *s_tile(r0), base, ks, c, r0, c0, rows, valid, beta)
+        _emit_tile(b, p, *s_tile(r0), base, ks, c, r0, c0, rows, valid, beta, epilogue)
 
     def tiles_of_panel(panel, valid):
         """Every row block of one column panel."""
@@ -424,15 +456,22 @@ def _batch_offsets(b: ir.IRBuilder, bp: BatchedPlan, index) -> tuple[ir.Value, i
 
 def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp: BatchedPlan,
                         a: tuple[int, int], bm: tuple[int, int], c: int,
-                        scratch: Optional[int]) -> ir.Function:
+                        scratch: Optional[int], epilogue=None, bounds_checks: bool = False) -> ir.Function:
     """`i32 name(params...)`: the batched product over the unit's buffer arguments (A and B as
     (buffer, element offset), C a buffer, `scratch` the packing buffer's), its items on every
-    core when large."""
+    core when large. With `epilogue` (a Product's epilogue: (loop nest, its product output
+    buffer), gemm_epilogue.py) each tile goes to the loop nest instead of to C; the first
+    non-zero status it returns (a failed bounds check) is the function's."""
     from . import parallel
     p = bp.plan
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    epilogue_fn = None
+    if epilogue is not None:
+        from .gemm_epilogue import EpilogueEmitter
+        kernel, product_out = epilogue
+        epilogue_fn = EpilogueEmitter(module, kernel, product_out, p.nr, bounds_checks).emit()
 
     def operands(builder, args):
         return (element(builder, args[a[0]], i64(a[1])), element(builder, args[bm[0]], i64(bm[1])),
@@ -450,8 +489,16 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
                 emit_pack_s(b, p, b_i if p.transposed else a_i, element(b, own, i64(p.packed_v_elems)))
     items = bp.count * p.items
 
-    def run(builder, args, start, stop):
+    def run(builder, args, start, stop) -> ir.Value:
+        """The items [start, stop); returns the status."""
         a_ptr, b_ptr, c_ptr, s_ptr = operands(builder, args)
+        status = entry_alloca(builder, I32)
+        builder.store(ir.Constant(I32, 0), status)
+        tile_epilogue = None
+        if epilogue_fn is not None:
+            def tile_epilogue(tb, tile, bounds):
+                got = tb.call(epilogue_fn, [*args, tile, bounds])
+                tb.store(tb.or_(tb.load(status), got), status)
         with for_range(builder, start, stop, name="bitem") as flat:
             index = builder.sdiv(flat, i64(p.items))
             item = builder.srem(flat, i64(p.items))
@@ -459,20 +506,20 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
             packed = element(builder, s_ptr, builder.mul(index, i64(p.scratch_elems))) \
                 if p.scratch_elems else None
             emit_items(builder, p, element(builder, a_ptr, oa), element(builder, b_ptr, ob),
-                       element(builder, c_ptr, oc), packed, item, builder.add(item, i64(1)))
+                       element(builder, c_ptr, oc), packed, item, builder.add(item, i64(1)),
+                       epilogue=tile_epilogue)
+        return builder.load(status)
 
     threads = parallel.thread_count()
     if threads < 2 or items < 2 or p.flops * bp.count < THREAD_FLOPS:
-        run(b, fn.args, i64(0), i64(items))
-        b.ret(ir.Constant(I32, 0))
+        b.ret(run(b, fn.args, i64(0), i64(items)))
         return fn
     range_fn = ir.Function(module, ir.FunctionType(I32, params + [ir.IntType(64).as_pointer()]),
                            name=name + "_items")
     range_fn.linkage = "internal"
     rb = ir.IRBuilder(range_fn.append_basic_block("entry"))
     *args, bounds = range_fn.args
-    run(rb, args, rb.load(bounds), rb.load(element(rb, bounds, i64(1))))
-    rb.ret(ir.Constant(I32, 0))
+    rb.ret(run(rb, args, rb.load(bounds), rb.load(element(rb, bounds, i64(1)))))
     chunk = max(1, -(-items // (threads * 4)))
     driver = parallel.emit_parallel_range(module, name + "_parallel", range_fn, len(params), items,
                                           chunk, threads)

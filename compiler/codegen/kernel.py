@@ -133,6 +133,10 @@ class Product:
     dtype: np.dtype
     algorithm: str = "blas"
     scratch: Optional[int] = None
+    # the group's element-wise loop nest, run on each tile of `out` (gemm_epilogue.py), and
+    # `out` as it was (the product then writes no output of its own)
+    epilogue: Optional["Kernel"] = field(default=None, compare=False)
+    epilogue_input: Optional[Buffer] = field(default=None, compare=False)
 
 
 CONVOLUTION_MODES = ("forward", "grad_input", "grad_weight")
