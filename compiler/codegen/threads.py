@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 from llvmlite import ir
 
+from .collapse import collapse_axes
 from .emit import I64, KernelEmitter, emit_kernel
 from .kernel import Buffer, Kernel, Load, expr_children
 from .parallel import emit_parallel_range, register_symbols, thread_count  # noqa: F401  (re-exported)
@@ -117,8 +118,10 @@ def emit_threaded_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool,
 
 
 def emit_kernel_on_threads(module: ir.Module, kernel: Kernel, bounds_checks: bool) -> ir.Function:
-    """The kernel's function, split across the cores when it is large enough (see
-    `planned_threads`), else the single-threaded loop nest."""
+    """The kernel's function (its axes merged where every access allows, collapse.py), split
+    across the cores when it is large enough (see `planned_threads`), else the
+    single-threaded loop nest."""
+    kernel = collapse_axes(kernel)
     threads, axis = planned_threads(kernel)
     if threads > 1:
         return emit_threaded_kernel(module, kernel, bounds_checks, threads, axis)
