@@ -5,7 +5,7 @@ For each float32 shape and mode (forward, grad_input) that both algorithms compu
 function runs the product `--calls` times in a native loop with each algorithm, on one thread
 (BLAS's and irjit's threads are held to one, so the choice does not depend on the load of the
 other core), timed in CPU time (other processes' time slices are not counted). Prints the
-median per-call time of each, the faster one, and the one the rule picks.
+best per-call time of each, the faster one, and the one the rule picks.
 
     python -m irjit.tools.bench_conv [--calls 20] [--repeat 9] [--only resnet]
 """
@@ -13,11 +13,8 @@ median per-call time of each, the faster one, and the one the rule picks.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 from llvmlite import ir
@@ -25,9 +22,9 @@ from llvmlite import ir
 from irjit.compiler.codegen import conv_algorithm, parallel
 from irjit.compiler.codegen.conv import Conv2dShape
 from irjit.compiler.codegen.emit import emit_convolution
-from irjit.compiler.codegen.ir_loops import I64, for_range
 from irjit.compiler.codegen.kernel import Buffer, Convolution
-from irjit.compiler.codegen.library import CodeLibrary, new_module
+from irjit.compiler.codegen.library import new_module
+from irjit.tools.native_loop import best_us, looped
 
 MALLOC_TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
 
@@ -78,27 +75,7 @@ def _compile(shape: Conv2dShape, mode: str, algorithm: str):
                           grad=0 if mode == "grad_input" else None, algorithm=algorithm)
     module = new_module(f"bench_conv_{mode}_{algorithm}_{abs(hash(shape))}")
     fn = emit_convolution(module, "product", buffers, product)
-    ptr = ir.FloatType().as_pointer()
-    run = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64] + [ptr] * 4), "run")
-    b = ir.IRBuilder(run.append_basic_block())
-    with for_range(b, 0, run.args[0]):
-        b.call(fn, run.args[1:])
-    b.ret_void()
-    library = CodeLibrary(module)
-    library.finalize()
-    cfunc = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.c_void_p] * 4)(library.address("run"))
-    cfunc.library = library
-    return cfunc, sizes
-
-
-def _median_us(fn, calls: int, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        times.append((time.process_time() - start) / calls * 1e6)
-    return statistics.median(times)
+    return looped(module, fn, 4, ir.FloatType().as_pointer()), sizes
 
 
 def time_product(shape: Conv2dShape, mode: str, algorithm: str, calls: int, repeat: int) -> float:
@@ -107,13 +84,13 @@ def time_product(shape: Conv2dShape, mode: str, algorithm: str, calls: int, repe
     arrays = [rng.standard_normal(s).astype(np.float32) for s in sizes]
     pointers = [a.ctypes.data for a in arrays]
     n = max(1, min(calls, int(5e7 // max(1, shape.batch * shape.out_channels * shape.pixels * shape.patch))))
-    return _median_us(lambda: run(n, *pointers), n, repeat)
+    return best_us(lambda: run(n, *pointers), n, repeat)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20, help="products per timed run (fewer for large ones)")
-    ap.add_argument("--repeat", type=int, default=9, help="timed runs; the median is reported")
+    ap.add_argument("--repeat", type=int, default=9, help="timed runs; the best is reported")
     ap.add_argument("--only", help="shapes whose name contains this")
     args = ap.parse_args(argv)
     parallel.thread_count = lambda: 1  # the choice is per core

@@ -14,7 +14,6 @@ weight), then a grid.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import sys
 import time
@@ -24,10 +23,10 @@ from llvmlite import ir
 
 from irjit.compiler.codegen import gemm_tiled, parallel
 from irjit.compiler.codegen.emit import emit_product
-from irjit.compiler.codegen.ir_loops import I64, for_range
 from irjit.compiler.codegen.kernel import Buffer, Operand, Product
-from irjit.compiler.codegen.library import CodeLibrary, new_module
+from irjit.compiler.codegen.library import new_module
 from irjit.compiler.codegen.matmul import matmul_layout
+from irjit.tools.native_loop import best_us, looped
 
 MALLOC_TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
 
@@ -64,27 +63,7 @@ def _compile(a, b, algorithm: str):
                       algorithm, 3 if scratch else None)
     module = new_module(f"bench_products_{algorithm}_{abs(hash((a_shape, a_strides, b_shape, b_strides)))}")
     fn = emit_product(module, "product", [Buffer(i, dtype, (), (), i >= 2) for i in range(4)], product)
-    ptr = ir.FloatType().as_pointer()
-    run = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64] + [ptr] * 4), "run")
-    builder = ir.IRBuilder(run.append_basic_block())
-    with for_range(builder, 0, run.args[0]):
-        builder.call(fn, run.args[1:])
-    builder.ret_void()
-    library = CodeLibrary(module)
-    library.finalize()
-    cfunc = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.c_void_p] * 4)(library.address("run"))
-    cfunc.library = library
-    return cfunc, max(1, scratch), layout
-
-
-def best_us(fn, calls: int, repeat: int, clock) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = clock()
-        fn()
-        times.append((clock() - start) / calls * 1e6)
-    return min(times)
+    return looped(module, fn, 4, ir.FloatType().as_pointer()), max(1, scratch), layout
 
 
 def main(argv=None) -> int:

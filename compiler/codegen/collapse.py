@@ -9,31 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 
-from .kernel import (Access, CheckedIndex, Gather, Kernel, Load, Op, Position, Reduce, Store,
-                     expr_children)
+from .kernel import Access, CheckedIndex, Gather, Kernel, Load, Op, Position, Reduce, Store, walk
 
 
 def _accesses(kernel: Kernel):
     """Every access of the kernel (loads and stores), and whether an expression refers to
     axes by number (positions, clamped cat pieces, computed indices)."""
-    found, numbered = [], False
-    seen: set = set()
-    stack = [st.value for st in kernel.stores]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
+    found = [st.access for st in kernel.stores]
+    numbered = False
+    for e in walk(st.value for st in kernel.stores):
         if isinstance(e, Load):
             found.append(e.access)
-            numbered |= bool(e.access.clamped)
-        elif isinstance(e, (Position, Gather, CheckedIndex)):
-            numbered = True
-        stack.extend(expr_children(e))
-    for st in kernel.stores:
-        found.append(st.access)
-        numbered |= bool(st.access.clamped)
-    return found, numbered
+        numbered |= isinstance(e, (Position, Gather, CheckedIndex))
+    return found, numbered or any(a.clamped for a in found)
 
 
 def mergeable(kernel: Kernel, axis: int, accesses) -> bool:

@@ -261,8 +261,8 @@ def direct_scratch_elems(shape: Conv2dShape, mode: str, dtype: str) -> int:
     return shape.out_channels * shape.patch + padded_input_elems(t, direct_plan(t, dtype))
 
 
-# Multiply-adds from which the items run on every core: creating and joining a thread costs
-# ~25 µs here, the kernel does ~40 multiply-adds a ns on one core (tools/bench_conv.py).
+# Multiply-adds from which the items run on every core: a loop on the thread pool costs ~5-30 µs
+# here, the kernel does ~50 multiply-adds a ns on one core (tools/bench_conv.py).
 THREAD_MACS = 4_000_000
 
 

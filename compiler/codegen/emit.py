@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from . import scalar_ops
 from .kernel import (Access, Buffer, CheckedIndex, Const, Expr, Gather, Kernel, Load, Op, Position,
-                     Reduce, dynamic_indices, expr_children)
+                     Reduce, dynamic_indices, expr_children, walk)
 
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -308,24 +308,9 @@ def row_reduction(kernel: Kernel) -> bool:
             k.outer[-1] > MAX_ROW_REDUCTION or k.outer[-1] < 2:
         return False
     last, innermost = len(k.outer) - 1, k.rank - 1
-    found = {"along_row": False, "strided": False}
-    seen: set = set()
-
-    def visit(e) -> None:
-        if id(e) in seen:
-            return
-        seen.add(id(e))
-        if isinstance(e, Load):
-            strides = e.access.strides
-            if strides[last] == 1:
-                found["along_row"] = True
-                found["strided"] |= strides[innermost] not in (0, 1)
-        for c in expr_children(e):
-            visit(c)
-
-    for e in reductions_in_order(k):
-        visit(e.value)
-    return found["along_row"] and found["strided"]
+    along_row = [e.access.strides for e in walk(r.value for r in reductions_in_order(k))
+                 if isinstance(e, Load) and e.access.strides[last] == 1]
+    return bool(along_row) and any(strides[innermost] not in (0, 1) for strides in along_row)
 
 
 def reductions_in_order(kernel: Kernel) -> list[Reduce]:

@@ -18,19 +18,7 @@ from llvmlite import ir
 
 from . import scalar_ops
 from .emit import I64, KernelEmitter
-from .kernel import Access, Buffer, CheckedIndex, Gather, Kernel, Load, Product, expr_children
-
-
-def _expressions(kernel: Kernel):
-    seen: set = set()
-    stack = [st.value for st in kernel.stores]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
-        stack.extend(expr_children(e))
+from .kernel import Access, Buffer, CheckedIndex, Gather, Kernel, Load, Product, walk
 
 
 def epilogue_applies(kernel: Kernel, product: Product, results: list, views: dict) -> bool:
@@ -50,7 +38,7 @@ def epilogue_applies(kernel: Kernel, product: Product, results: list, views: dic
     for st in kernel.stores:
         if st.access.buffer == out or st.access.dynamic or st.access.clamped:
             return False
-    for e in _expressions(kernel):
+    for e in walk(st.value for st in kernel.stores):
         if isinstance(e, (Gather, CheckedIndex)):
             return False
         if isinstance(e, Load) and e.access.buffer == out and (

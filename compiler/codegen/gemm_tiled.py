@@ -130,39 +130,33 @@ def tiled_plan(dtype: str, m: int, n: int, k: int, a_strides, b_strides, c_strid
 def emit_pack(b: ir.IRBuilder, plan: TiledPlan, v_ptr: ir.Value, scratch: ir.Value) -> None:
     """scratch[panel][k][j] = V[k][panel * NR + j] (0 past the last column)."""
     p = plan
-    ety = simd.ELEMENT_TYPES[p.dtype]
-    v_ks, v_cs = p.v_strides
-    with for_range(b, 0, p.panels, name="pack.p") as panel:
-        dst_panel = element(b, scratch, b.mul(panel, i64(p.k * p.nr)))
-        c0 = b.mul(panel, i64(p.nr))
-        width = b.sub(i64(p.cols), c0)
-        width = b.select(b.icmp_signed("<", width, i64(p.nr)), width, i64(p.nr))
-        with for_range(b, 0, p.k, name="pack.k") as kk:
-            dst = element(b, dst_panel, b.mul(kk, i64(p.nr)))
-            src = element(b, v_ptr, b.add(b.mul(kk, i64(v_ks)), b.mul(c0, i64(v_cs))))
-            with for_range(b, 0, width, name="pack.j") as j:
-                b.store(b.load(element(b, src, b.mul(j, i64(v_cs)))), element(b, dst, j))
-            with for_range(b, width, p.nr, name="pack.z") as j:
-                b.store(ir.Constant(ety, 0.0), element(b, dst, j))
+    _emit_blocks(b, p.dtype, p.panels, p.cols, p.nr, p.k, v_ptr, *p.v_strides, scratch)
 
 
 def emit_pack_s(b: ir.IRBuilder, plan: TiledPlan, s_ptr: ir.Value, scratch: ir.Value) -> None:
     """scratch[block][k][r] = S[block * MR + r][k] (0 past the last row)."""
     p = plan
-    ety = simd.ELEMENT_TYPES[p.dtype]
     s_rs, s_ks = p.s_strides
-    with for_range(b, 0, p.row_blocks, name="packs.b") as block:
-        dst_block = element(b, scratch, b.mul(block, i64(p.k * p.mr)))
-        r0 = b.mul(block, i64(p.mr))
-        height = b.sub(i64(p.rows), r0)
-        height = b.select(b.icmp_signed("<", height, i64(p.mr)), height, i64(p.mr))
-        with for_range(b, 0, p.k, name="packs.k") as kk:
-            dst = element(b, dst_block, b.mul(kk, i64(p.mr)))
-            src = element(b, s_ptr, b.add(b.mul(kk, i64(s_ks)), b.mul(r0, i64(s_rs))))
-            with for_range(b, 0, height, name="packs.r") as r:
-                b.store(b.load(element(b, src, b.mul(r, i64(s_rs)))), element(b, dst, r))
-            with for_range(b, height, p.mr, name="packs.z") as r:
-                b.store(ir.Constant(ety, 0.0), element(b, dst, r))
+    _emit_blocks(b, p.dtype, p.row_blocks, p.rows, p.mr, p.k, s_ptr, s_ks, s_rs, scratch)
+
+
+def _emit_blocks(b: ir.IRBuilder, dtype: str, count: int, total: int, width: int, k: int,
+                 src: ir.Value, k_stride: int, j_stride: int, dst: ir.Value) -> None:
+    """dst[block][kk][j] = src[kk * k_stride + (block * width + j) * j_stride] for the `total`
+    indices block * width + j, zeros past them."""
+    ety = simd.ELEMENT_TYPES[dtype]
+    with for_range(b, 0, count, name="pack.block") as block:
+        dst_block = element(b, dst, b.mul(block, i64(k * width)))
+        j0 = b.mul(block, i64(width))
+        valid = b.sub(i64(total), j0)
+        valid = b.select(b.icmp_signed("<", valid, i64(width)), valid, i64(width))
+        with for_range(b, 0, k, name="pack.k") as kk:
+            row = element(b, dst_block, b.mul(kk, i64(width)))
+            first = element(b, src, b.add(b.mul(kk, i64(k_stride)), b.mul(j0, i64(j_stride))))
+            with for_range(b, 0, valid, name="pack.j") as j:
+                b.store(b.load(element(b, first, b.mul(j, i64(j_stride)))), element(b, row, j))
+            with for_range(b, valid, width, name="pack.z") as j:
+                b.store(ir.Constant(ety, 0.0), element(b, row, j))
 
 
 def _mask(lanes: int, valid: int) -> ir.Constant:
@@ -290,61 +284,51 @@ def transpose_square(b: ir.IRBuilder, vectors: list[ir.Value]) -> list[ir.Value]
 
 
 def _emit_tile_store(b: ir.IRBuilder, p: TiledPlan, values, t_ptr, r0, c0, valid: int, beta) -> None:
-    """T[r0 + r, c0 + j] = values[r][j] + beta * T[...] for the `valid` columns."""
-    ety = simd.ELEMENT_TYPES[p.dtype]
+    """T[r0 + r, c0 + j] = values[r][j] + beta * T[...] for the `valid` columns (C is
+    contiguous: T's rows run along C's rows, or, for T = C^T, its columns do after the tile is
+    transposed in registers)."""
     lanes = p.lanes
-    vty = ir.VectorType(ety, lanes)
     t_rs, t_cs = p.t_strides
-    if p.transposed:  # T = C^T in square tiles: C's rows c0 + j hold T's column j
+    if p.transposed:  # square tiles: C's row c0 + j holds T's column j
         rows = len(values)
         columns = transpose_square(b, [row[0] for row in values] +
-                                   [ir.Constant(vty, None)] * (lanes - rows))
+                                   [ir.Constant(values[0][0].type, None)] * (lanes - rows))
         for j, value in enumerate(columns[:valid]):
             dst = element(b, t_ptr, b.add(b.mul(b.add(c0, i64(j)), i64(t_cs)), b.mul(r0, i64(t_rs))))
-            if not _is_zero(beta):
-                old = _masked_load(b, dst, vty, rows) if rows < lanes else simd.load_vector(b, dst, ety, lanes)
-                value = b.fadd(value, _times_beta(b, beta, old, ety, lanes), flags=("contract",))
-            if rows < lanes:
-                _masked_store(b, value, dst, rows)
-            else:
-                simd.store_vector(b, value, dst)
+            _store_lanes(b, p, value, dst, rows, beta)
         return
+    assert t_cs == 1, "C is contiguous"
     for r, row in enumerate(values):
-        t_row = element(b, t_ptr, b.add(b.mul(b.add(r0, i64(r)), i64(t_rs)), b.mul(c0, i64(t_cs))))
+        t_row = element(b, t_ptr, b.add(b.mul(b.add(r0, i64(r)), i64(t_rs)), c0))
         for v, value in enumerate(row):
-            count = min(lanes, valid - v * lanes)
-            if count <= 0:
-                continue
-            dst = element(b, t_row, i64(v * lanes * t_cs))
-            if t_cs == 1:
-                if not _is_zero(beta):
-                    old = _masked_load(b, dst, vty, count) if count < lanes else simd.load_vector(b, dst, ety, lanes)
-                    value = b.fadd(value, _times_beta(b, beta, old, ety, lanes), flags=("contract",))
-                if count < lanes:
-                    _masked_store(b, value, dst, count)
-                else:
-                    simd.store_vector(b, value, dst)
-            else:
-                for lane in range(count):
-                    x = b.extract_element(value, ir.Constant(I32, lane))
-                    slot = element(b, dst, i64(lane * t_cs))
-                    if not _is_zero(beta):
-                        x = b.fadd(x, _times_beta(b, beta, b.load(slot), ety, None), flags=("contract",))
-                    b.store(x, slot)
+            if valid > v * lanes:
+                _store_lanes(b, p, value, element(b, t_row, i64(v * lanes)), min(lanes, valid - v * lanes), beta)
+
+
+def _store_lanes(b: ir.IRBuilder, p: TiledPlan, value: ir.Value, dst: ir.Value, count: int, beta) -> None:
+    """dst[0:count] = value[0:count] + beta * dst[0:count] (masked when count < lanes)."""
+    ety = simd.ELEMENT_TYPES[p.dtype]
+    vty = value.type
+    if not _is_zero(beta):
+        old = _masked_load(b, dst, vty, count) if count < p.lanes else simd.load_vector(b, dst, ety, p.lanes)
+        value = b.fadd(value, _times_beta(b, beta, old, ety, p.lanes), flags=("contract",))
+    if count < p.lanes:
+        _masked_store(b, value, dst, count)
+    else:
+        simd.store_vector(b, value, dst)
 
 
 def _is_zero(beta) -> bool:
     return not isinstance(beta, ir.Value) and beta == 0
 
 
-def _times_beta(b: ir.IRBuilder, beta, old: ir.Value, ety, lanes: Optional[int]) -> ir.Value:
+def _times_beta(b: ir.IRBuilder, beta, old: ir.Value, ety, lanes: int) -> ir.Value:
     """beta * old (old itself for a Python 1)."""
     if not isinstance(beta, ir.Value):
         if beta == 1:
             return old
         beta = ir.Constant(ety, float(beta))
-    factor = beta if lanes is None else simd.splat(b, beta, lanes)
-    return b.fmul(factor, old, flags=("contract",))
+    return b.fmul(simd.splat(b, beta, lanes), old, flags=("contract",))
 
 
 def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.Value,
@@ -392,31 +376,22 @@ def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.V
             base, ks = panel_base(i64(full_cols))
             tile(r0, i64(full_cols * p.nr), rows, base, ks, rest_cols)
 
+    # an item is a row block (or a column panel); the last one may be short
+    tiles, full, rest, width = (tiles_of_row_block, full_rows, rest_rows, p.mr) if p.rows_outer else \
+        (tiles_of_panel, full_cols, rest_cols, p.nr)
     with for_range(b, start, stop, name="item") as item:
-        if p.rows_outer:
-            if rest_rows:
-                last = b.icmp_signed("==", item, i64(full_rows))
-                with b.if_else(last) as (on_last, on_full):
-                    with on_last:
-                        tiles_of_row_block(item, rest_rows)
-                    with on_full:
-                        tiles_of_row_block(item, p.mr)
-            else:
-                tiles_of_row_block(item, p.mr)
+        if rest:
+            with b.if_else(b.icmp_signed("==", item, i64(full))) as (on_last, on_full):
+                with on_last:
+                    tiles(item, rest)
+                with on_full:
+                    tiles(item, width)
         else:
-            if rest_cols:
-                last = b.icmp_signed("==", item, i64(full_cols))
-                with b.if_else(last) as (on_last, on_full):
-                    with on_last:
-                        tiles_of_panel(item, rest_cols)
-                    with on_full:
-                        tiles_of_panel(item, p.nr)
-            else:
-                tiles_of_panel(item, p.nr)
+            tiles(item, width)
 
 
-# Flops from which the work items run on every core (creating and joining a thread costs
-# ~25 us here; one core does ~80 GFLOP/s in these tiles).
+# Flops from which the work items run on every core (a loop on the thread pool costs ~5-30 us
+# here; one core does ~110 GFLOP/s in these tiles).
 THREAD_FLOPS = 4_000_000
 
 

@@ -192,6 +192,21 @@ def expr_children(e: Expr) -> tuple:
     return ()
 
 
+def walk(roots) -> list:
+    """Every distinct expression reachable from `roots`, each once (expressions are DAGs)."""
+    found: list = []
+    seen: set = set()
+    stack = list(roots)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        found.append(e)
+        stack.extend(expr_children(e))
+    return found
+
+
 def contains_reduce(e: Expr, seen: Optional[set] = None) -> bool:
     seen = set() if seen is None else seen
     if id(e) in seen:
