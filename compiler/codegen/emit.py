@@ -4,8 +4,10 @@ accumulators, optional bounds checks on every load and store (status 15 when one
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Optional
 
+import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops
@@ -332,6 +334,42 @@ def reductions_in_order(kernel: Kernel) -> list[Reduce]:
     return order
 
 
+class EpilogueEmitter(KernelEmitter):
+    """A group's loop nest as the epilogue of its last tiled product (gemm_epilogue.py), over
+    one tile: `i32 name(ptr p0, ..., ptr tile, ptr bounds)` with bounds = (i0, i1, j0, j1),
+    reading the product's output at (i, j) from tile[(i - i0) * width + (j - j0)]."""
+
+    def __init__(self, module: ir.Module, kernel: Kernel, product_out: Buffer, width: int,
+                 bounds_checks: bool):
+        n = len(kernel.buffers)
+        tile = Buffer(n, product_out.dtype, (width * width,), (1,), False)  # (as large as any tile)
+        bounds = Buffer(n + 1, np.dtype(np.int64), (4,), (1,), False)
+        super().__init__(module, dataclasses.replace(kernel, name=kernel.name + "_epilogue",
+                                                      buffers=[*kernel.buffers, tile, bounds]),
+                         bounds_checks)
+        self.fn.attributes.add("noinline")  # (inlined, LLVM unrolls the short rows and vectorizes across them)
+        self.product_out = product_out.position
+        self.width = width
+
+    def emit(self) -> ir.Function:
+        b, bounds = self.builder, self.fn.args[-1]
+        self.bounds = [b.load(b.gep(bounds, [ir.Constant(I64, k)], source_etype=I64), typ=I64)
+                       for k in range(4)]
+        return super().emit()
+
+    def loop_range(self, axis: int, size: int) -> tuple[ir.Value, ir.Value]:
+        return (self.bounds[0], self.bounds[1]) if axis == 0 else (self.bounds[2], self.bounds[3])
+
+    def address(self, access: Access) -> ir.Value:
+        if access.buffer != self.product_out:
+            return super().address(access)
+        b = self.builder
+        i, j = self.indices[0], self.indices[1]
+        index = b.add(b.mul(b.sub(i, self.bounds[0]), ir.Constant(I64, self.width)), b.sub(j, self.bounds[2]))
+        etype = scalar_ops.memory_type(self.kernel.buffers[-2].dtype)
+        return b.gep(self.fn.args[-2], [index], inbounds=True, source_etype=etype)
+
+
 def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) -> ir.Function:
     return KernelEmitter(module, kernel, bounds_checks).emit()
 
@@ -374,10 +412,12 @@ def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product,
         from .gemm_tiled import batched_plan, emit_tiled_function
         a, m = product.a, product.b
         plan = batched_plan(matmul_layout(a.sizes, a.strides, m.sizes, m.strides), product.dtype.name)
-        epilogue = (product.epilogue, product.epilogue_input) if product.epilogue is not None else None
+        epilogue = None
+        if product.epilogue is not None:
+            epilogue = EpilogueEmitter(module, product.epilogue, product.epilogue_input, plan.plan.nr,
+                                       bounds_checks).emit()
         return emit_tiled_function(module, name, params, plan, (a.buffer, a.offset),
-                                   (m.buffer, m.offset), product.out, product.scratch, epilogue,
-                                   bounds_checks)
+                                   (m.buffer, m.offset), product.out, product.scratch, epilogue)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))

@@ -4,21 +4,14 @@ LSTM's two gate products), each tile of the product is handed to it straight fro
 registers (through a small stack buffer) instead of being written to memory and read back by
 a second pass over the whole output.
 
-`fuse_epilogue` decides at lowering; `EpilogueEmitter` emits the loop nest over one tile:
-`i32 name(ptr p0, ..., ptr tile, ptr bounds)` with bounds = (i0, i1, j0, j1), reading the
-product's output at (i, j) from tile[(i - i0) * width + (j - j0)]."""
+`fuse_epilogue` decides at lowering; `emit.EpilogueEmitter` emits the loop nest over one tile."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Optional
 
-import numpy as np
-from llvmlite import ir
-
-from . import scalar_ops
-from .emit import I64, KernelEmitter
-from .kernel import Access, Buffer, CheckedIndex, Gather, Kernel, Load, Product, walk
+from .kernel import Buffer, CheckedIndex, Gather, Kernel, Load, Product, walk
 
 
 def epilogue_applies(kernel: Kernel, product: Product, results: list, views: dict) -> bool:
@@ -60,37 +53,3 @@ def fuse_epilogue(products: list, kernel: Optional[Kernel], buffers: list, resul
     buffers[last.out] = Buffer(out.position, out.dtype, (), (), True)
     kernel = dataclasses.replace(kernel, buffers=buffers)
     return products[:-1] + [dataclasses.replace(last, epilogue=kernel, epilogue_input=out)], None, buffers
-
-
-class EpilogueEmitter(KernelEmitter):
-    """The loop nest over one tile of the product's output (see the module docstring)."""
-
-    def __init__(self, module: ir.Module, kernel: Kernel, product_out: Buffer, width: int,
-                 bounds_checks: bool):
-        n = len(kernel.buffers)
-        tile = Buffer(n, product_out.dtype, (width * width,), (1,), False)  # (as large as any tile)
-        bounds = Buffer(n + 1, np.dtype(np.int64), (4,), (1,), False)
-        super().__init__(module, dataclasses.replace(kernel, name=kernel.name + "_epilogue",
-                                                      buffers=[*kernel.buffers, tile, bounds]),
-                         bounds_checks)
-        self.fn.attributes.add("noinline")  # (inlined, LLVM unrolls the short rows and vectorizes across them)
-        self.product_out = product_out.position
-        self.width = width
-
-    def emit(self) -> ir.Function:
-        b, bounds = self.builder, self.fn.args[-1]
-        self.bounds = [b.load(b.gep(bounds, [ir.Constant(I64, k)], source_etype=I64), typ=I64)
-                       for k in range(4)]
-        return super().emit()
-
-    def loop_range(self, axis: int, size: int) -> tuple[ir.Value, ir.Value]:
-        return (self.bounds[0], self.bounds[1]) if axis == 0 else (self.bounds[2], self.bounds[3])
-
-    def address(self, access: Access) -> ir.Value:
-        if access.buffer != self.product_out:
-            return super().address(access)
-        b = self.builder
-        i, j = self.indices[0], self.indices[1]
-        index = b.add(b.mul(b.sub(i, self.bounds[0]), ir.Constant(I64, self.width)), b.sub(j, self.bounds[2]))
-        etype = scalar_ops.memory_type(self.kernel.buffers[-2].dtype)
-        return b.gep(self.fn.args[-2], [index], inbounds=True, source_etype=etype)

@@ -431,22 +431,17 @@ def _batch_offsets(b: ir.IRBuilder, bp: BatchedPlan, index) -> tuple[ir.Value, i
 
 def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp: BatchedPlan,
                         a: tuple[int, int], bm: tuple[int, int], c: int,
-                        scratch: Optional[int], epilogue=None, bounds_checks: bool = False) -> ir.Function:
+                        scratch: Optional[int], epilogue_fn: Optional[ir.Function] = None) -> ir.Function:
     """`i32 name(params...)`: the batched product over the unit's buffer arguments (A and B as
     (buffer, element offset), C a buffer, `scratch` the packing buffer's), its items on every
-    core when large. With `epilogue` (a Product's epilogue: (loop nest, its product output
-    buffer), gemm_epilogue.py) each tile goes to the loop nest instead of to C; the first
-    non-zero status it returns (a failed bounds check) is the function's."""
+    core when large. With `epilogue_fn` (`i32 (buffers..., tile, bounds)`, emit.EpilogueEmitter's
+    loop nest) each tile goes to it instead of to C; the first non-zero status it returns (a
+    failed bounds check) is the function's."""
     from . import parallel
     p = bp.plan
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    epilogue_fn = None
-    if epilogue is not None:
-        from .gemm_epilogue import EpilogueEmitter
-        kernel, product_out = epilogue
-        epilogue_fn = EpilogueEmitter(module, kernel, product_out, p.nr, bounds_checks).emit()
 
     def operands(builder, args):
         return (element(builder, args[a[0]], i64(a[1])), element(builder, args[bm[0]], i64(bm[1])),
