@@ -7,9 +7,12 @@ The product is computed as a tile grid of T = S V: T is C (vectors along C's row
 (vectors along C's columns), whichever lets the larger operand be read in place:
 - V, the vector operand, is read `NR` elements at a time along T's columns: in place when
   those are contiguous, else copied first into panels of NR columns (zero-padded) in `scratch`;
-- S, the broadcast operand, is read one element at a time along T's rows and broadcast;
+- S, the broadcast operand, is read one element at a time along T's rows and broadcast (its
+  rows copied first when they are 4 KiB apart);
 - each MR x NR tile of T is summed over k in MR * NR / lanes vector registers (one fused
-  multiply-add per register and k) and stored once (+ beta * C).
+  multiply-add per register and k, in blocks of K_BLOCK terms added together in the stack)
+  and stored once (+ beta * C), or handed to the group's epilogue (gemm_epilogue.py); tiles of
+  C^T are square and transposed in registers first, so every store runs along C's rows.
 Work items are the MR-row blocks of T or its NR-column panels — the dimension whose operand is
 larger, so that it is read once while the other stays in cache — and threads claim them."""
 
@@ -122,7 +125,7 @@ def tiled_plan(dtype: str, m: int, n: int, k: int, a_strides, b_strides, c_strid
     # them: a tile's MR rows would evict each other, so they are copied together first, when
     # enough column panels reuse the copy
     s_rs = (b_strides[1] if transposed else a_strides[0]) * (4 if dtype == "float32" else 8)
-    pack_s = mr > 8 and s_rs % 4096 == 0 and -(-(m if transposed else n) // nr) >= 4
+    pack_s = mr > 8 and s_rs % 4096 == 0 and -(-cols // nr) >= 4
     return TiledPlan(dtype, m, n, k, a_strides, b_strides, c_strides, transposed, pack, pack_s,
                      lanes, mr, nr, rows_outer)
 
