@@ -21,6 +21,8 @@ from typing import Optional
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from .ir_loops import entry_alloca
+
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
@@ -104,7 +106,7 @@ class _PoolEmitter:
         """Spin SPINS times, then sleep on the futex, until *ptr != value."""
         fn = b.function
         spin, check, sleep, done = (fn.append_basic_block(n) for n in ("spin", "check", "sleep", "done"))
-        count = b.alloca(I32)
+        count = entry_alloca(b, I32)  # (a loop's alloca would grow the stack a round)
         b.store(ir.Constant(I32, 0), count)
         b.branch(check)
         b.position_at_end(check)
@@ -150,7 +152,7 @@ class _PoolEmitter:
         fn = ir.Function(self.module, ir.FunctionType(PTR, [PTR]), name="irjit_pool_worker")
         fn.linkage = "internal"
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        seen = b.alloca(I32)
+        seen = entry_alloca(b, I32)
         b.store(b.trunc(b.ptrtoint(fn.args[0], I64), I32), seen)
         loop = fn.append_basic_block("loop")
         b.branch(loop)
@@ -195,7 +197,7 @@ class _PoolEmitter:
         more = fn.append_basic_block("more")
         b.cbranch(b.icmp_signed("<", have, want), more, grown)
         b.position_at_end(more)
-        tid = b.alloca(I64)
+        tid = entry_alloca(b, I64)
         first = b.inttoptr(b.zext(self._load(b, self.gen, I32), I64), PTR)
         rc = b.call(self.create, [tid, ir.Constant(PTR, None), self.worker, first])
         created = fn.append_basic_block("created")

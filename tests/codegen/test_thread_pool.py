@@ -87,3 +87,13 @@ def test_a_forked_child_runs_threaded_loops(monkeypatch):
             ok = False
         os._exit(0 if ok else 1)
     assert _exited_within(pid, 60)
+
+
+def test_the_pool_allocates_stack_only_in_entry_blocks():
+    """A stack slot made inside a loop would grow a pool thread's stack on every job."""
+    from irjit.compiler.codegen import thread_pool
+    thread_pool.register_symbols()
+    ir_text = thread_pool._library.llvm_ir
+    for function in ir_text.split("\ndefine ")[1:]:
+        blocks = function.split("\n\n")
+        assert not any("alloca" in block for block in blocks[1:]), function.split("(")[0]
