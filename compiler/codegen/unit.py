@@ -75,8 +75,8 @@ class NativeUnit:
         self.buffers, self.results = lowered.buffers, lowered.results
         self.views = ViewOutputs.of_lowered(lowered.views, self.n_inputs, self.results)
         module = new_module(name)
-        fns = [(emit_convolution if isinstance(p, Convolution) else emit_product)(
-                   module, f"{name}_product{i}", self.buffers, p)
+        fns = [emit_convolution(module, f"{name}_product{i}", self.buffers, p) if isinstance(p, Convolution)
+               else emit_product(module, f"{name}_product{i}", self.buffers, p, self.bounds_checks)
                for i, p in enumerate(lowered.products)]
         if self.kernel is not None:
             fns.append(emit_kernel_on_threads(module, self.kernel, self.bounds_checks))
