@@ -22,11 +22,15 @@ from irjit.ops.evaluate import unwrap as as_array
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.tensor import Tensor
 
-_state = threading.local()
+class _GradMode(threading.local):
+    enabled = True  # (a class attribute: every thread starts with grad mode on)
+
+
+_state = _GradMode()
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 class set_grad_enabled:
@@ -97,14 +101,17 @@ class GradNode:
 
     __slots__ = ("entry", "inputs", "outputs", "edges", "versions", "n_outputs", "label")
 
-    def __init__(self, entry: OpEntry, inputs: list, outputs: list, edges: list, label: str = ""):
+    def __init__(self, entry: OpEntry, inputs: list, outputs: list, edges: list, label: str = "",
+                 versions: Optional[list] = None):
+        """`versions`: the (tensor, version) pairs backward checks; by default the edges'."""
         self.entry = entry
         self.inputs = inputs
         self.outputs = outputs
         self.edges = edges
         self.n_outputs = len(outputs)
-        self.versions = [(t, t.version) for e in edges if e is not None
-                         for t in (e if isinstance(e, list) else [e]) if isinstance(t, Tensor)]
+        self.versions = versions if versions is not None else [
+            (t, t.version) for e in edges if e is not None
+            for t in (e if isinstance(e, list) else [e]) if isinstance(t, Tensor)]
         self.label = label
 
     def __repr__(self) -> str:
@@ -300,26 +307,76 @@ def run_op(kind: str, *args: Any) -> Any:
 
 
 
+_ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a read-only array of ones to copy
+
+
+def ones_like(a: np.ndarray) -> np.ndarray:
+    """A fresh array of ones of `a`'s shape and dtype, copied from a cached one (numpy's
+    `ones_like` costs ten times a copy for the small arrays of a training step)."""
+    key = (a.shape, a.dtype)
+    one = _ONES.get(key)
+    if one is None:
+        if a.size > 1 << 16 or len(_ONES) >= 256:
+            return np.ones(a.shape, a.dtype)
+        one = np.ones(a.shape, a.dtype)
+        one.flags.writeable = False
+        _ONES[key] = one
+    return one.copy()
+
+
+class _Sums:
+    """Gradient sums of one backward pass: the arrays a sum made belong to the pass, so later
+    gradients are added to them in place (no array per addition); an array handed on to a
+    derivative or delivered elsewhere may be shared, so it is never written."""
+
+    __slots__ = ("owned",)
+
+    def __init__(self):
+        self.owned: dict[int, np.ndarray] = {}  # id -> array (held, so ids stay unique)
+
+    def add(self, acc: Optional[np.ndarray], g: np.ndarray) -> np.ndarray:
+        if acc is None:
+            return g
+        if self.owned.get(id(acc)) is acc and acc.shape == g.shape and acc.dtype == g.dtype:
+            np.add(acc, g, out=acc)
+            return acc
+        total = acc + g
+        if isinstance(total, np.ndarray):
+            self.owned[id(total)] = total
+        return total
+
+    def release(self, arrays: list) -> None:
+        for a in arrays:
+            if a is not None:
+                self.owned.pop(id(a), None)
+
+
 def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None,
              inputs: Optional[Sequence[Tensor]] = None) -> Optional[list[Optional[np.ndarray]]]:
     """Reverse-mode differentiation from `roots`. With `inputs`, return d(roots)/d(inputs)
     (None where unconnected) instead of accumulating into leaves' `.grad`."""
     roots = list(roots)
     if grad_outputs is None:
-        grad_outputs = [np.ones_like(r.data) for r in roots]
+        grad_outputs = [ones_like(r.data) for r in roots]
     want = {id(t): i for i, t in enumerate(inputs)} if inputs is not None else None
     result: list[Optional[np.ndarray]] = [None] * (len(inputs) if inputs is not None else 0)
+    sums = _Sums()
+    pending: dict[int, list] = {}
 
-    def deliver(t: Tensor, g: np.ndarray, pending: dict) -> None:
-        if want is not None and id(t) in want:
-            i = want[id(t)]
-            result[i] = g if result[i] is None else result[i] + g
-            if t.grad_fn is None:
-                return
-        if t.grad_fn is not None:
-            node, idx = t.grad_fn
-            slots = pending.setdefault(id(node), [None] * node.n_outputs)
-            slots[idx] = g if slots[idx] is None else slots[idx] + g
+    def deliver(t: Tensor, g: np.ndarray) -> None:
+        if want is not None:
+            i = want.get(id(t))
+            if i is not None:
+                result[i] = sums.add(result[i], g)
+                if t.grad_fn is None:
+                    return
+        grad_fn = t.grad_fn
+        if grad_fn is not None:
+            node, idx = grad_fn
+            slots = pending.get(id(node))
+            if slots is None:
+                slots = pending[id(node)] = [None] * node.n_outputs
+            slots[idx] = sums.add(slots[idx], g)
         elif t.requires_grad and want is None:
             g = np.asarray(g, dtype=t.dtype)
             t.grad = g.copy() if t.grad is None else t.grad + g
@@ -334,23 +391,23 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
             continue
         nodes[id(node)] = node
         for e in node.edges:
-            for t in (e if isinstance(e, list) else [e]):
+            for t in (e if isinstance(e, list) else (e,)):
                 if isinstance(t, Tensor) and t.grad_fn is not None:
                     child = t.grad_fn[0]
                     deps[id(child)] = deps.get(id(child), 0) + 1
                     stack.append(child)
 
-    pending: dict[int, list] = {}
     for r, g in zip(roots, grad_outputs):
         if g is not None:
-            deliver(r, np.asarray(g), pending)
+            deliver(r, np.asarray(g))
     ready = [n for k, n in nodes.items() if deps.get(k, 0) == 0]
     while ready:
         node = ready.pop()
         grads = pending.pop(id(node), None)
         if grads is not None and any(g is not None for g in grads):
+            sums.release(grads)
             for t, v in node.versions:
-                if t.version != v:
+                if t._version[0] != v:
                     raise IRRuntimeError(
                         f"a tensor needed to differentiate {node.entry.schema.name}"
                         f"{' at ' + node.label if node.label else ''} was modified by an "
@@ -362,11 +419,11 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                 if isinstance(e, list):
                     for t, gi in zip(e, g):
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
-                            deliver(t, np.asarray(gi, dtype=t.dtype), pending)
+                            deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
-                    deliver(e, np.asarray(g, dtype=e.dtype), pending)
+                    deliver(e, np.asarray(g, dtype=e.dtype))
         for e in node.edges:
-            for t in (e if isinstance(e, list) else [e]):
+            for t in (e if isinstance(e, list) else (e,)):
                 if isinstance(t, Tensor) and t.grad_fn is not None:
                     child = t.grad_fn[0]
                     deps[id(child)] -= 1

@@ -12,11 +12,11 @@ from irjit.compiler import parse_ir
 from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 
-from .autograd import backward as run_backward, no_grad, set_grad_enabled
+from .autograd import backward as run_backward, no_grad, ones_like, set_grad_enabled
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
-from .values import flatten_value, from_array, to_python
+from .values import from_array, leaves, to_python
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -155,7 +155,9 @@ class Function:
                               f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
         values = []
         for v, x in zip(params, inputs):
-            if isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
+            if type(x) is np.ndarray and type(v.type) is TensorType:  # (from_array's common case)
+                x = Tensor(np.array(x), requires_grad and x.dtype.kind == "f")
+            elif isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
                 try:
                     x = from_array(np.asarray(x), v.type, requires_grad)
                 except IRTypeError as e:
@@ -193,12 +195,14 @@ class Function:
     def run(self, *inputs: Any, requires_grad: bool = True) -> list:
         """Run and return the raw run-time outputs (Tensors and Python values)."""
         values = self.prepare_inputs(inputs, requires_grad)
-        with self._params_lock:  # turns params-file arrays into the module's Tensors, once
-            params = self.parameters() if requires_grad else {}
-            for p in params.values():
-                p.requires_grad = True
-                p.grad = None
-        args = ([self.module] if self.has_self else []) + values
+        params: dict = {}
+        if requires_grad and self.module is not None:
+            with self._params_lock:  # turns params-file arrays into the module's Tensors, once
+                params = self.parameters()
+                for p in params.values():
+                    p.requires_grad = True
+                    p.grad = None
+        args = [self.module, *values] if self.has_self else values
         with set_grad_enabled(requires_grad):
             outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
         self._calls.last = (values, params, outs)
@@ -217,17 +221,21 @@ class Function:
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
         values, params, outs = last
-        leaves = [x for _, x in flatten_value(tuple(outs))]
         roots, grads = [], []
-        for i, leaf in enumerate(leaves):
-            if isinstance(leaf, Tensor) and leaf.dtype.kind == "f":
-                g = np.ones_like(leaf.data) if grad_outputs is None else grad_outputs[i]
+        for i, leaf in enumerate(leaves(outs)):
+            if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
+                if grad_outputs is None:
+                    if leaf.requires_grad:
+                        roots.append(leaf)
+                        grads.append(ones_like(leaf.data))
+                    continue
+                g = grad_outputs[i]
                 if g is not None and leaf.requires_grad:
                     roots.append(leaf)
                     grads.append(np.asarray(g, dtype=leaf.dtype))
         targets: dict[str, Tensor] = {}
         for i, v in enumerate(values):
-            if isinstance(v, Tensor) and v.dtype.kind == "f":
+            if isinstance(v, Tensor) and v.data.dtype.kind == "f":
                 targets[f"arg{i}"] = v
         targets.update(params)
         with no_grad():

@@ -23,9 +23,9 @@ from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
-from .native_autograd import GroupGradients
+from .native_autograd import GroupGradients, share_bases
 from .native_keyed_values import fold_keyed_values
-from .native_plan import plan_for, share_view_bases
+from .native_plan import StraightPlan, plan_for, share_view_bases
 from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
                                     specialize_shapes, transpose_products)
 from .prims import _results, prim
@@ -153,8 +153,16 @@ class NativeRunner:
         self.lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
+        self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
+
+    value_key = staticmethod(_value_key)
 
     def run(self, inputs: list) -> list:
+        last = self._last
+        if last is not None:  # the last plan's program checks the inputs (natively, mostly)
+            outs = last.try_run(inputs)
+            if outs is not None:
+                return outs
         key = _layout_key(inputs, self._attributes)
         plan = self._plans.get(key)
         if plan is None:
@@ -162,6 +170,8 @@ class NativeRunner:
                 plan = self._plans.get(key)
                 if plan is None:
                     return self._profile_and_specialize(key, list(inputs))
+        if isinstance(plan, StraightPlan) and not self._attributes:
+            self._last = plan  # (attributes are keyed like inputs, but not checked by programs)
         return plan.run(list(inputs))
 
     def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
@@ -203,7 +213,7 @@ class NativeRunner:
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)
-        plan = self._plans[key] = plan_for(self, g, self._interpreter(g))
+        plan = self._plans[key] = plan_for(self, g, self._interpreter(g), key)
         return plan.run(list(inputs)) if outputs is None else outputs
 
     def count_bailout(self) -> None:
@@ -249,11 +259,14 @@ class NativeRunner:
             return self.context.run_subgraph(interp, node, args)
         if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
-        if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
-                isinstance(a, Tensor) and a.requires_grad for a in args) and \
-                self._gradients.needs_tape(node, args):
-            outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
-            return outs if outs is not None else _interpreted(interp, sub, args)
+        if is_grad_enabled():
+            op = self._gradients.for_call(node, args)
+            if op is not None:  # f and df run natively; the tape records df
+                if op is False:
+                    return _interpreted(interp, sub, args)
+                results = op(args)
+                share_bases(results, args)
+                return results
         unit = self.unit_of(node)
         if unit is None:
             return _interpreted(interp, sub, args)

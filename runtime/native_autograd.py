@@ -18,6 +18,7 @@ from irjit.compiler.autodiff import Gradient, differentiate
 from irjit.compiler.autodiff.differentiate import DifferentiationError, requires_grad
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
+from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.passes import get_pass
 from irjit.ops import facts
@@ -37,15 +38,22 @@ def writes_in_place(node: Node) -> bool:
     return entry is not None and entry.schema.is_inplace
 
 
-def _share_bases(results: list, args: list) -> None:
+def share_bases(results: list, args: list) -> None:
     """Outputs that are views of an argument share its version counter and base, as the
-    interpreter's views do (f ran on detached copies of the arguments)."""
+    interpreter's views do (f ran on detached copies of the arguments). An array that owns
+    its memory and is no argument's was allocated after them: it cannot be a view of one."""
+    arrays = None
     for r in results:
         if not isinstance(r, Tensor):
             continue
+        d = r.data
+        if d.base is None:
+            arrays = arrays or [a.data for a in args if isinstance(a, Tensor)]
+            if not any(d is a for a in arrays):
+                continue
         for a in args:
-            if isinstance(a, Tensor) and np.may_share_memory(r.data, a.data) and \
-                    np.shares_memory(r.data, a.data):
+            if isinstance(a, Tensor) and np.may_share_memory(d, a.data) and \
+                    np.shares_memory(d, a.data):
                 r._version = a._version
                 r._base = a._base if a._base is not None else a
                 break
@@ -122,52 +130,49 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
 
 
 class GroupGradients:
-    """Per native runner: the DifferentiableGraphOps of its groups (keyed by group node and
-    the arguments' requires-grad pattern) and the runners of their `f` and `df` graphs,
-    made by `make_runner(graph)`."""
+    """Per native runner: how each group runs under grad mode for a requires-grad pattern of
+    its arguments (a DifferentiableGraphOp, or nothing to record, or interpreted), and the
+    runners of the ops' `f` and `df` graphs, made by `make_runner(graph)`."""
 
     def __init__(self, make_runner: Callable[[Graph], Any]):
         self.make_runner = make_runner
-        self._ops: dict[tuple, tuple[Node, Optional[DifferentiableGraphOp]]] = {}
+        self._calls: dict[tuple, tuple[Node, Any]] = {}
         self._runners: dict[int, tuple[Graph, Any]] = {}
-        self._tape: dict[tuple, tuple[Node, bool]] = {}
         self._lock = threading.Lock()
 
-    def needs_tape(self, node: Node, args: list) -> bool:
-        """`needs_tape` of the group for these arguments' requires-grad pattern (cached)."""
+    def for_call(self, node: Node, args: list) -> Any:
+        """How the group runs for these arguments under grad mode: None when it records
+        nothing (no argument requires grad, no output would: its unit runs as without grad),
+        its DifferentiableGraphOp (call it, then `share_bases`), or False: interpret it."""
         key = (id(node), tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        found = self._tape.get(key)
-        if found is None:
-            found = self._tape[key] = (node, needs_tape(node.attr("Subgraph"), key[1]))
-        return found[1]
-
-    def run(self, node: Node, args: list) -> Optional[list]:
-        """The group's outputs with its backward recorded, or None: interpret the group."""
-        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        key = (id(node), flags)
-        found = self._ops.get(key)
+        found = self._calls.get(key)
         if found is None:
             with self._lock:
-                found = self._ops.get(key)
+                found = self._calls.get(key)
                 if found is None:
-                    grad = group_gradient(node.attr("Subgraph"), flags)
-                    op = None if grad is None else DifferentiableGraphOp(grad, self._run_graph)
-                    found = self._ops[key] = (node, op)
-        op = found[1]
-        if op is None:
+                    found = self._calls[key] = (node, self._decide(node, key[1]))
+        return found[1]
+
+    def _decide(self, node: Node, flags: tuple[bool, ...]) -> Any:
+        sub = node.attr("Subgraph")
+        if not any(flags) or is_scalar_program(sub) or not needs_tape(sub, flags):
+            return None  # (numbers need no tape)
+        grad = group_gradient(sub, flags)
+        if grad is None:
+            return False
+        # as the tape records an op: backward fails if a tensor df reads (the arguments that
+        # do not require grad too) is written in place afterwards, and only what depends on
+        # an input that requires grad requires grad
+        return DifferentiableGraphOp(grad, self._run_graph, like_tape=True)
+
+    def run(self, node: Node, args: list) -> Optional[list]:
+        """The group's outputs with its backward recorded, or None: interpret the group (or,
+        when nothing needs recording, run its unit)."""
+        op = self.for_call(node, args)
+        if not op:
             return None
         results = op(args)
-        _share_bases(results, args)
-        differentiable = set(op.gradient.df_input_vjps)
-        recorded = next((r.grad_fn[0] for r in results if isinstance(r, Tensor) and r.grad_fn), None)
-        if recorded is not None:
-            # as the tape does for every tensor an op saves: backward fails if one is written
-            # in place afterwards (df reads the arguments that do not require grad too)
-            recorded.versions = [(a, a.version) for a in args if isinstance(a, Tensor)]
-        for i, r in enumerate(results):
-            if isinstance(r, Tensor) and i not in differentiable:
-                # the interpreter records only what depends on an input that requires grad
-                r.requires_grad, r.grad_fn = False, None
+        share_bases(results, args)
         return results
 
     def runners(self) -> list:
@@ -180,4 +185,4 @@ class GroupGradients:
                 found = self._runners.get(id(graph))
                 if found is None:
                     found = self._runners[id(graph)] = (graph, self.make_runner(graph))
-        return found[1].run(list(inputs))
+        return found[1].run(inputs)

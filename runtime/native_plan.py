@@ -18,7 +18,7 @@ from .autograd import is_grad_enabled
 from .interpreter import Interpreter, check_input
 from .prims import PRIM_HANDLERS
 
-TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
+from .native_program import ARRAY, TENSOR, VALUE, plan_program
 
 
 def _is_straight_node(n: Node) -> bool:
@@ -103,9 +103,12 @@ class StraightPlan:
     input's type, so inputs are not checked again; a unit that refuses its arguments (a
     bailout) runs interpreted for that call, as do calls that need gradients."""
 
-    def __init__(self, runner, graph: Graph, interpreter: Interpreter):
+    def __init__(self, runner, graph: Graph, interpreter: Interpreter, key: Optional[tuple] = None):
         self.runner = runner  # the NativeRunner: compiles units, counts bailouts
         self.graph = graph
+        self.key = key  # the runner's layout key of the inputs this plan was made for
+        self._program = None  # the steps as one generated function (see native_program)
+        self._grad_program = None  # the same for calls whose inputs require grad
         self.interpreter = interpreter  # for bailouts and calls under grad
         self._steps: Optional[list] = None  # made on the first run (units compile then)
         self._tail: list = []  # initial contents of the slots after the inputs
@@ -211,20 +214,67 @@ class StraightPlan:
                     if built is None:
                         self._interpret = True
                     else:
-                        self._tail, self._outputs, self._steps = built[1], built[2], built[0]
-        if self._interpret or (is_grad_enabled() and any(_needs_grad(x) for x in inputs)):
+                        self._tail, self._outputs = built[1], built[2]
+                        programs = [plan_program(self, built[0], self._tail, self._outputs,
+                                                 self.key, share_view_bases, _needs_grad,
+                                                 self.runner.value_key, run_group)
+                                    for run_group in (None, self.runner.run_subgraph)]
+                        self._program, self._grad_program = programs
+                        self._steps = built[0]
+        if self._interpret:
             return self.interpreter.run(inputs)
+        if is_grad_enabled() and any(_needs_grad(x) for x in inputs):
+            outs = self._run_grad_program(inputs)
+            return outs if outs is not None else self.interpreter.run(inputs)
         for i in self._checked:
             check_input(self.graph.inputs[i], inputs[i], self.interpreter.filename)
         try:
             arena = self._arenas.pop()
         except IndexError:
             arena = self._new_arena()
+        if self._program is not None:
+            outs = self._run_program(inputs, arena)
+            if outs is not None:
+                self._arenas.append(arena)  # (no output of the program is an arena array)
+                return outs
         env = list(inputs)
         env.extend(self._tail)
         if self._run_steps(self._steps, env, arena):
             self._arenas.append(arena)
         return [env[i] for i in self._outputs]
+
+    def try_run(self, inputs: list) -> Optional[list]:
+        """The outputs when this plan's program runs these inputs (the layouts and values its
+        key recorded, every unit accepting its arguments); None, having done nothing visible,
+        when it does not: then the runner finds the plan the inputs belong to."""
+        if self._program is None:
+            return None
+        try:
+            arena = self._arenas.pop()
+        except IndexError:
+            arena = self._new_arena()
+        outs = self._run_program(inputs, arena)
+        self._arenas.append(arena)  # (no output of the program is an arena array)
+        if outs is None and is_grad_enabled():  # (its inputs may require grad)
+            return self._run_grad_program(inputs)
+        return outs
+
+    def _run_grad_program(self, inputs: list) -> Optional[list]:
+        """The outputs of a call under grad mode, its groups' backwards recorded on the tape;
+        None when the inputs are not the plan's or a step failed (the interpreter then runs the
+        call and reports the failure where it happened)."""
+        if self._grad_program is None:
+            return None
+        try:
+            return self._grad_program(inputs)
+        except Exception:  # noqa: BLE001 - the interpreter runs the call and reports errors
+            return None
+
+    def _run_program(self, inputs: list, arena: list) -> Optional[list]:
+        try:
+            return self._program(inputs, arena)
+        except Exception:  # noqa: BLE001 - the general path runs the call and reports errors
+            return None
 
     def _run_steps(self, steps: list, env: list, arena: list) -> bool:
         """Run `steps` into `env`; False when a group bailed out (its interpreted outputs
@@ -320,7 +370,8 @@ def _arena_positions(step: _GroupStep) -> tuple[int, ...]:
     return tuple(sorted(set(private) | (inner - escaping)))
 
 
-def plan_for(runner, graph: Graph, interpreter: Interpreter) -> Union[StraightPlan, Interpreter]:
+def plan_for(runner, graph: Graph, interpreter: Interpreter, key: Optional[tuple] = None
+             ) -> Union[StraightPlan, Interpreter]:
     """What runs a specialized graph (`run(inputs)`): a straight plan when it can, else the
     interpreter."""
-    return StraightPlan(runner, graph, interpreter) if is_straight(graph) else interpreter
+    return StraightPlan(runner, graph, interpreter, key) if is_straight(graph) else interpreter

@@ -38,6 +38,7 @@ class ViewOutput:
 
     def __init__(self, base: int, offset: int, dynamic, shape, strides, typestr: str):
         self.base, self.offset, self.typestr = base, offset, typestr
+        self.dtype = np.dtype(typestr)
         self.dynamic = tuple(tuple(d) for d in dynamic)
         self.shape, self.strides = tuple(shape), tuple(strides)
 
@@ -65,9 +66,13 @@ class ViewOutput:
         return offset
 
     def array(self, base: np.ndarray, offset: int) -> np.ndarray:
-        if offset == 0 and base.shape == self.shape and all(
-                n == 1 or a == b for n, a, b in zip(self.shape, base.strides, self.strides)):
+        if offset == 0 and base.shape == self.shape and (base.strides == self.strides or all(
+                n == 1 or a == b for n, a, b in zip(self.shape, base.strides, self.strides))):
             return base  # the op returned its input: the same array, as the interpreter's
+        try:  # a window of the base's buffer (a contiguous base exports one): 8x faster
+            return np.ndarray(self.shape, self.dtype, base, offset, self.strides)
+        except (TypeError, ValueError):
+            pass
         data, readonly = base.__array_interface__["data"]
         interface = {"version": 3, "typestr": self.typestr, "shape": self.shape,
                      "strides": self.strides, "data": (data + offset, readonly)}

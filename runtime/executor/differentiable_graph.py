@@ -33,63 +33,74 @@ class _Schema:
     full_name = name
 
 
-class _BackwardEntry:
-    """Duck-types an OpEntry for the tape: its `derivative` runs `df`."""
+class _Backward:
+    """One call's backward, the tape's entry for it (duck-types an OpEntry: `schema`,
+    `derivative`): runs `df` on the vjps and what the forward call captured."""
 
+    __slots__ = ("op", "outs", "captured")
     schema = _Schema()
 
-    def __init__(self, derivative: Callable):
-        self.derivative = derivative
+    def __init__(self, op: "DifferentiableGraphOp", outs: list, captured: list):
+        self.op, self.outs, self.captured = op, outs, captured
+
+    def derivative(self, emitter, grads: list, saved_inputs, saved_outputs) -> list:
+        op, outs = self.op, self.outs
+        vjps = []
+        for i in op.gradient.df_input_vjps:
+            g = grads[i] if i < len(grads) else None
+            if g is None:
+                ref = outs[i]
+                g = np.zeros(ref.data.shape, ref.data.dtype) if isinstance(ref, Tensor) else None
+            vjps.append(Tensor(_contiguous(g)) if g is not None else None)
+        with no_grad():
+            got = op.run_graph(op.gradient.df, vjps + self.captured)
+        if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
+            got = got[0]
+        return [g.data if isinstance(g, Tensor) else None for g in got]
 
 
 class DifferentiableGraphOp:
     """Runs one DifferentiableGraph node. `run_graph(graph, inputs)` executes `f` or `df`
-    (through an executor of their own, so they are optimized and cached too)."""
+    (through an executor of their own, so they are optimized and cached too). What every call
+    reads off the Gradient is fixed when the op is made. With `like_tape`, the backward is
+    recorded as the tape records an op (native groups under grad): the versions of every
+    tensor argument are saved, and only the outputs `df` takes vjps of require grad."""
 
-    def __init__(self, gradient, run_graph: Callable[[Any, list], list]):
-        self.gradient = runnable_gradient(gradient)
+    def __init__(self, gradient, run_graph: Callable[[Any, list], list], like_tape: bool = False):
+        self.gradient = grad = runnable_gradient(gradient)
         self.run_graph = run_graph
+        self.like_tape = like_tape
+        self._with_vjp = frozenset(grad.df_input_vjps)
+        self._n_real = grad.f_real_outputs
+        self._differentiable = tuple(grad.df_output_vjps)
+        self._captured_inputs = tuple(grad.df_input_captured_inputs)
+        self._captured_outputs = tuple(grad.df_input_captured_outputs)
 
     def __call__(self, inputs: list) -> list:
-        grad = self.gradient
-        detached = [x.detach() if isinstance(x, Tensor) else x for x in inputs]
+        # f runs on detached inputs (its executor profiles what it sees); a native group's f
+        # (`like_tape`) is run by a native runner, which reads only their arrays
+        detached = inputs if self.like_tape else \
+            [x.detach() if isinstance(x, Tensor) else x for x in inputs]
         with no_grad():
-            outs = self.run_graph(grad.f, detached)
-        n_real = grad.f_real_outputs
-        real = list(outs[:n_real])
-        diff_inputs = [inputs[i] for i in grad.df_output_vjps]
-        if not (is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad
-                                          for x in diff_inputs)):
-            return real
-        captured = [detached[i] for i in grad.df_input_captured_inputs] + \
-                   [outs[i] for i in grad.df_input_captured_outputs]
-        results = []
-        for o in real:
-            if isinstance(o, Tensor) and o.dtype.kind == "f":
-                # a fresh tensor object: `f` may return (detached) inputs or aliases of them
-                o = Tensor(o.data, False, None, o._version)
-            results.append(o)
-
-        def run_df(e, grads, saved_inputs, saved_outputs):
-            vjps = []
-            for i in grad.df_input_vjps:
-                g = grads[i] if i < len(grads) else None
-                ref = outs[i]
-                if g is None:
-                    g = np.zeros_like(ref.data) if isinstance(ref, Tensor) else None
-                vjps.append(Tensor(_contiguous(g)) if g is not None else None)
-            with no_grad():
-                got = self.run_graph(grad.df, vjps + captured)
-            if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
-                got = list(got[0])
-            return [g.data if isinstance(g, Tensor) else None for g in got]
-
-        edges = [x if isinstance(x, Tensor) and x.requires_grad else None for x in diff_inputs]
-        node = GradNode(_BackwardEntry(run_df), [], [r.data if isinstance(r, Tensor) else r
-                                                     for r in results], edges,
-                        "prim::DifferentiableGraph")
+            outs = self.run_graph(self.gradient.f, detached)
+        real = outs[:self._n_real]
+        edges = [x if isinstance(x, Tensor) and x.requires_grad else None
+                 for x in (inputs[i] for i in self._differentiable)]
+        if not is_grad_enabled() or all(e is None for e in edges):
+            return list(real)
+        captured = [detached[i] for i in self._captured_inputs]
+        captured += [outs[i] for i in self._captured_outputs]
+        # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
+        results = [Tensor(o.data, False, None, o._version)
+                   if isinstance(o, Tensor) and o.dtype.kind == "f" else o for o in real]
+        versions = [(a, a._version[0]) for a in inputs if isinstance(a, Tensor)] \
+            if self.like_tape else None
+        node = GradNode(_Backward(self, outs, captured), [],
+                        [r.data if isinstance(r, Tensor) else r for r in results], edges,
+                        "prim::DifferentiableGraph", versions)
+        with_vjp = self._with_vjp if self.like_tape else None
         for i, r in enumerate(results):
-            if isinstance(r, Tensor) and r.dtype.kind == "f":
+            if isinstance(r, Tensor) and r.dtype.kind == "f" and (with_vjp is None or i in with_vjp):
                 r.requires_grad = True
                 r.grad_fn = (node, i)
         return results
