@@ -1,8 +1,10 @@
 """Straight plans: a specialized graph made only of native groups, constants, pure `prim::`
-nodes (tuples, lists) and branches runs as a fixed sequence of unit calls instead of through
-the interpreter (a branch that is not made of those runs interpreted). What a call would otherwise recompute is fixed when the plan is made: the slot of
-every value, which tensors travel as bare arrays, the constants, and the arrays of the
-intermediates, which come from a per-plan arena and are reused by the next call."""
+nodes (tuples, lists), the profiling executor's requires-grad guards, DifferentiableGraphs and
+branches runs as a program of unit calls instead of through the interpreter (a branch that is
+not made of those runs interpreted). What a call would otherwise recompute is fixed when the
+plan is made: the slot of every value, which tensors travel as bare arrays, the constants,
+and the arrays of the intermediates, which come from a per-plan arena and are reused by the
+next call."""
 
 from __future__ import annotations
 
@@ -15,15 +17,22 @@ from irjit.ops.tensor import Tensor
 from irjit.ops.types import NamedType, OptionalType, TensorType
 
 from .autograd import is_grad_enabled
-from .interpreter import Interpreter, check_input
+from .interpreter import Interpreter
 from .prims import PRIM_HANDLERS
 
 from .native_program import ARRAY, TENSOR, VALUE, plan_program
 
 
+# what else a plan runs as a step: the profiling executor's requires-grad guard, and
+# DifferentiableGraphs (and a backward graph's fallback), through the plan's run_subgraph
+_STEP_PRIMS = frozenset({"prim::RequiresGradCheck", "prim::DifferentiableGraph",
+                         "prim::FallbackGraph"})
+
+
 def _is_straight_node(n: Node) -> bool:
-    return not n.blocks and (n.kind == GROUP or n.kind == "prim::Constant" or (
-        n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
+    return n.kind in _STEP_PRIMS or not n.blocks and (
+        n.kind == GROUP or n.kind == "prim::Constant" or (
+            n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
 
 
 def _is_straight_block(block) -> bool:
@@ -98,21 +107,20 @@ def _outer_reads(block) -> list[Value]:
 
 
 class StraightPlan:
-    """Runs a straight graph (see `is_straight`) for one input layout: `run(inputs)`. The
-    runner's key already proved every tensor input's dtype, sizes and strides and every other
-    input's type, so inputs are not checked again; a unit that refuses its arguments (a
-    bailout) runs interpreted for that call, as do calls that need gradients."""
+    """Runs a straight graph (see `is_straight`) for one input layout: `run(inputs)` for
+    inputs the runner's key matched, `try_run(inputs)` for any (it checks them). Both run the
+    plan's program (`native_program`): one for calls without gradients, one for calls whose
+    inputs require grad under grad mode; a unit that refuses its arguments (a bailout) runs
+    interpreted for that call."""
 
     def __init__(self, runner, graph: Graph, interpreter: Interpreter, key: Optional[tuple] = None):
         self.runner = runner  # the NativeRunner: compiles units, counts bailouts
         self.graph = graph
         self.key = key  # the runner's layout key of the inputs this plan was made for
+        self.interpreter = interpreter  # for bailouts and interpreted blocks
+        self._steps: Optional[list] = None  # made on the first run (units compile then)
         self._program = None  # the steps as one generated function (see native_program)
         self._grad_program = None  # the same for calls whose inputs require grad
-        self.interpreter = interpreter  # for bailouts and calls under grad
-        self._steps: Optional[list] = None  # made on the first run (units compile then)
-        self._tail: list = []  # initial contents of the slots after the inputs
-        self._outputs: list[int] = []  # the slots of the graph outputs
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -206,7 +214,9 @@ class StraightPlan:
                 for s in self._groups]
 
     # ---- running
-    def run(self, inputs: list) -> list:
+    def _programs(self) -> bool:
+        """Make the steps and their programs on the first run (units compile then); False
+        when a group has no unit (the interpreter then runs every call)."""
         if self._steps is None:
             with self.runner.lock:
                 if self._steps is None and not self._interpret:
@@ -214,132 +224,56 @@ class StraightPlan:
                     if built is None:
                         self._interpret = True
                     else:
-                        self._tail, self._outputs = built[1], built[2]
-                        programs = [plan_program(self, built[0], self._tail, self._outputs,
-                                                 self.key, share_view_bases, _needs_grad,
-                                                 self.runner.value_key, run_group)
-                                    for run_group in (None, self.runner.run_subgraph)]
-                        self._program, self._grad_program = programs
-                        self._steps = built[0]
-        if self._interpret:
+                        steps, tail, outputs = built
+                        self._program, self._grad_program = (
+                            plan_program(self, steps, tail, outputs, self.key, self._bail,
+                                         share_view_bases, _needs_grad, self.runner.value_key,
+                                         run_group)
+                            for run_group in (None, self.runner.run_subgraph))
+                        self._steps = steps
+        return not self._interpret
+
+    def run(self, inputs: list) -> list:
+        """Run inputs the runner's key matched to this plan."""
+        if not self._programs():
             return self.interpreter.run(inputs)
-        if is_grad_enabled() and any(_needs_grad(x) for x in inputs):
-            outs = self._run_grad_program(inputs)
-            return outs if outs is not None else self.interpreter.run(inputs)
-        for i in self._checked:
-            check_input(self.graph.inputs[i], inputs[i], self.interpreter.filename)
-        try:
-            arena = self._arenas.pop()
-        except IndexError:
-            arena = self._new_arena()
-        if self._program is not None:
-            outs = self._run_program(inputs, arena)
-            if outs is not None:
-                self._arenas.append(arena)  # (no output of the program is an arena array)
-                return outs
-        env = list(inputs)
-        env.extend(self._tail)
-        if self._run_steps(self._steps, env, arena):
-            self._arenas.append(arena)
-        return [env[i] for i in self._outputs]
+        grad = is_grad_enabled() and any(_needs_grad(x) for x in inputs)
+        done = self._run(self._grad_program if grad else self._program, inputs, True)
+        return done if done is not None else self.interpreter.run(inputs)
 
     def try_run(self, inputs: list) -> Optional[list]:
-        """The outputs when this plan's program runs these inputs (the layouts and values its
-        key recorded, every unit accepting its arguments); None, having done nothing visible,
-        when it does not: then the runner finds the plan the inputs belong to."""
-        if self._program is None:
+        """The outputs when these inputs are ones the plan's key would match (the layouts
+        and values it recorded) and its units accept them; None, having done nothing visible,
+        when they are not: then the runner finds the plan the inputs belong to."""
+        program = self._program
+        if program is None:
             return None
+        done = self._run(program, inputs, False)
+        if done is None and is_grad_enabled():  # (the inputs may require grad)
+            done = self._run(self._grad_program, inputs, False)
+        return done
+
+    def _run(self, program, inputs: list, keyed: bool) -> Optional[list]:
         try:
             arena = self._arenas.pop()
         except IndexError:
             arena = self._new_arena()
-        outs = self._run_program(inputs, arena)
-        self._arenas.append(arena)  # (no output of the program is an arena array)
-        if outs is None and is_grad_enabled():  # (its inputs may require grad)
-            return self._run_grad_program(inputs)
+        done = program(inputs, arena, keyed)
+        if done is None:
+            self._arenas.append(arena)  # (refused before any step had an effect)
+            return None
+        outs, reusable = done
+        if reusable:  # (no output of the program is an arena array)
+            self._arenas.append(arena)
         return outs
 
-    def _run_grad_program(self, inputs: list) -> Optional[list]:
-        """The outputs of a call under grad mode, its groups' backwards recorded on the tape;
-        None when the inputs are not the plan's or a step failed (the interpreter then runs the
-        call and reports the failure where it happened)."""
-        if self._grad_program is None:
-            return None
-        try:
-            return self._grad_program(inputs)
-        except Exception:  # noqa: BLE001 - the interpreter runs the call and reports errors
-            return None
-
-    def _run_program(self, inputs: list, arena: list) -> Optional[list]:
-        try:
-            return self._program(inputs, arena)
-        except Exception:  # noqa: BLE001 - the general path runs the call and reports errors
-            return None
-
-    def _run_steps(self, steps: list, env: list, arena: list) -> bool:
-        """Run `steps` into `env`; False when a group bailed out (its interpreted outputs
-        may be views of arena arrays, so the arena is not reused)."""
-        reusable = True
-        for step in steps:
-            if isinstance(step, _GroupStep):
-                reusable = self._run_group(step, env, arena[step.arena_index]) and reusable
-            elif isinstance(step, _BranchStep):
-                reusable = self._run_branch(step, env, arena) and reusable
-            else:
-                self._run_prim(step, env)
-        return reusable
-
-    def _run_branch(self, step: _BranchStep, env: list, arena: list) -> bool:
-        cond = env[step.cond]
-        if isinstance(cond, Tensor):
-            cond = bool(cond.data)
-        steps, results, reads = step.branches[0 if cond else 1]
-        if steps is None:
-            outs = self.interpreter.run_block(step.node.blocks[0 if cond else 1], [],
-                                              {v: env[i] for v, i in reads})
-            reusable = True
-        else:
-            reusable = self._run_steps(steps, env, arena)
-            outs = [env[i] for i in results]
-        for i, o in zip(step.outs, outs):
-            env[i] = o
-        return reusable
-
-    def _run_prim(self, step: tuple, env: list) -> None:
-        handler, node, args, outs = step
-        if handler is None:  # a list or dict constant
-            env[outs[0]] = self.interpreter.constant(node)
-            return
-        try:
-            result = handler(self.interpreter, node, [env[i] for i in args], None)
-        except Exception as e:  # noqa: BLE001 - located, as the interpreter reports op failures
-            raise self.interpreter.node_error(node, e) from None
-        if len(outs) == 1:
-            env[outs[0]] = result
-        else:
-            for i, r in zip(outs, result):
-                env[i] = r
-
-    def _run_group(self, step: _GroupStep, env: list, arrays: dict) -> bool:
-        """Run one group natively into `env`; False when it bailed out and ran interpreted."""
-        args = [env[i].data if how == TENSOR or (how == VALUE and isinstance(env[i], Tensor))
-                else env[i] for i, how in step.args]
-        unit = self.runner.unit_of(step.node)  # the runner hands out units (a dict lookup)
-        status, outs = unit.call(args, arrays) if step.arena_positions else unit.call(args)
-        if not status:
-            for (i, how), o in zip(step.outs, outs):
-                env[i] = o if how == ARRAY or isinstance(o, (bool, int, float, list)) else Tensor(o)
-            aliases = getattr(unit, "aliases", None)
-            if aliases and any(aliases):
-                share_view_bases([env[i] for i, _ in step.outs], [env[i] for i, _ in step.args], aliases)
-            return True
+    def _bail(self, step: _GroupStep, values: list) -> list:
+        """A unit refused its arguments: its group runs interpreted for this call (a bailout)."""
         self.runner.count_bailout()
         sub = step.node.attr("Subgraph")
         outs = self.interpreter.sub_interpreter(sub).run_block(
-            sub.block, [Tensor(a) if how == ARRAY else env[i] for (i, how), a in zip(step.args, args)], {})
-        for (i, how), o in zip(step.outs, outs):
-            env[i] = o.data if how == ARRAY else o
-        return False
+            sub.block, [Tensor(x) if how == ARRAY else x for (_, how), x in zip(step.args, values)], {})
+        return [o.data if how == ARRAY else o for (_, how), o in zip(step.outs, outs)]
 
 
 def share_view_bases(results: list, args: list, aliases: list) -> None:

@@ -1,14 +1,18 @@
 """A straight plan's steps as one generated Python function: what a call would otherwise decide
 step by step (which slots hold Tensors or bare arrays, which output arrays come from the arena,
 which constants fill which slots, how each unit is called) is decided once, and the call runs
-as straight-line code over local variables, one ctypes call per native unit (the way
-dataclasses and numba generate their fast paths).
+as straight-line code over local variables, one ctypes call per native unit (as dataclasses
+and numba generate their fast paths).
 
-The program returns the plan's outputs, or None when the call is not one it may run: a unit
-refused its arguments (an entry guard or a kernel status), an input is not of the layout or
-value the plan's key recorded, or an input requires grad under grad mode. It has no effect
-then (units only write the arrays they are handed), so the caller runs the plan's general
-path, which interprets a refusing unit (a bailout) or finds the plan the inputs belong to."""
+`program(inputs, arena, keyed)` returns `(outputs, reusable)`, or None when the call is not
+one the plan may run: an input is not of the layout or value the plan's key recorded, or a
+unit's entry refused its arguments before any step with effects ran (the units read only the
+arrays they are given and write fresh ones or the arena's, so nothing happened). `keyed` says
+the caller already matched the inputs to the plan's key: a refusing unit is then a bailout,
+interpreted in place (and so is any refusal after a step with effects: an interpreted block, a
+DifferentiableGraph, a group recorded on the tape, by which time the inputs were checked);
+`reusable` is False after a bailout, whose interpreted outputs may be views of arena arrays.
+A step that fails raises the interpreter's error, located at its node."""
 
 from __future__ import annotations
 
@@ -18,15 +22,19 @@ import numpy as np
 
 from irjit.compiler.codegen.unit import NativeUnit
 from irjit.compiler.codegen.view_outputs import ViewUnit
+from irjit.ops.errors import IRRuntimeError
+from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
 from .autograd import is_grad_enabled
-from .interpreter import _accepts, check_input
+from .interpreter import _accepts, _BailOut, check_input
 
 TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
 _NUMBERS = (bool, int, float)
 _INLINE = {"prim::TupleConstruct": ("({},)", "()"), "prim::ListConstruct": ("[{}]", "[]")}
+_PURE_GUARDS = frozenset({"prim::RequiresGradCheck"})  # prims without effects besides PURE_PRIMS
+_BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
 
 
 class _Source:
@@ -35,7 +43,10 @@ class _Source:
     def __init__(self):
         self.lines: list[str] = []
         self.names: dict[str, Any] = {"Tensor": Tensor, "empty": np.empty, "array": np.array,
-                                      "NUMBERS": _NUMBERS}
+                                      "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut,
+                                                                    RecursionError)}
+        self.depth = 1
+        self.count = 0
 
     def name(self, prefix: str, obj: Any) -> str:
         """A global name of the generated function for `obj`."""
@@ -45,11 +56,11 @@ class _Source:
 
     def local(self, prefix: str) -> str:
         """A fresh local variable name."""
-        self.count = getattr(self, "count", 0) + 1
+        self.count += 1
         return f"{prefix}{self.count}"
 
-    def line(self, text: str, indent: int = 1) -> None:
-        self.lines.append("    " * indent + text)
+    def line(self, text: str, extra: int = 0) -> None:
+        self.lines.append("    " * (self.depth + extra) + text)
 
 
 def _argument(slot: int, how: int) -> str:
@@ -85,99 +96,6 @@ def _is_whole(view, buffer) -> bool:
         n == 1 or a == b * itemsize for n, a, b in zip(view.shape, view.strides, buffer.strides))
 
 
-def _emit_native_unit(src: _Source, step, arena: Optional[str], share_view_bases: Callable) -> None:
-    """A NativeUnit: its entry called directly with the arguments' objects and the output
-    arrays (fresh ones, or the arena's); view outputs made from their bases after it."""
-    unit: NativeUnit = step.unit
-    u = src.name("u", unit)
-    args = []
-    numbers = dict(unit._numbers)
-    for k, (slot, how) in enumerate(step.args):
-        a = _argument(slot, how)
-        if k in numbers:
-            x = src.local("a")
-            src.line(f"{x} = {a}")
-            a = f"(array({x}, {src.name('D', numbers[k])}) if isinstance({x}, NUMBERS) else {x})"
-        args.append(a)
-    outs = []
-    for k, (sizes, dtype) in enumerate(unit._specs):
-        o = src.local("o")
-        if k in step.arena_positions:
-            src.line(f"{o} = {arena}[{k}]")
-        else:
-            src.line(f"{o} = empty({sizes!r}, {src.name('D', dtype)})")
-        outs.append(o)
-    src.line(f"if {u}._fn({', '.join(args + outs)}):")
-    src.line("return None", 2)
-    for j, ((slot, how), (k, sizes)) in enumerate(zip(step.outs, unit.result_buffers)):
-        if k is None:  # a view output: a window of an argument or of an output buffer
-            view = unit.views.outputs[j]
-            base = args[view.base] if view.base < unit.n_inputs else outs[view.base - unit.n_inputs]
-            value = base if _is_whole(view, unit.buffers[view.base]) else \
-                f"{src.name('view', view)}.array({base}, {view.offset})"
-        else:
-            value = outs[k] if sizes is None else f"{outs[k]}.reshape({tuple(sizes)!r})"
-        src.line(f"v{slot} = {_wrap(value, how)}")
-    if any(alias and how != ARRAY for alias, (_, how) in zip(unit.aliases, step.outs)):
-        share = src.name("share", share_view_bases)
-        results = ", ".join(f"v{slot}" for slot, _ in step.outs)
-        arguments = ", ".join(f"v{slot}" for slot, _ in step.args)
-        src.line(f"{share}([{results}], [{arguments}], {src.name('A', unit.aliases)})")
-
-
-def _emit_unit_call(src: _Source, step, arena: Optional[str], share_view_bases: Callable) -> None:
-    """Any other unit (views, scalar programs, ...): through its `call`."""
-    u = src.name("u", step.unit)
-    args = ", ".join(_argument(slot, how) for slot, how in step.args)
-    arrays = f", {arena}" if arena is not None else ""
-    src.line(f"status, r = {u}.call([{args}]{arrays})")
-    src.line("if status:")
-    src.line("return None", 2)
-    for j, (slot, how) in enumerate(step.outs):
-        src.line(f"v{slot} = {_wrap(f'r[{j}]', how)}")
-    aliases = getattr(step.unit, "aliases", None)
-    if aliases and any(aliases):
-        share = src.name("share", share_view_bases)
-        outs = ", ".join(f"v{slot}" for slot, _ in step.outs)
-        ins = ", ".join(f"v{slot}" for slot, _ in step.args)
-        src.line(f"{share}([{outs}], [{ins}], {src.name('A', aliases)})")
-
-
-def _guarded_inputs(steps: list) -> set[int]:
-    """The input slots whose layout a unit's entry checks on every call (units that run
-    unconditionally, and whose guards check every tensor argument's dtype, sizes, strides)."""
-    found = set()
-    for step in steps:
-        unit = getattr(step, "unit", None)
-        if isinstance(unit, (NativeUnit, ViewUnit)):
-            found.update(slot for slot, how in step.args if how == TENSOR)
-    return found
-
-
-def _written_slots(step) -> list[int]:
-    if isinstance(step, tuple):
-        return list(step[3])
-    outs = getattr(step, "outs", [])
-    return [o if isinstance(o, int) else o[0] for o in outs]
-
-
-_BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
-
-
-def _differs_from_key(src: _Source, v: str, key_element) -> str:
-    """An expression true when the value of variable `v` has another key than `key_element`
-    (NativeRunner's `_value_key` of a value that is not a Tensor), inline where it is simple."""
-    if isinstance(key_element, str) and key_element in _BUILTIN_TYPES:
-        return f"type({v}) is not {src.name('T', _BUILTIN_TYPES[key_element])}"
-    kind = key_element[0] if isinstance(key_element, tuple) else None
-    if kind.__class__ is str and kind == "bool":
-        return f"{v} is not {key_element[1]!r}"
-    if kind.__class__ is str and kind == "int[]":
-        return (f"type({v}) is not list or {v} != {list(key_element[1])!r} or "
-                f"any(type(e) is not int for e in {v})")
-    return f"value_key({v}) != {src.name('k', key_element)}"
-
-
 def _may_hold_tensors(key_element) -> bool:
     """Whether a value with this key may be or hold a Tensor (a tensor's layout, a list or a
     tuple; not None, a number, a bool or an int list)."""
@@ -191,99 +109,296 @@ def _proven(v, key_element) -> bool:
     the key holds what the type check looks at), so the program need not check it."""
     if isinstance(key_element, tuple) and key_element[0].__class__ is str:
         sample = list(key_element[1]) if key_element[0] == "int[]" else key_element[1]
+    elif key_element == "NoneType":
+        sample = None
     else:
-        sample = None if key_element == "NoneType" else _UNPROVEN
-    return sample is not _UNPROVEN and _accepts(v.type, sample)
+        return False
+    return _accepts(v.type, sample)
 
 
-_UNPROVEN = object()
+def _is_group(step) -> bool:
+    return hasattr(step, "unit")
 
 
-def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
-                 share_view_bases: Callable, needs_grad: Callable[[Any], bool],
-                 value_key: Callable[[Any], Any], run_group: Optional[Callable] = None
-                 ) -> Optional[Callable[..., Optional[list]]]:
-    """The function `program(inputs, arena) -> outputs or None` running `steps` (group steps,
-    `(handler, node, args, outs)` prims); None when a step is of another kind (a branch).
+def _is_branch(step) -> bool:
+    return hasattr(step, "branches")
 
-    With `run_group(interp, node, args) -> outputs` (the runner's, for calls under grad mode
-    whose inputs require grad), every group runs through it and every tensor is a Tensor: the
-    program is the interpreter's loop unrolled (`program(inputs)`), and it checks every input
-    against the key itself."""
-    graph = plan.graph
-    n_inputs = len(graph.inputs)
-    src = _Source()
-    src.names.update(grad_enabled=is_grad_enabled, needs_grad=needs_grad, value_key=value_key,
-                     check_input=check_input, interp=plan.interpreter, K=key,
-                     run_group=run_group)
-    params = [f"v{i}" for i in range(n_inputs)]
-    src.line(f"{', '.join(params)}{',' if len(params) == 1 else ''} = inputs" if params else
-             "assert not inputs")
-    guarded = _guarded_inputs(steps) if run_group is None else set()
-    grad_checks = []
-    for i, v in enumerate(graph.inputs):
-        if isinstance(v.type, TensorType):
-            if i not in guarded and key is not None:  # its layout as the key recorded it
-                src.line(f"if (v{i}.data.dtype, v{i}.data.shape, v{i}.data.strides) != K[{i}]:")
-                src.line("return None", 2)
-            grad_checks.append(f"v{i}.requires_grad")
-        else:
+
+def is_pure(step) -> bool:
+    """Whether a step has no effect a repeated call could see: native groups, constants, pure
+    prims and branches made only of those (not an interpreted block, a DifferentiableGraph, a
+    call recorded on the tape)."""
+    if _is_group(step):
+        return True
+    if _is_branch(step):
+        return all(steps is not None and all(is_pure(s) for s in steps)
+                   for steps, _, _ in step.branches)
+    handler, node, _, _ = step
+    return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_GUARDS
+
+
+def _written_slots(step) -> list[int]:
+    if _is_group(step):
+        return [slot for slot, _ in step.outs]
+    if _is_branch(step):
+        return list(step.outs) + [s for steps, _, _ in step.branches for inner in steps or ()
+                                  for s in _written_slots(inner)]
+    return list(step[3])
+
+
+class _Program:
+    """Emits one plan's program (see the module docstring)."""
+
+    def __init__(self, plan, key: Optional[tuple], run_group: Optional[Callable],
+                 bail: Callable, share_view_bases: Callable, needs_grad: Callable,
+                 value_key: Callable):
+        self.plan, self.key, self.under_grad = plan, key, run_group is not None
+        self.src = src = _Source()
+        src.names.update(grad_enabled=is_grad_enabled, needs_grad=needs_grad, value_key=value_key,
+                         check_input=check_input, interp=plan.interpreter, K=key,
+                         run_group=run_group, bail=bail, share=share_view_bases)
+        self.pure = True  # no step with effects emitted yet: a refusal may still return None
+
+    # ---- the checks before any step
+    def prologue(self, steps: list) -> None:
+        src, graph, key = self.src, self.plan.graph, self.key
+        n = len(graph.inputs)
+        src.lines.append("    try:")
+        src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
+        src.line("except ValueError:")
+        src.line("return None", 1)
+        guarded = set() if self.under_grad else _guarded_inputs(steps)
+        tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
+        if tensors:
+            src.line(f"if not ({' and '.join(f'isinstance(v{i}, Tensor)' for i in tensors)}):")
+            src.line("return None", 1)
+        grad_checks = []
+        for i, v in enumerate(graph.inputs):
+            if isinstance(v.type, TensorType):
+                if i not in guarded and key is not None:  # its layout as the key recorded it
+                    src.line(f"if (v{i}.data.dtype, v{i}.data.shape, v{i}.data.strides) != K[{i}]:")
+                    src.line("return None", 1)
+                grad_checks.append(f"v{i}.requires_grad")
+                continue
             if key is not None:
-                src.line(f"if {_differs_from_key(src, f'v{i}', key[i])}:")
-                src.line("return None", 2)
-            if i in plan._checked and (key is None or not _proven(v, key[i])):
+                src.line(f"if {self._differs_from_key(f'v{i}', key[i])}:")
+                src.line("return None", 1)
+            if i in self.plan._checked and (key is None or not _proven(v, key[i])):
                 src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
             if key is None or _may_hold_tensors(key[i]):
                 grad_checks.append(f"needs_grad(v{i})")
-    if grad_checks and run_group is None:
-        src.line(f"if grad_enabled() and ({' or '.join(grad_checks)}):")
-        src.line("return None", 2)
+        if grad_checks and not self.under_grad:  # (calls under grad run the other program)
+            src.line(f"if grad_enabled() and ({' or '.join(grad_checks)}):")
+            src.line("return None", 1)
+        src.line("ok = True")
+        src.line("cur = None")
+
+    def _differs_from_key(self, v: str, key_element) -> str:
+        """An expression true when the value of variable `v` has another key than
+        `key_element` (NativeRunner's `_value_key` of a value that is not a Tensor)."""
+        src = self.src
+        if isinstance(key_element, str) and key_element in _BUILTIN_TYPES:
+            return f"type({v}) is not {src.name('T', _BUILTIN_TYPES[key_element])}"
+        kind = key_element[0] if isinstance(key_element, tuple) else None
+        if kind.__class__ is str and kind == "bool":
+            return f"{v} is not {key_element[1]!r}"
+        if kind.__class__ is str and kind == "int[]":
+            return (f"type({v}) is not list or {v} != {list(key_element[1])!r} or "
+                    f"any(type(e) is not int for e in {v})")
+        return f"value_key({v}) != {src.name('k', key_element)}"
+
+    # ---- steps
+    def steps(self, steps: list) -> None:
+        for step in steps:
+            if not is_pure(step):
+                self.pure = False  # (steps inside it may run after its effects)
+            if _is_branch(step):
+                self.branch(step)
+            elif _is_group(step):
+                if self.under_grad:
+                    self.group_under_grad(step)
+                elif _direct(step.unit):
+                    self.native_unit(step)
+                else:
+                    self.unit_call(step)
+            else:
+                self.prim(step)
+
+    def refused(self, step) -> None:
+        """The lines after a unit refused: no effect yet and the key unchecked, refuse the
+        call; else interpret the group (a bailout)."""
+        src = self.src
+        if self.pure:
+            src.line("if not keyed:", 1)
+            src.line("return None", 2)
+        src.line("ok = False", 1)
+        outs = "".join(f"v{slot}, " for slot, _ in step.outs)
+        args = ", ".join(f"v{slot}" for slot, _ in step.args)
+        src.line(f"{outs}= bail({src.name('S', step)}, [{args}])", 1)
+
+    def native_unit(self, step) -> None:
+        """A NativeUnit: its entry called with the arguments' objects and the output arrays
+        (fresh ones, or the arena's); view outputs made from their bases after it."""
+        src, unit = self.src, step.unit
+        u = src.name("u", unit)
+        args = []
+        numbers = dict(unit._numbers)
+        for k, (slot, how) in enumerate(step.args):
+            a = _argument(slot, how)
+            if k in numbers:  # a number input, passed as a 0-dim array (as `unit.call` does)
+                x = src.local("a")
+                src.line(f"{x} = {a}")
+                a = f"(array({x}, {src.name('D', numbers[k])}) if isinstance({x}, NUMBERS) else {x})"
+            args.append(a)
+        outs = []
+        for k, (sizes, dtype) in enumerate(unit._specs):
+            o = src.local("o")
+            if k in step.arena_positions:
+                src.line(f"{o} = arena[{step.arena_index}][{k}]")
+            else:
+                src.line(f"{o} = empty({sizes!r}, {src.name('D', dtype)})")
+            outs.append(o)
+        src.line(f"if {u}._fn({', '.join(args + outs)}):")
+        self.refused(step)
+        src.line("else:")
+        for j, ((slot, how), (k, sizes)) in enumerate(zip(step.outs, unit.result_buffers)):
+            if k is None:  # a view output: a window of an argument or of an output buffer
+                view = unit.views.outputs[j]
+                base = args[view.base] if view.base < unit.n_inputs else outs[view.base - unit.n_inputs]
+                value = base if _is_whole(view, unit.buffers[view.base]) else \
+                    f"{src.name('view', view)}.array({base}, {view.offset})"
+            else:
+                value = outs[k] if sizes is None else f"{outs[k]}.reshape({tuple(sizes)!r})"
+            src.line(f"v{slot} = {_wrap(value, how)}", 1)
+        self.share_bases(step, 1)
+        if not step.outs:
+            src.line("pass", 1)
+
+    def unit_call(self, step) -> None:
+        """Any other unit (views at run-time offsets, scalar programs, ...): its `call`."""
+        src = self.src
+        args = ", ".join(_argument(slot, how) for slot, how in step.args)
+        arena = f", arena[{step.arena_index}]" if step.arena_positions else ""
+        src.line(f"status, r = {src.name('u', step.unit)}.call([{args}]{arena})")
+        src.line("if status:")
+        self.refused(step)
+        src.line("else:")
+        for j, (slot, how) in enumerate(step.outs):
+            src.line(f"v{slot} = {_wrap(f'r[{j}]', how)}", 1)
+        self.share_bases(step, 1)
+        if not step.outs:
+            src.line("pass", 1)
+
+    def share_bases(self, step, extra: int) -> None:
+        """Outputs that are views of an argument share its version and base (`aliases`)."""
+        aliases = getattr(step.unit, "aliases", None) or []
+        if any(alias and how != ARRAY for alias, (_, how) in zip(aliases, step.outs)):
+            outs = ", ".join(f"v{slot}" for slot, _ in step.outs)
+            args = ", ".join(f"v{slot}" for slot, _ in step.args)
+            self.src.line(f"share([{outs}], [{args}], {self.src.name('A', aliases)})", extra)
+
+    def group_under_grad(self, step) -> None:
+        """A group under grad mode: the runner's `run_group` records it on the tape (or runs
+        its unit, or interprets it), as the interpreter would."""
+        src = self.src
+        node = src.name("n", step.node)
+        src.line(f"cur = {node}")
+        outs = "".join(f"v{slot}, " for slot, _ in step.outs)
+        args = ", ".join(f"v{slot}" for slot, _ in step.args)
+        src.line(f"{outs}= run_group(interp, {node}, [{args}])")
+
+    def prim(self, step) -> None:
+        src = self.src
+        handler, node, args, outs = step
+        n = src.name("n", node)
+        if handler is None:  # a list or dict constant: a fresh one per call
+            value = self.plan.interpreter.constant(node)
+            if isinstance(value, (list, dict)) and all(
+                    isinstance(x, (bool, int, float, str, type(None)))
+                    for x in (value.values() if isinstance(value, dict) else value)):
+                src.line(f"v{outs[0]} = {type(value).__name__}({src.name('c', value)})")
+            else:
+                src.line(f"v{outs[0]} = interp.constant({n})")
+            return
+        read = ", ".join(f"v{i}" for i in args)
+        if node.kind in _INLINE:  # (their handlers make exactly these)
+            form, empty = _INLINE[node.kind]
+            src.line(f"v{outs[0]} = {form.format(read) if read else empty}")
+            return
+        src.line(f"cur = {n}")
+        call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
+        if len(outs) == 1:
+            src.line(f"v{outs[0]} = {call}")
+        else:  # (as the interpreter assigns several outputs)
+            src.line(f"{''.join(f'v{i}, ' for i in outs)}= {call}")
+
+    def branch(self, step) -> None:
+        src = self.src
+        src.line(f"cur = {src.name('n', step.node)}")
+        src.line(f"c = v{step.cond}")
+        src.line("if (bool(c.data) if isinstance(c, Tensor) else c):")
+        for k, (steps, results, reads) in enumerate(step.branches):
+            if k == 1:
+                src.line("else:")
+            src.depth += 1
+            if steps is not None:
+                self.steps(steps)
+                for o, r in zip(step.outs, results):
+                    src.line(f"v{o} = v{r}")
+            else:  # the interpreter runs the block, given the outer values it reads
+                env = ", ".join(f"{src.name('V', v)}: v{slot}" for v, slot in reads)
+                block = src.name("B", step.node.blocks[k])
+                outs = "".join(f"v{o}, " for o in step.outs)
+                src.line(f"{outs + '= ' if outs else ''}interp.run_block({block}, [], {{{env}}})")
+            src.line("pass")
+            src.depth -= 1
+
+    def finish(self, outputs: list[int]) -> Callable:
+        src = self.src
+        body = src.lines
+        header = ["def program(inputs, arena, keyed):"]
+        prologue_end = body.index("    cur = None") + 1
+        steps = ["    " + line for line in body[prologue_end:]] or ["        pass"]
+        text = "\n".join(header + body[:prologue_end] + ["    try:"] + steps +
+                         ["    except PASS:", "        raise",
+                          "    except Exception as e:  # located at the step's node",
+                          "        raise interp.node_error(cur, e) from None",
+                          f"    return [{', '.join(f'v{i}' for i in outputs)}], ok"]) + "\n"
+        namespace = dict(src.names)
+        exec(compile(text, "<native plan program>", "exec"), namespace)  # noqa: S102
+        program = namespace["program"]
+        program.source = text
+        return program
+
+
+def _guarded_inputs(steps: list) -> set[int]:
+    """The input slots whose layout a unit's entry checks before any step with effects runs
+    (units that run unconditionally, and whose guards check every tensor argument's dtype,
+    sizes and strides)."""
+    found = set()
+    for step in steps:
+        if not is_pure(step):
+            break
+        if _is_group(step) and isinstance(step.unit, (NativeUnit, ViewUnit)):
+            found.update(slot for slot, how in step.args if how == TENSOR)
+    return found
+
+
+def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
+                 bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
+                 value_key: Callable[[Any], Any], run_group: Optional[Callable] = None
+                 ) -> Callable[[list, list, bool], Optional[tuple[list, bool]]]:
+    """The program running `steps` (see the module docstring); `tail` holds the constants
+    of the slots after the inputs, `outputs` the slots of the graph's outputs. With
+    `run_group(interp, node, args) -> outputs` (the runner's, for calls under grad mode whose
+    inputs require grad) every group runs through it and every tensor is a Tensor: the
+    interpreter's loop unrolled, checking every input against the key itself."""
+    emit = _Program(plan, key, run_group, bail, share_view_bases, needs_grad, value_key)
+    emit.prologue(steps)
+    n_inputs = len(plan.graph.inputs)
     written = {slot for step in steps for slot in _written_slots(step)}
     for k, value in enumerate(tail):  # the constants' slots (the others are steps' outputs)
         if n_inputs + k not in written:
-            src.line(f"v{n_inputs + k} = {src.name('c', value)}")
-    for step in steps:
-        if hasattr(step, "unit") and run_group is not None:  # a group, under grad
-            outs = ", ".join(f"v{slot}" for slot, _ in step.outs)
-            args = ", ".join(f"v{slot}" for slot, _ in step.args)
-            src.line(f"{outs}, = run_group(interp, {src.name('n', step.node)}, [{args}])")
-        elif hasattr(step, "unit"):  # a native group
-            arena = None
-            if step.arena_positions:
-                arena = f"arena[{step.arena_index}]"
-            if _direct(step.unit):
-                _emit_native_unit(src, step, arena, share_view_bases)
-            else:
-                _emit_unit_call(src, step, arena, share_view_bases)
-        elif isinstance(step, tuple):
-            handler, node, args, outs = step
-            n = src.name("n", node)
-            if handler is None:  # a list or dict constant: a fresh one per call
-                value = plan.interpreter.constant(node)
-                if isinstance(value, (list, dict)) and all(
-                        isinstance(x, (bool, int, float, str, type(None)))
-                        for x in (value.values() if isinstance(value, dict) else value)):
-                    src.line(f"v{outs[0]} = {type(value).__name__}({src.name('c', value)})")
-                else:
-                    src.line(f"v{outs[0]} = interp.constant({n})")
-                continue
-            read = ", ".join(f"v{i}" for i in args)
-            if node.kind in _INLINE:  # (their handlers make exactly these)
-                form, empty = _INLINE[node.kind]
-                src.line(f"v{outs[0]} = {form.format(read) if read else empty}")
-                continue
-            call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
-            if len(outs) == 1:
-                src.line(f"v{outs[0]} = {call}")
-            else:
-                src.line(f"{', '.join(f'v{i}' for i in outs)}, = {call}")
-        else:
-            return None
-    src.line(f"return [{', '.join(f'v{i}' for i in outputs)}]")
-    header = "def program(inputs, arena):" if run_group is None else "def program(inputs):"
-    text = header + "\n" + "\n".join(src.lines) + "\n"
-    namespace = dict(src.names)
-    exec(compile(text, "<native plan program>", "exec"), namespace)  # noqa: S102
-    program = namespace["program"]
-    program.source = text
-    return program
+            emit.src.line(f"v{n_inputs + k} = {emit.src.name('c', value)}")
+    emit.steps(steps)
+    return emit.finish(outputs)
