@@ -36,7 +36,12 @@ def _is_straight_node(n: Node) -> bool:
 
 
 def _is_straight_block(block) -> bool:
-    return all(_is_straight_node(n) or _is_branch(n) for n in block.nodes())
+    return all(_is_straight_node(n) or _is_branch(n) or _is_loop(n) for n in block.nodes())
+
+
+def _is_loop(n: Node) -> bool:
+    """A `prim::Loop` whose body a straight plan runs as steps."""
+    return n.kind == "prim::Loop" and _is_straight_block(n.blocks[0])
 
 
 def _is_branch(n: Node) -> bool:
@@ -47,7 +52,8 @@ def _is_branch(n: Node) -> bool:
 
 def is_straight(graph: Graph) -> bool:
     """Whether a straight plan can run `graph`: every node a native group, a constant, a pure
-    `prim::` node or a `prim::If`."""
+    `prim::` node, a guard or a DifferentiableGraph, a `prim::If`, or a `prim::Loop` whose
+    body is made of those."""
     return _is_straight_block(graph.block)
 
 
@@ -77,6 +83,19 @@ class _GroupStep:
         self.unit: Any = None
         self.arena_positions: tuple[int, ...] = ()
         self.arena_index = 0
+
+
+class _LoopStep:
+    """A `prim::Loop` with a straight body: the slots of its trip count, condition and
+    initial carried values, of the body's inputs (the iteration, the carried values), the
+    body's steps and the slots of its results (the condition, the carried values), and the
+    loop's output slots."""
+
+    def __init__(self, node: Node, trips: int, cond: int, initial: list[int], outs: list[int]):
+        self.node, self.trips, self.cond, self.initial, self.outs = node, trips, cond, initial, outs
+        self.body_inputs: list[int] = []
+        self.body: list = []
+        self.results: list[int] = []
 
 
 class _BranchStep:
@@ -133,7 +152,8 @@ class StraightPlan:
         (`native`) read stay bare arrays."""
         storage: dict[Value, int] = {}
         outputs = set(self.graph.outputs)
-        for v in list(self.graph.inputs) + [o for n in self.graph.walk() for o in n.outputs]:
+        for v in list(self.graph.inputs) + [o for n in self.graph.walk() for o in n.outputs] + \
+                [v for n in self.graph.walk() for b in n.blocks for v in b.inputs]:
             if not isinstance(v.type, TensorType):
                 storage[v] = VALUE
             elif v.node in native and v not in outputs and all(u.user in native for u in v.uses):
@@ -152,7 +172,7 @@ class StraightPlan:
             for n in block.nodes():
                 if n.kind == GROUP:
                     native.add(n)
-                for b in n.blocks if _is_branch(n) else ():
+                for b in n.blocks if _is_branch(n) or _is_loop(n) else ():
                     if _is_straight_block(b):
                         find_native(b)
         find_native(g.block)
@@ -197,6 +217,16 @@ class StraightPlan:
                             step.branches.append((inner, [slots[v] for v in b.outputs], []))
                         else:
                             step.branches.append((None, [], [(v, slots[v]) for v in _outer_reads(b)]))
+                    steps.append(step)
+                elif _is_loop(n):
+                    body = n.blocks[0]
+                    step = _LoopStep(n, slots[n.inputs[0]], slots[n.inputs[1]],
+                                     [slots[v] for v in n.inputs[2:]], [slot(o) for o in n.outputs])
+                    step.body_inputs = [slot(v) for v in body.inputs]
+                    inner = steps_of(body)
+                    if inner is None:
+                        return None
+                    step.body, step.results = inner, [slots[v] for v in body.outputs]
                     steps.append(step)
                 else:
                     steps.append((PRIM_HANDLERS[n.kind], n, [slots[v] for v in n.inputs],

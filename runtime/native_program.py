@@ -29,6 +29,7 @@ from irjit.ops.types import TensorType
 
 from .autograd import is_grad_enabled
 from .interpreter import _accepts, _BailOut, check_input
+from .prims import _guards_enforced
 
 TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
 _NUMBERS = (bool, int, float)
@@ -124,15 +125,21 @@ def _is_branch(step) -> bool:
     return hasattr(step, "branches")
 
 
+def _is_loop(step) -> bool:
+    return hasattr(step, "body")
+
+
 def is_pure(step) -> bool:
     """Whether a step has no effect a repeated call could see: native groups, constants, pure
-    prims and branches made only of those (not an interpreted block, a DifferentiableGraph, a
-    call recorded on the tape)."""
+    prims and branches and loops made only of those (not an interpreted block, a
+    DifferentiableGraph, a call recorded on the tape)."""
     if _is_group(step):
         return True
     if _is_branch(step):
         return all(steps is not None and all(is_pure(s) for s in steps)
                    for steps, _, _ in step.branches)
+    if _is_loop(step):
+        return all(is_pure(s) for s in step.body)
     handler, node, _, _ = step
     return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_GUARDS
 
@@ -143,6 +150,9 @@ def _written_slots(step) -> list[int]:
     if _is_branch(step):
         return list(step.outs) + [s for steps, _, _ in step.branches for inner in steps or ()
                                   for s in _written_slots(inner)]
+    if _is_loop(step):
+        return list(step.outs) + step.body_inputs + [s for inner in step.body
+                                                     for s in _written_slots(inner)]
     return list(step[3])
 
 
@@ -214,6 +224,8 @@ class _Program:
                 self.pure = False  # (steps inside it may run after its effects)
             if _is_branch(step):
                 self.branch(step)
+            elif _is_loop(step):
+                self.loop(step)
             elif _is_group(step):
                 if self.under_grad:
                     self.group_under_grad(step)
@@ -326,11 +338,31 @@ class _Program:
             src.line(f"v{outs[0]} = {form.format(read) if read else empty}")
             return
         src.line(f"cur = {n}")
+        if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
+            return
         call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
         if len(outs) == 1:
             src.line(f"v{outs[0]} = {call}")
         else:  # (as the interpreter assigns several outputs)
             src.line(f"{''.join(f'v{i}, ' for i in outs)}= {call}")
+
+    def _requires_grad_check(self, node, args: list[int], outs: list[int]) -> bool:
+        """The guard inline when its types say only whether each tensor requires grad (as
+        `prims.type_matches` checks them); False when they say more."""
+        types = node.attr("types")
+        if not all(isinstance(t, TensorType) and t.requires_grad is not None and not t.undefined
+                   and t.scalar_type is None and t.sizes is None for t in types):
+            return False
+        src = self.src
+        checks = " and ".join(
+            f"isinstance(v{a}, Tensor) and (bool(v{a}.requires_grad) and g) == {bool(t.requires_grad)}"
+            for a, t in zip(args, types)) or "True"
+        enforced = _guards_enforced(self.plan.interpreter)  # (else the guarded code just runs)
+        src.line("g = grad_enabled()")
+        for a, o in zip(args, outs):
+            src.line(f"v{o} = v{a}")
+        src.line(f"v{outs[-1]} = ({checks})" + ("" if enforced else " or True"))
+        return True
 
     def branch(self, step) -> None:
         src = self.src
@@ -352,6 +384,33 @@ class _Program:
                 src.line(f"{outs + '= ' if outs else ''}interp.run_block({block}, [], {{{env}}})")
             src.line("pass")
             src.depth -= 1
+
+    def loop(self, step) -> None:
+        """As the interpreter runs a loop: while the condition holds and fewer iterations than
+        the trip count (None: no limit) ran, the body on (iteration, carried values)."""
+        src = self.src
+        src.line(f"cur = {src.name('n', step.node)}")
+        i, trips, c = src.local("i"), src.local("trips"), src.local("c")
+        src.line(f"{i} = 0")
+        src.line(f"{trips} = v{step.trips} if v{step.trips} is not None else float('inf')")
+        src.line(f"{c} = v{step.cond}")
+        carried = step.body_inputs[1:]
+        if carried:
+            src.line(f"{''.join(f'v{b}, ' for b in carried)}= "
+                     f"{''.join(f'v{a}, ' for a in step.initial)}")
+        src.line(f"while ({c}.data if isinstance({c}, Tensor) else {c}) and {i} < {trips}:")
+        src.depth += 1
+        src.line(f"v{step.body_inputs[0]} = {i}")
+        self.steps(step.body)
+        src.line(f"{c} = v{step.results[0]}")
+        if carried:
+            src.line(f"{''.join(f'v{b}, ' for b in carried)}= "
+                     f"{''.join(f'v{r}, ' for r in step.results[1:])}")
+        src.line(f"{i} += 1")
+        src.depth -= 1
+        if step.outs:
+            src.line(f"{''.join(f'v{o}, ' for o in step.outs)}= "
+                     f"{''.join(f'v{b}, ' for b in carried)}")
 
     def finish(self, outputs: list[int]) -> Callable:
         src = self.src

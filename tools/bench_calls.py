@@ -48,8 +48,8 @@ def cases(only: set) -> dict[str, Callable]:
         found["tiny compile fwd"] = lambda: fn.run(*arrays, requires_grad=False)
         found["tiny compile fwd+bwd"] = lambda: (fn.run(*arrays), fn.backward())
         fwd, train = (irjit.load(tiny.ir_path, executor="profiling") for _ in range(2))
-        found["tiny profiling fwd"] = lambda: fwd.run(*tensors, requires_grad=False)
-        found["tiny profiling fwd+bwd"] = lambda: (train.run(*tensors), train.backward())
+        found["tiny profiling fwd"] = lambda fwd=fwd: fwd.run(*tensors, requires_grad=False)
+        found["tiny profiling fwd+bwd"] = lambda train=train: (train.run(*tensors), train.backward())
         found["tiny numpy fwd"] = lambda: NUMPY_FORWARD["tiny_linear_tanh"](*arrays)
         found["tiny numpy fwd+bwd"] = lambda: NUMPY_FORWARD_BACKWARD["tiny_linear_tanh"](*arrays)
     if not only or "rnn" in only:
@@ -57,8 +57,8 @@ def cases(only: set) -> dict[str, Callable]:
         rnn_arrays = rnn.inputs()
         rnn_tensors = [Tensor(a) for a in rnn_arrays]
         fwd, train = (irjit.load(rnn.ir_path, executor="profiling") for _ in range(2))
-        found["rnn profiling fwd"] = lambda: fwd.run(*rnn_tensors, requires_grad=False)
-        found["rnn profiling fwd+bwd"] = lambda: (train.run(*rnn_tensors), train.backward())
+        found["rnn profiling fwd"] = lambda fwd=fwd: fwd.run(*rnn_tensors, requires_grad=False)
+        found["rnn profiling fwd+bwd"] = lambda train=train: (train.run(*rnn_tensors), train.backward())
         found["rnn numpy fwd"] = lambda: NUMPY_FORWARD["rnn_loop"](*rnn_arrays)
         found["rnn numpy fwd+bwd"] = lambda: NUMPY_FORWARD_BACKWARD["rnn_loop"](*rnn_arrays)
     return found

@@ -95,6 +95,9 @@ class ProfilingGraphExecutor:
 
     def _plan(self):
         """The plan for the next run: ('profile', interpreter) or ('run', plan)."""
+        plan = self.optimized_plan  # (once made, it stays: no lock needed to read it)
+        if plan is not None and self.optimize and self.remaining_depth > 0:
+            return "run", plan
         with self._lock:
             if not self.optimize or self.remaining_depth <= 0:
                 return "run", self._unoptimized_plan()
