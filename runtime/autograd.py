@@ -345,6 +345,18 @@ class _Sums:
             self.owned[id(total)] = total
         return total
 
+    def add_windows(self, acc: Optional[np.ndarray], entry, grads: list) -> np.ndarray:
+        """`acc` plus a view's backward (`entry.add_into` adds each gradient into its window of
+        a C-contiguous array of the base's shape and dtype): into `acc` itself when the pass
+        made it, else into a copy of it or zeros that the pass owns from then on."""
+        if acc is not None and (acc.shape != entry.shape or acc.dtype != entry.dtype):
+            return self.add(acc, entry.derivative(EAGER, grads, [], [])[0])
+        if acc is None or self.owned.get(id(acc)) is not acc or not acc.flags.c_contiguous:
+            acc = np.zeros(entry.shape, entry.dtype) if acc is None else np.array(acc, order="C")
+            self.owned[id(acc)] = acc
+        entry.add_into(acc, grads)
+        return acc
+
     def release(self, arrays: list) -> None:
         for a in arrays:
             if a is not None:
@@ -381,6 +393,24 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
             g = np.asarray(g, dtype=t.dtype)
             t.grad = g.copy() if t.grad is None else t.grad + g
 
+    def deliver_windows(t: Tensor, entry, grads: list) -> None:
+        """What `deliver` does with the dense gradient of a view's base, adding the view's
+        gradients into their windows instead (see `_Sums.add_windows`)."""
+        if want is not None:
+            i = want.get(id(t))
+            if i is not None:
+                result[i] = sums.add_windows(result[i], entry, grads)
+                if t.grad_fn is None:
+                    return
+        if t.grad_fn is not None:
+            node, idx = t.grad_fn
+            slots = pending.get(id(node))
+            if slots is None:
+                slots = pending[id(node)] = [None] * node.n_outputs
+            slots[idx] = sums.add_windows(slots[idx], entry, grads)
+        elif t.requires_grad and want is None:
+            deliver(t, entry.derivative(EAGER, grads, [], [])[0])
+
     # dependency counts over the reachable part of the tape
     nodes: dict[int, GradNode] = {}
     deps: dict[int, int] = {}
@@ -412,7 +442,13 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                         f"a tensor needed to differentiate {node.entry.schema.name}"
                         f"{' at ' + node.label if node.label else ''} was modified by an "
                         "in-place operation afterwards")
-            in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
+            if hasattr(node.entry, "add_into"):  # a view's: into the base's gradient in place
+                base = node.edges[0]
+                if base is not None and base.requires_grad:
+                    deliver_windows(base, node.entry, grads)
+                in_grads = ()
+            else:
+                in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
             for e, g in zip(node.edges, in_grads):
                 if e is None or g is None:
                     continue

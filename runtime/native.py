@@ -23,7 +23,7 @@ from .executor.counters import COUNTERS
 from .executor.plan import RunnerContext, register_backend
 from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
-from .native_autograd import GroupGradients, share_bases
+from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import StraightPlan, plan_for, share_view_bases
 from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
@@ -151,7 +151,8 @@ class NativeRunner:
         self._generic: Optional[Interpreter] = None
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
         self.lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
-        self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
+        self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename),
+                                         lambda node: self.unit_of(node))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
         self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
 
@@ -262,11 +263,7 @@ class NativeRunner:
         if is_grad_enabled():
             op = self._gradients.for_call(node, args)
             if op is not None:  # f and df run natively; the tape records df
-                if op is False:
-                    return _interpreted(interp, sub, args)
-                results = op(args)
-                share_bases(results, args)
-                return results
+                return op(args) if op is not False else _interpreted(interp, sub, args)
         unit = self.unit_of(node)
         if unit is None:
             return _interpreted(interp, sub, args)
