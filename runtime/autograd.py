@@ -27,6 +27,7 @@ class _GradMode(threading.local):
 
 
 _state = _GradMode()
+GRAD_MODE = _state  # hot paths switch `GRAD_MODE.enabled` in a try/finally (a `with` costs 3 calls)
 
 
 def is_grad_enabled() -> bool:

@@ -254,6 +254,10 @@ class NativeRunner:
                     found = self._units[id(node)] = (unit, node)
         return found[0]
 
+    def decisions(self, node: Node) -> dict:
+        """How the group runs under grad mode, by its arguments' requires-grad flags."""
+        return self._gradients.decisions(node)
+
     def run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
         sub = node.attr("Subgraph")
         if node.kind != GROUP and self.context is not None:

@@ -237,6 +237,9 @@ def _view_group(unit, flags: tuple[bool, ...]) -> Optional[int]:
     return k
 
 
+_UNDECIDED = object()
+
+
 class GroupGradients:
     """Per native runner: how each group runs under grad mode for a requires-grad pattern of
     its arguments (a DifferentiableGraphOp, a ViewGroupOp, nothing to record, or interpreted),
@@ -246,23 +249,36 @@ class GroupGradients:
     def __init__(self, make_runner: Callable[[Graph], Any], unit_of: Callable[[Node], Any]):
         self.make_runner = make_runner
         self.unit_of = unit_of
-        self._calls: dict[tuple, tuple[Node, Any]] = {}
+        self._nodes: dict[int, tuple[Node, dict]] = {}  # id(group) -> (group, its decisions)
         self._runners: dict[int, tuple[Graph, Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (deciding makes runners)
+
+    def decisions(self, node: Node) -> dict:
+        """The group's decisions so far, by the requires-grad flags of its arguments (see
+        `for_call`): a program reads the flags of its call there."""
+        found = self._nodes.get(id(node))
+        if found is None:
+            with self._lock:
+                found = self._nodes.setdefault(id(node), (node, {}))
+        return found[1]
+
+    def all_decisions(self) -> list:
+        return [d for _, found in list(self._nodes.values()) for d in list(found.values())]
 
     def for_call(self, node: Node, args: list) -> Any:
         """How the group runs for these arguments under grad mode: None when it records
         nothing (no argument requires grad, no output would: its unit runs as without grad),
         a callable running it with its backward recorded (`op(args) -> outputs`), or False:
         interpret it."""
-        key = (id(node), tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        found = self._calls.get(key)
-        if found is None:
+        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        decisions = self.decisions(node)
+        found = decisions.get(flags, _UNDECIDED)
+        if found is _UNDECIDED:
             with self._lock:
-                found = self._calls.get(key)
-                if found is None:
-                    found = self._calls[key] = (node, self._decide(node, key[1]))
-        return found[1]
+                found = decisions.get(flags, _UNDECIDED)
+                if found is _UNDECIDED:
+                    found = decisions[flags] = self._decide(node, flags)
+        return found
 
     def _decide(self, node: Node, flags: tuple[bool, ...]) -> Any:
         sub = node.attr("Subgraph")
@@ -274,7 +290,9 @@ class GroupGradients:
         # as the tape records an op: backward fails if a tensor df reads (the arguments that
         # do not require grad too) is written in place afterwards, and only what depends on
         # an input that requires grad requires grad
-        op = _GroupOp(DifferentiableGraphOp(grad, self._run_graph, like_tape=True))
+        diff = DifferentiableGraphOp(grad, self._run_graph, like_tape=True)
+        diff.run_f, diff.run_df = self._runner(grad.f).run, self._runner(grad.df).run
+        op = _GroupOp(diff)
         unit = self.unit_of(node)
         base = _view_group(unit, flags)
         if base is None:
@@ -293,10 +311,13 @@ class GroupGradients:
         return [r for _, r in list(self._runners.values())]
 
     def _run_graph(self, graph: Graph, inputs: list) -> list:
+        return self._runner(graph).run(inputs)
+
+    def _runner(self, graph: Graph) -> Any:
         found = self._runners.get(id(graph))
         if found is None:
             with self._lock:
                 found = self._runners.get(id(graph))
                 if found is None:
                     found = self._runners[id(graph)] = (graph, self.make_runner(graph))
-        return found[1].run(inputs)
+        return found[1]

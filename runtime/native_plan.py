@@ -16,7 +16,6 @@ from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NamedType, OptionalType, TensorType
 
-from .autograd import is_grad_enabled
 from .interpreter import Interpreter
 from .prims import PRIM_HANDLERS
 
@@ -139,7 +138,6 @@ class StraightPlan:
         self.interpreter = interpreter  # for bailouts and interpreted blocks
         self._steps: Optional[list] = None  # made on the first run (units compile then)
         self._program = None  # the steps as one generated function (see native_program)
-        self._grad_program = None  # the same for calls whose inputs require grad
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -255,11 +253,10 @@ class StraightPlan:
                         self._interpret = True
                     else:
                         steps, tail, outputs = built
-                        self._program, self._grad_program = (
-                            plan_program(self, steps, tail, outputs, self.key, self._bail,
-                                         share_view_bases, _needs_grad, self.runner.value_key,
-                                         run_group)
-                            for run_group in (None, self.runner.run_subgraph))
+                        self._program = plan_program(
+                            self, steps, tail, outputs, self.key, self._bail, share_view_bases,
+                            _needs_grad, self.runner.value_key, self.runner.run_subgraph,
+                            self.runner.decisions)
                         self._steps = steps
         return not self._interpret
 
@@ -267,28 +264,21 @@ class StraightPlan:
         """Run inputs the runner's key matched to this plan."""
         if not self._programs():
             return self.interpreter.run(inputs)
-        grad = is_grad_enabled() and any(_needs_grad(x) for x in inputs)
-        done = self._run(self._grad_program if grad else self._program, inputs, True)
+        done = self._run(inputs, True)
         return done if done is not None else self.interpreter.run(inputs)
 
     def try_run(self, inputs: list) -> Optional[list]:
         """The outputs when these inputs are ones the plan's key would match (the layouts
         and values it recorded) and its units accept them; None, having done nothing visible,
         when they are not: then the runner finds the plan the inputs belong to."""
-        program = self._program
-        if program is None:
-            return None
-        done = self._run(program, inputs, False)
-        if done is None and is_grad_enabled():  # (the inputs may require grad)
-            done = self._run(self._grad_program, inputs, False)
-        return done
+        return self._run(inputs, False) if self._program is not None else None
 
-    def _run(self, program, inputs: list, keyed: bool) -> Optional[list]:
+    def _run(self, inputs: list, keyed: bool) -> Optional[list]:
         try:
             arena = self._arenas.pop()
         except IndexError:
             arena = self._new_arena()
-        done = program(inputs, arena, keyed)
+        done = self._program(inputs, arena, keyed)
         if done is None:
             self._arenas.append(arena)  # (refused before any step had an effect)
             return None

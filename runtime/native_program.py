@@ -159,25 +159,29 @@ def _written_slots(step) -> list[int]:
 class _Program:
     """Emits one plan's program (see the module docstring)."""
 
-    def __init__(self, plan, key: Optional[tuple], run_group: Optional[Callable],
+    def __init__(self, plan, key: Optional[tuple], run_group: Callable, decisions: Callable,
                  bail: Callable, share_view_bases: Callable, needs_grad: Callable,
                  value_key: Callable):
-        self.plan, self.key, self.under_grad = plan, key, run_group is not None
+        self.plan, self.key, self.decisions = plan, key, decisions
         self.src = src = _Source()
         src.names.update(grad_enabled=is_grad_enabled, needs_grad=needs_grad, value_key=value_key,
                          check_input=check_input, interp=plan.interpreter, K=key,
                          run_group=run_group, bail=bail, share=share_view_bases)
+        self.under_grad = False  # emitting the body for calls whose inputs require grad
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
 
-    # ---- the checks before any step
-    def prologue(self, steps: list) -> None:
+    # ---- the checks before any step, and the two bodies
+    def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Checks of the inputs, then the body for calls under grad whose inputs require grad
+        (every group through `run_group`, checking the inputs the other body leaves to the
+        units' entries), then the body for the other calls."""
         src, graph, key = self.src, self.plan.graph, self.key
         n = len(graph.inputs)
         src.lines.append("    try:")
         src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
         src.line("except ValueError:")
         src.line("return None", 1)
-        guarded = set() if self.under_grad else _guarded_inputs(steps)
+        guarded = _guarded_inputs(steps) & set(range(n))
         tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
         if tensors:
             src.line(f"if not ({' and '.join(f'isinstance(v{i}, Tensor)' for i in tensors)}):")
@@ -185,9 +189,8 @@ class _Program:
         grad_checks = []
         for i, v in enumerate(graph.inputs):
             if isinstance(v.type, TensorType):
-                if i not in guarded and key is not None:  # its layout as the key recorded it
-                    src.line(f"if (v{i}.data.dtype, v{i}.data.shape, v{i}.data.strides) != K[{i}]:")
-                    src.line("return None", 1)
+                if i not in guarded:
+                    self._layout_check(i)
                 grad_checks.append(f"v{i}.requires_grad")
                 continue
             if key is not None:
@@ -197,11 +200,41 @@ class _Program:
                 src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
             if key is None or _may_hold_tensors(key[i]):
                 grad_checks.append(f"needs_grad(v{i})")
-        if grad_checks and not self.under_grad:  # (calls under grad run the other program)
+        src.lines.extend("    " + line for line in constants)
+        if grad_checks:
             src.line(f"if grad_enabled() and ({' or '.join(grad_checks)}):")
-            src.line("return None", 1)
+            src.depth += 1
+            for i in sorted(guarded):
+                self._layout_check(i)
+            self.under_grad, self.pure = True, False  # (groups record on the tape)
+            self.body(steps, outputs)
+            src.depth -= 1
+        self.under_grad, self.pure = False, True
+        self.body(steps, outputs)
+
+    def _layout_check(self, i: int) -> None:
+        """Input `i`'s dtype, sizes and strides as the key recorded them."""
+        if self.key is not None:
+            self.src.line(f"if (v{i}.data.dtype, v{i}.data.shape, v{i}.data.strides) != K[{i}]:")
+            self.src.line("return None", 1)
+
+    def body(self, steps: list, outputs: list[int]) -> None:
+        """The steps, their failures located at their nodes, then the outputs."""
+        src = self.src
         src.line("ok = True")
         src.line("cur = None")
+        src.line("try:")
+        start = len(src.lines)
+        src.depth += 1
+        self.steps(steps)
+        if len(src.lines) == start:
+            src.line("pass")
+        src.depth -= 1
+        src.line("except PASS:")
+        src.line("raise", 1)
+        src.line("except Exception as e:  # located at the step's node")
+        src.line("raise interp.node_error(cur, e) from None", 1)
+        src.line(f"return [{', '.join(f'v{i}' for i in outputs)}], ok")
 
     def _differs_from_key(self, v: str, key_element) -> str:
         """An expression true when the value of variable `v` has another key than
@@ -310,14 +343,20 @@ class _Program:
             self.src.line(f"share([{outs}], [{args}], {self.src.name('A', aliases)})", extra)
 
     def group_under_grad(self, step) -> None:
-        """A group under grad mode: the runner's `run_group` records it on the tape (or runs
-        its unit, or interprets it), as the interpreter would."""
+        """A group under grad mode: its op for the arguments' requires-grad flags records it on
+        the tape; before that op is decided, and when the group records nothing or is
+        interpreted, the runner's `run_group` (which decides) runs it, as the interpreter
+        would."""
         src = self.src
         node = src.name("n", step.node)
         src.line(f"cur = {node}")
         outs = "".join(f"v{slot}, " for slot, _ in step.outs)
         args = ", ".join(f"v{slot}" for slot, _ in step.args)
-        src.line(f"{outs}= run_group(interp, {node}, [{args}])")
+        flags = "".join(f"v{slot}.requires_grad, " if how == TENSOR else
+                        f"isinstance(v{slot}, Tensor) and v{slot}.requires_grad, "
+                        for slot, how in step.args)
+        src.line(f"op = {src.name('decided', self.decisions(step.node))}.get(({flags}))")
+        src.line(f"{outs}= op([{args}]) if op else run_group(interp, {node}, [{args}])")
 
     def prim(self, step) -> None:
         src = self.src
@@ -412,18 +451,9 @@ class _Program:
             src.line(f"{''.join(f'v{o}, ' for o in step.outs)}= "
                      f"{''.join(f'v{b}, ' for b in carried)}")
 
-    def finish(self, outputs: list[int]) -> Callable:
-        src = self.src
-        body = src.lines
-        header = ["def program(inputs, arena, keyed):"]
-        prologue_end = body.index("    cur = None") + 1
-        steps = ["    " + line for line in body[prologue_end:]] or ["        pass"]
-        text = "\n".join(header + body[:prologue_end] + ["    try:"] + steps +
-                         ["    except PASS:", "        raise",
-                          "    except Exception as e:  # located at the step's node",
-                          "        raise interp.node_error(cur, e) from None",
-                          f"    return [{', '.join(f'v{i}' for i in outputs)}], ok"]) + "\n"
-        namespace = dict(src.names)
+    def finish(self) -> Callable:
+        text = "def program(inputs, arena, keyed):\n" + "\n".join(self.src.lines) + "\n"
+        namespace = dict(self.src.names)
         exec(compile(text, "<native plan program>", "exec"), namespace)  # noqa: S102
         program = namespace["program"]
         program.source = text
@@ -445,19 +475,19 @@ def _guarded_inputs(steps: list) -> set[int]:
 
 def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
                  bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
-                 value_key: Callable[[Any], Any], run_group: Optional[Callable] = None
+                 value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable
                  ) -> Callable[[list, list, bool], Optional[tuple[list, bool]]]:
     """The program running `steps` (see the module docstring); `tail` holds the constants
-    of the slots after the inputs, `outputs` the slots of the graph's outputs. With
-    `run_group(interp, node, args) -> outputs` (the runner's, for calls under grad mode whose
-    inputs require grad) every group runs through it and every tensor is a Tensor: the
-    interpreter's loop unrolled, checking every input against the key itself."""
-    emit = _Program(plan, key, run_group, bail, share_view_bases, needs_grad, value_key)
-    emit.prologue(steps)
+    of the slots after the inputs, `outputs` the slots of the graph's outputs. Calls under
+    grad mode whose inputs require grad run every group through `run_group(interp, node,
+    args) -> outputs` (the runner's: it records the group on the tape, or runs its unit, or
+    interprets it) with every tensor a Tensor: the interpreter's loop unrolled; a group whose
+    op the runner decided for its arguments' requires-grad flags (`decisions(node)`, the
+    runner's `GroupGradients.decisions`) is called directly."""
+    emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key)
     n_inputs = len(plan.graph.inputs)
     written = {slot for step in steps for slot in _written_slots(step)}
-    for k, value in enumerate(tail):  # the constants' slots (the others are steps' outputs)
-        if n_inputs + k not in written:
-            emit.src.line(f"v{n_inputs + k} = {emit.src.name('c', value)}")
-    emit.steps(steps)
-    return emit.finish(outputs)
+    constants = [f"v{n_inputs + k} = {emit.src.name('c', value)}"  # (the others: steps' outputs)
+                 for k, value in enumerate(tail) if n_inputs + k not in written]
+    emit.program(steps, constants, outputs)
+    return emit.finish()

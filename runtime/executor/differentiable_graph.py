@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from irjit.runtime.autograd import GradNode, is_grad_enabled, no_grad
+from irjit.runtime.autograd import GRAD_MODE, GradNode
 from irjit.ops.tensor import Tensor
 
 from .runnable_gradient import runnable_gradient
@@ -52,8 +52,11 @@ class _Backward:
                 ref = outs[i]
                 g = np.zeros(ref.data.shape, ref.data.dtype) if isinstance(ref, Tensor) else None
             vjps.append(Tensor(_contiguous(g)) if g is not None else None)
-        with no_grad():
-            got = op.run_graph(op.gradient.df, vjps + self.captured)
+        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+        try:
+            got = op.run_df(vjps + self.captured)
+        finally:
+            GRAD_MODE.enabled = enabled
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
         return [g.data if isinstance(g, Tensor) else None for g in got]
@@ -76,17 +79,26 @@ class DifferentiableGraphOp:
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
 
+    def run_f(self, inputs: list) -> list:
+        return self.run_graph(self.gradient.f, inputs)
+
+    def run_df(self, inputs: list) -> list:
+        return self.run_graph(self.gradient.df, inputs)
+
     def __call__(self, inputs: list) -> list:
         # f runs on detached inputs (its executor profiles what it sees); a native group's f
         # (`like_tape`) is run by a native runner, which reads only their arrays
         detached = inputs if self.like_tape else \
             [x.detach() if isinstance(x, Tensor) else x for x in inputs]
-        with no_grad():
-            outs = self.run_graph(self.gradient.f, detached)
+        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+        try:
+            outs = self.run_f(detached)
+        finally:
+            GRAD_MODE.enabled = enabled
         real = outs[:self._n_real]
         edges = [x if isinstance(x, Tensor) and x.requires_grad else None
                  for x in (inputs[i] for i in self._differentiable)]
-        if not is_grad_enabled() or all(e is None for e in edges):
+        if not enabled or all(e is None for e in edges):
             return list(real)
         captured = [detached[i] for i in self._captured_inputs]
         captured += [outs[i] for i in self._captured_outputs]
