@@ -377,19 +377,21 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
     pending: dict[int, list] = {}
 
     def deliver(t: Tensor, g: np.ndarray) -> None:
+        grad_fn = t.grad_fn
         if want is not None:
             i = want.get(id(t))
             if i is not None:
-                result[i] = sums.add(result[i], g)
-                if t.grad_fn is None:
+                acc = result[i]
+                result[i] = g if acc is None else sums.add(acc, g)
+                if grad_fn is None:
                     return
-        grad_fn = t.grad_fn
         if grad_fn is not None:
             node, idx = grad_fn
             slots = pending.get(id(node))
             if slots is None:
                 slots = pending[id(node)] = [None] * node.n_outputs
-            slots[idx] = sums.add(slots[idx], g)
+            acc = slots[idx]
+            slots[idx] = g if acc is None else sums.add(acc, g)
         elif t.requires_grad and want is None:
             g = np.asarray(g, dtype=t.dtype)
             t.grad = g.copy() if t.grad is None else t.grad + g
@@ -412,26 +414,30 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
         elif t.requires_grad and want is None:
             deliver(t, entry.derivative(EAGER, grads, [], [])[0])
 
-    # dependency counts over the reachable part of the tape
-    nodes: dict[int, GradNode] = {}
+    # the reachable part of the tape: each node's children (the nodes its edges' tensors come
+    # from, once per edge) and how many edges lead to each node
+    children: dict[int, list] = {}
     deps: dict[int, int] = {}
+    nodes: list[GradNode] = []
     stack = [r.grad_fn[0] for r in roots if r.grad_fn is not None]
     while stack:
         node = stack.pop()
-        if id(node) in nodes:
+        if id(node) in children:
             continue
-        nodes[id(node)] = node
+        nodes.append(node)
+        kids = children[id(node)] = []
         for e in node.edges:
-            for t in (e if isinstance(e, list) else (e,)):
+            for t in (e if type(e) is list else (e,)):
                 if isinstance(t, Tensor) and t.grad_fn is not None:
-                    child = t.grad_fn[0]
-                    deps[id(child)] = deps.get(id(child), 0) + 1
-                    stack.append(child)
+                    kids.append(t.grad_fn[0])
+        for child in kids:
+            deps[id(child)] = deps.get(id(child), 0) + 1
+            stack.append(child)
 
     for r, g in zip(roots, grad_outputs):
         if g is not None:
             deliver(r, np.asarray(g))
-    ready = [n for k, n in nodes.items() if deps.get(k, 0) == 0]
+    ready = [n for n in nodes if id(n) not in deps]
     while ready:
         node = ready.pop()
         grads = pending.pop(id(node), None)
@@ -459,11 +465,8 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                             deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
                     deliver(e, np.asarray(g, dtype=e.dtype))
-        for e in node.edges:
-            for t in (e if isinstance(e, list) else (e,)):
-                if isinstance(t, Tensor) and t.grad_fn is not None:
-                    child = t.grad_fn[0]
-                    deps[id(child)] -= 1
-                    if deps[id(child)] == 0:
-                        ready.append(child)
+        for child in children[id(node)]:
+            left = deps[id(child)] = deps[id(child)] - 1
+            if left == 0:
+                ready.append(child)
     return result if inputs is not None else None

@@ -12,11 +12,13 @@ from irjit.compiler import parse_ir
 from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 
-from .autograd import backward as run_backward, no_grad, ones_like, set_grad_enabled
+from .autograd import GRAD_MODE, backward as run_backward, ones_like
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
 from .values import from_array, leaves, to_python
+
+_ARG_NAMES = tuple(f"arg{i}" for i in range(64))  # the gradients' names of the inputs
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -194,6 +196,13 @@ class Function:
 
     def run(self, *inputs: Any, requires_grad: bool = True) -> list:
         """Run and return the raw run-time outputs (Tensors and Python values)."""
+        if not requires_grad and self.executor is None and not self.has_self:
+            # a native runner whose latest plan takes the caller's arrays as they are
+            run_arrays = getattr(self.interpreter, "run_arrays", None)
+            outs = run_arrays(inputs) if run_arrays is not None else None
+            if outs is not None:
+                self._calls.last = (inputs, {}, outs)
+                return outs
         values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
         if requires_grad and self.module is not None:
@@ -203,8 +212,11 @@ class Function:
                     p.requires_grad = True
                     p.grad = None
         args = [self.module, *values] if self.has_self else values
-        with set_grad_enabled(requires_grad):
+        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, bool(requires_grad)
+        try:
             outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
+        finally:
+            GRAD_MODE.enabled = enabled
         self._calls.last = (values, params, outs)
         return outs
 
@@ -233,16 +245,27 @@ class Function:
                 if g is not None and leaf.requires_grad:
                     roots.append(leaf)
                     grads.append(np.asarray(g, dtype=leaf.dtype))
-        targets: dict[str, Tensor] = {}
-        for i, v in enumerate(values):
+        names, tensors = [], []
+        for name, v in zip(_ARG_NAMES if len(values) <= len(_ARG_NAMES) else
+                           [f"arg{i}" for i in range(len(values))], values):
+            if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
+                v = Tensor(v)
             if isinstance(v, Tensor) and v.data.dtype.kind == "f":
-                targets[f"arg{i}"] = v
-        targets.update(params)
-        with no_grad():
-            got = run_backward(roots, grads, inputs=list(targets.values())) if roots else \
-                [None] * len(targets)
+                names.append(name)
+                tensors.append(v)
+        for name, v in params.items():
+            if name not in names:  # (as a dict's update: an input named like a parameter)
+                names.append(name)
+                tensors.append(v)
+            else:
+                tensors[names.index(name)] = v
+        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+        try:
+            got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
+        finally:
+            GRAD_MODE.enabled = enabled
         return {name: (g if g is not None else np.zeros_like(t.data))
-                for (name, t), g in zip(targets.items(), got)}
+                for name, t, g in zip(names, tensors, got)}
 
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, fields
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
@@ -157,6 +157,13 @@ class NativeRunner:
         self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
 
     value_key = staticmethod(_value_key)
+
+    def run_arrays(self, arrays: Sequence) -> Optional[list]:
+        """The outputs of a call without gradients whose tensor inputs are numpy arrays, when
+        the latest call's plan takes them as they are (`StraightPlan.run_arrays`); else None
+        (then wrap them in Tensors and `run`)."""
+        last = self._last
+        return last.run_arrays(arrays) if last is not None else None
 
     def run(self, inputs: list) -> list:
         last = self._last

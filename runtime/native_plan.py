@@ -8,7 +8,7 @@ next call."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.ir import Graph, Node, Value
@@ -19,7 +19,7 @@ from irjit.ops.types import NamedType, OptionalType, TensorType
 from .interpreter import Interpreter
 from .prims import PRIM_HANDLERS
 
-from .native_program import ARRAY, TENSOR, VALUE, plan_program
+from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program
 
 
 # what else a plan runs as a step: the profiling executor's requires-grad guard, and
@@ -138,6 +138,7 @@ class StraightPlan:
         self.interpreter = interpreter  # for bailouts and interpreted blocks
         self._steps: Optional[list] = None  # made on the first run (units compile then)
         self._program = None  # the steps as one generated function (see native_program)
+        self._array_program = None  # the same for the caller's arrays without grad, if it may
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -257,6 +258,10 @@ class StraightPlan:
                             self, steps, tail, outputs, self.key, self._bail, share_view_bases,
                             _needs_grad, self.runner.value_key, self.runner.run_subgraph,
                             self.runner.decisions)
+                        if self.key is not None:
+                            self._array_program = array_program(
+                                self, steps, tail, outputs, self.key, self._bail,
+                                share_view_bases, self.runner.value_key)
                         self._steps = steps
         return not self._interpret
 
@@ -273,12 +278,19 @@ class StraightPlan:
         when they are not: then the runner finds the plan the inputs belong to."""
         return self._run(inputs, False) if self._program is not None else None
 
-    def _run(self, inputs: list, keyed: bool) -> Optional[list]:
+    def run_arrays(self, arrays: Sequence) -> Optional[list]:
+        """`try_run` of inputs whose tensors are the caller's numpy arrays, for a call that
+        needs no gradient, when the plan's program for them can take the arrays as they are
+        (see `native_program.array_program`); None when it cannot or refuses them."""
+        return self._run(arrays, False, self._array_program) \
+            if self._array_program is not None else None
+
+    def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
         try:
             arena = self._arenas.pop()
         except IndexError:
             arena = self._new_arena()
-        done = self._program(inputs, arena, keyed)
+        done = (program or self._program)(inputs, arena, keyed)
         if done is None:
             self._arenas.append(arena)  # (refused before any step had an effect)
             return None

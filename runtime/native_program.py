@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.codegen.unit import NativeUnit
 from irjit.compiler.codegen.view_outputs import ViewUnit
 from irjit.ops.errors import IRRuntimeError
@@ -43,7 +44,8 @@ class _Source:
 
     def __init__(self):
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"Tensor": Tensor, "empty": np.empty, "array": np.array,
+        self.names: dict[str, Any] = {"Tensor": Tensor, "ndarray": np.ndarray, "empty": np.empty,
+                                      "array": np.array,
                                       "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut,
                                                                     RecursionError)}
         self.depth = 1
@@ -169,6 +171,7 @@ class _Program:
                          run_group=run_group, bail=bail, share=share_view_bases)
         self.under_grad = False  # emitting the body for calls whose inputs require grad
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
+        self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
 
     # ---- the checks before any step, and the two bodies
     def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
@@ -269,6 +272,10 @@ class _Program:
             else:
                 self.prim(step)
 
+    def argument(self, slot: int, how: int) -> str:
+        """The expression a unit receives for a slot (an input that holds an array as is)."""
+        return _argument(slot, ARRAY if slot in self.array_inputs else how)
+
     def refused(self, step) -> None:
         """The lines after a unit refused: no effect yet and the key unchecked, refuse the
         call; else interpret the group (a bailout)."""
@@ -278,7 +285,8 @@ class _Program:
             src.line("return None", 2)
         src.line("ok = False", 1)
         outs = "".join(f"v{slot}, " for slot, _ in step.outs)
-        args = ", ".join(f"v{slot}" for slot, _ in step.args)
+        args = ", ".join(f"Tensor(v{slot})" if slot in self.array_inputs else f"v{slot}"
+                         for slot, _ in step.args)
         src.line(f"{outs}= bail({src.name('S', step)}, [{args}])", 1)
 
     def native_unit(self, step) -> None:
@@ -289,7 +297,7 @@ class _Program:
         args = []
         numbers = dict(unit._numbers)
         for k, (slot, how) in enumerate(step.args):
-            a = _argument(slot, how)
+            a = self.argument(slot, how)
             if k in numbers:  # a number input, passed as a 0-dim array (as `unit.call` does)
                 x = src.local("a")
                 src.line(f"{x} = {a}")
@@ -322,7 +330,7 @@ class _Program:
     def unit_call(self, step) -> None:
         """Any other unit (views at run-time offsets, scalar programs, ...): its `call`."""
         src = self.src
-        args = ", ".join(_argument(slot, how) for slot, how in step.args)
+        args = ", ".join(self.argument(slot, how) for slot, how in step.args)
         arena = f", arena[{step.arena_index}]" if step.arena_positions else ""
         src.line(f"status, r = {src.name('u', step.unit)}.call([{args}]{arena})")
         src.line("if status:")
@@ -451,8 +459,35 @@ class _Program:
             src.line(f"{''.join(f'v{o}, ' for o in step.outs)}= "
                      f"{''.join(f'v{b}, ' for b in carried)}")
 
-    def finish(self) -> Callable:
-        text = "def program(inputs, arena, keyed):\n" + "\n".join(self.src.lines) + "\n"
+    def array_program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Checks of inputs whose tensors are numpy arrays, then the body without grad."""
+        src, graph, key = self.src, self.plan.graph, self.key
+        n = len(graph.inputs)
+        src.lines.append("    try:")
+        src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
+        src.line("except ValueError:")
+        src.line("return None", 1)
+        guarded = _guarded_inputs(steps) & set(range(n))
+        self.array_inputs = {i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)}
+        if self.array_inputs:
+            checks = " and ".join(f"type(v{i}) is ndarray" for i in sorted(self.array_inputs))
+            src.line(f"if not ({checks}):")
+            src.line("return None", 1)
+        for i, v in enumerate(graph.inputs):
+            if i in self.array_inputs:
+                if i not in guarded:
+                    src.line(f"if (v{i}.dtype, v{i}.shape, v{i}.strides) != K[{i}]:")
+                    src.line("return None", 1)
+                continue
+            src.line(f"if {self._differs_from_key(f'v{i}', key[i])}:")
+            src.line("return None", 1)
+            if i in self.plan._checked and not _proven(v, key[i]):
+                src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
+        src.lines.extend("    " + line for line in constants)
+        self.body(steps, outputs)
+
+    def finish(self, signature: str = "inputs, arena, keyed") -> Callable:
+        text = f"def program({signature}):\n" + "\n".join(self.src.lines) + "\n"
         namespace = dict(self.src.names)
         exec(compile(text, "<native plan program>", "exec"), namespace)  # noqa: S102
         program = namespace["program"]
@@ -491,3 +526,41 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
                  for k, value in enumerate(tail) if n_inputs + k not in written]
     emit.program(steps, constants, outputs)
     return emit.finish()
+
+
+def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,
+                  share_view_bases: Callable, value_key: Callable[[Any], Any]
+                  ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
+    """The program for calls whose tensor inputs are the caller's numpy arrays (of exactly
+    the key's layouts) and need no gradient, as `Function.run(..., requires_grad=False)`
+    makes them: the arrays go to the units as they are, never copied or wrapped. None unless
+    that cannot be seen: only native units read those inputs (units write only fresh or arena
+    arrays), none returns a view of one, no output is one, and every step is pure."""
+    graph = plan.graph
+    inputs = {v for v in graph.inputs if isinstance(v.type, TensorType)}
+    if not all(is_pure(step) for step in steps) or any(v in inputs for v in graph.outputs) or \
+            any(u.user.kind != GROUP for v in inputs for u in v.uses):
+        return None
+    slots = {i for i, v in enumerate(graph.inputs) if v in inputs}
+    for step in _group_steps(steps):
+        aliases = getattr(step.unit, "aliases", None) or []
+        if any(alias and alias[0] == "input" and step.args[alias[1]][0] in slots for alias in aliases):
+            return None
+    emit = _Program(plan, key, None, None, bail, share_view_bases, None, value_key)
+    n_inputs = len(graph.inputs)
+    written = {slot for step in steps for slot in _written_slots(step)}
+    constants = [f"v{n_inputs + k} = {emit.src.name('c', value)}"
+                 for k, value in enumerate(tail) if n_inputs + k not in written]
+    emit.array_program(steps, constants, outputs)
+    return emit.finish("inputs, arena, keyed=False")
+
+
+def _group_steps(steps: list):
+    for step in steps:
+        if _is_group(step):
+            yield step
+        elif _is_branch(step):
+            for inner, _, _ in step.branches:
+                yield from _group_steps(inner or [])
+        elif _is_loop(step):
+            yield from _group_steps(step.body)
