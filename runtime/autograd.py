@@ -325,6 +325,19 @@ def ones_like(a: np.ndarray) -> np.ndarray:
     return one.copy()
 
 
+class WindowEntry:
+    """A tape entry for views of one tensor (its only edge): `add_into(acc, grads)` adds the
+    views' gradients into their windows of `acc` (C-contiguous, of the tensor's `shape` and
+    `dtype`), in place; `derivative` returns that of zeros, as other entries' do."""
+
+    __slots__ = ()
+    shape: tuple
+    dtype: np.dtype
+
+    def add_into(self, acc: np.ndarray, grads: list) -> None:
+        raise NotImplementedError
+
+
 class _Sums:
     """Gradient sums of one backward pass: the arrays a sum made belong to the pass, so later
     gradients are added to them in place (no array per addition); an array handed on to a
@@ -449,7 +462,7 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                         f"a tensor needed to differentiate {node.entry.schema.name}"
                         f"{' at ' + node.label if node.label else ''} was modified by an "
                         "in-place operation afterwards")
-            if hasattr(node.entry, "add_into"):  # a view's: into the base's gradient in place
+            if isinstance(node.entry, WindowEntry):  # a view's: into the base's gradient in place
                 base = node.edges[0]
                 if base is not None and base.requires_grad:
                     deliver_windows(base, node.entry, grads)

@@ -535,16 +535,18 @@ def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple,
     the key's layouts) and need no gradient, as `Function.run(..., requires_grad=False)`
     makes them: the arrays go to the units as they are, never copied or wrapped. None unless
     that cannot be seen: only native units read those inputs (units write only fresh or arena
-    arrays), none returns a view of one, no output is one, and every step is pure."""
+    arrays), a view of one that a unit returns is read only by later units, no output is
+    one, and every step is pure."""
     graph = plan.graph
     inputs = {v for v in graph.inputs if isinstance(v.type, TensorType)}
     if not all(is_pure(step) for step in steps) or any(v in inputs for v in graph.outputs) or \
             any(u.user.kind != GROUP for v in inputs for u in v.uses):
         return None
     slots = {i for i, v in enumerate(graph.inputs) if v in inputs}
-    for step in _group_steps(steps):
+    for step in _group_steps(steps):  # (a view only later units read does not escape)
         aliases = getattr(step.unit, "aliases", None) or []
-        if any(alias and alias[0] == "input" and step.args[alias[1]][0] in slots for alias in aliases):
+        if any(alias and alias[0] == "input" and step.args[alias[1]][0] in slots and how != ARRAY
+               for alias, (_, how) in zip(aliases, step.outs)):
             return None
     emit = _Program(plan, key, None, None, bail, share_view_bases, None, value_key)
     n_inputs = len(graph.inputs)

@@ -47,6 +47,12 @@ def cases(only: set) -> dict[str, Callable]:
         fn = irjit.compile(tiny.ir_path.read_text(), TINY_TYPES)
         found["tiny compile fwd"] = lambda: fn.run(*arrays, requires_grad=False)
         found["tiny compile fwd+bwd"] = lambda: (fn.run(*arrays), fn.backward())
+        taped = irjit.compile(tiny.ir_path.read_text(), TINY_TYPES)  # the parts of fwd+bwd
+        for _ in range(3):  # (the first calls specialize: a native call's tape)
+            taped.run(*arrays)
+            taped.backward()
+        found["tiny compile fwd (grad)"] = lambda: taped.run(*arrays)
+        found["tiny compile bwd"] = lambda: taped.backward()  # (of its latest call, again)
         fwd, train = (irjit.load(tiny.ir_path, executor="profiling") for _ in range(2))
         found["tiny profiling fwd"] = lambda fwd=fwd: fwd.run(*tensors, requires_grad=False)
         found["tiny profiling fwd+bwd"] = lambda train=train: (train.run(*tensors), train.backward())

@@ -65,15 +65,11 @@ class _Backward:
 class DifferentiableGraphOp:
     """Runs one DifferentiableGraph node. `run_graph(graph, inputs)` executes `f` or `df`
     (through an executor of their own, so they are optimized and cached too). What every call
-    reads off the Gradient is fixed when the op is made. With `like_tape`, the backward is
-    recorded as the tape records an op (native groups under grad): the versions of every
-    tensor argument are saved, and only the outputs `df` takes vjps of require grad."""
+    reads off the Gradient is fixed when the op is made."""
 
-    def __init__(self, gradient, run_graph: Callable[[Any, list], list], like_tape: bool = False):
+    def __init__(self, gradient, run_graph: Callable[[Any, list], list]):
         self.gradient = grad = runnable_gradient(gradient)
         self.run_graph = run_graph
-        self.like_tape = like_tape
-        self._with_vjp = frozenset(grad.df_input_vjps)
         self._n_real = grad.f_real_outputs
         self._differentiable = tuple(grad.df_output_vjps)
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
@@ -86,10 +82,7 @@ class DifferentiableGraphOp:
         return self.run_graph(self.gradient.df, inputs)
 
     def __call__(self, inputs: list) -> list:
-        # f runs on detached inputs (its executor profiles what it sees); a native group's f
-        # (`like_tape`) is run by a native runner, which reads only their arrays
-        detached = inputs if self.like_tape else \
-            [x.detach() if isinstance(x, Tensor) else x for x in inputs]
+        detached = [x.detach() if isinstance(x, Tensor) else x for x in inputs]
         enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
         try:
             outs = self.run_f(detached)
@@ -105,14 +98,11 @@ class DifferentiableGraphOp:
         # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
         results = [Tensor(o.data, False, None, o._version)
                    if isinstance(o, Tensor) and o.dtype.kind == "f" else o for o in real]
-        versions = [(a, a._version[0]) for a in inputs if isinstance(a, Tensor)] \
-            if self.like_tape else None
         node = GradNode(_Backward(self, outs, captured), [],
                         [r.data if isinstance(r, Tensor) else r for r in results], edges,
-                        "prim::DifferentiableGraph", versions)
-        with_vjp = self._with_vjp if self.like_tape else None
+                        "prim::DifferentiableGraph")
         for i, r in enumerate(results):
-            if isinstance(r, Tensor) and r.dtype.kind == "f" and (with_vjp is None or i in with_vjp):
+            if isinstance(r, Tensor) and r.dtype.kind == "f":
                 r.requires_grad = True
                 r.grad_fn = (node, i)
         return results
