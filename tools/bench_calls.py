@@ -3,7 +3,8 @@
 executor="profiling")`, Tensors in, as tools/bench_native.py calls it), forward and
 forward+backward, and rnn_loop through the profiling executor; hand-written numpy beside them.
 Each number is the fastest of `--rounds` batches of calls (20 calls per batch, rnn_loop's one by
-one), per call: on a shared machine other work only adds time. `--profile NAME`
+one), per call: on a shared machine other work only adds time. Re-executes itself with the
+GLIBC tunables tools/bench_native.py runs under. `--profile NAME`
 prints a cProfile of one case instead.
 
     python -m irjit.tools.bench_calls [--rounds N] [--only tiny|rnn] [--profile NAME]
@@ -13,9 +14,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
+import sys
 import time
 from typing import Callable
+
+from irjit.tools.bench_native import TUNABLES
 
 TINY_TYPES = "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)"
 
@@ -71,6 +76,9 @@ def cases(only: set) -> dict[str, Callable]:
 
 
 def main(argv=None) -> int:
+    if os.environ.get("GLIBC_TUNABLES") != TUNABLES:  # keep freed memory, as bench_native does
+        os.environ["GLIBC_TUNABLES"] = TUNABLES
+        os.execv(sys.executable, [sys.executable, "-m", "irjit.tools.bench_calls", *sys.argv[1:]])
     ap = argparse.ArgumentParser(prog="python -m irjit.tools.bench_calls")
     ap.add_argument("--rounds", type=int, default=200, help="timed batches per case")
     ap.add_argument("--only", action="append", choices=("tiny", "rnn"))

@@ -11,7 +11,7 @@ gradients for the inputs listed in `df_output_vjps`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -34,8 +34,8 @@ class _Schema:
 
 
 class _Backward:
-    """One call's backward, the tape's entry for it (duck-types an OpEntry: `schema`,
-    `derivative`): runs `df` on the vjps and what the forward call captured."""
+    """One call's backward, the tape's entry for it (duck-types an OpEntry): runs `df` on the
+    vjps and what the forward call captured (Tensors, or arrays when `f` ran on arrays)."""
 
     __slots__ = ("op", "outs", "captured")
     schema = _Schema()
@@ -49,55 +49,62 @@ class _Backward:
         for i in op.gradient.df_input_vjps:
             g = grads[i] if i < len(grads) else None
             if g is None:
-                ref = outs[i]
-                g = np.zeros(ref.data.shape, ref.data.dtype) if isinstance(ref, Tensor) else None
-            vjps.append(Tensor(_contiguous(g)) if g is not None else None)
-        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
-        try:
-            got = op.run_df(vjps + self.captured)
-        finally:
-            GRAD_MODE.enabled = enabled
+                ref = outs[i].data if isinstance(outs[i], Tensor) else outs[i]
+                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
+            vjps.append(_contiguous(g) if g is not None else None)
+        got = op.run(op.gradient.df, vjps + self.captured)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g.data if isinstance(g, Tensor) else None for g in got]
+        return [g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
+                for g in got]
 
 
 class DifferentiableGraphOp:
     """Runs one DifferentiableGraph node. `run_graph(graph, inputs)` executes `f` or `df`
-    (through an executor of their own, so they are optimized and cached too). What every call
-    reads off the Gradient is fixed when the op is made."""
+    (through an executor of their own, so they are optimized and cached too) on detached
+    Tensors with grad mode off; `run_arrays(graph, arrays)`, when given, tries them first on
+    the inputs' arrays as they are (an executor whose native plan takes them), None when it
+    cannot. What every call reads off the Gradient is fixed when the op is made."""
 
-    def __init__(self, gradient, run_graph: Callable[[Any, list], list]):
+    def __init__(self, gradient, run_graph: Callable[[Any, list], list],
+                 run_arrays: Optional[Callable[[Any, list], Optional[list]]] = None):
         self.gradient = grad = runnable_gradient(gradient)
         self.run_graph = run_graph
+        self.run_arrays = run_arrays
         self._n_real = grad.f_real_outputs
         self._differentiable = tuple(grad.df_output_vjps)
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
 
-    def run_f(self, inputs: list) -> list:
-        return self.run_graph(self.gradient.f, inputs)
-
-    def run_df(self, inputs: list) -> list:
-        return self.run_graph(self.gradient.df, inputs)
-
-    def __call__(self, inputs: list) -> list:
-        detached = [x.detach() if isinstance(x, Tensor) else x for x in inputs]
+    def run(self, graph, values: list) -> list:
+        """`graph`'s outputs for `values` (Tensors, or arrays where tensors go): of the arrays
+        when `run_arrays` takes them, else of detached Tensors with grad mode off."""
+        if self.run_arrays is not None:
+            outs = self.run_arrays(graph, [x.data if isinstance(x, Tensor) else x for x in values])
+            if outs is not None:
+                return outs
+        detached = [x.detach() if isinstance(x, Tensor) else Tensor(x) if isinstance(x, np.ndarray)
+                    else x for x in values]
         enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
         try:
-            outs = self.run_f(detached)
+            return self.run_graph(graph, detached)
         finally:
             GRAD_MODE.enabled = enabled
+
+    def __call__(self, inputs: list) -> list:
+        outs = self.run(self.gradient.f, inputs)
         real = outs[:self._n_real]
         edges = [x if isinstance(x, Tensor) and x.requires_grad else None
                  for x in (inputs[i] for i in self._differentiable)]
-        if not enabled or all(e is None for e in edges):
-            return list(real)
-        captured = [detached[i] for i in self._captured_inputs]
+        if not GRAD_MODE.enabled or all(e is None for e in edges):
+            return [Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
+        captured = [inputs[i].data if isinstance(inputs[i], Tensor) else inputs[i]
+                    for i in self._captured_inputs]
         captured += [outs[i] for i in self._captured_outputs]
         # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
         results = [Tensor(o.data, False, None, o._version)
-                   if isinstance(o, Tensor) and o.dtype.kind == "f" else o for o in real]
+                   if isinstance(o, Tensor) and o.dtype.kind == "f" else
+                   Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
         node = GradNode(_Backward(self, outs, captured), [],
                         [r.data if isinstance(r, Tensor) else r for r in results], edges,
                         "prim::DifferentiableGraph")

@@ -167,8 +167,15 @@ class ExecutionPlan:
                 op = self._ops.get(id(node))
                 if op is None:
                     op = self._ops[id(node)] = DifferentiableGraphOp(
-                        gradient_for(node), lambda g, xs: self._executor(g).run(*xs))
+                        gradient_for(node), lambda g, xs: self._executor(g).run(*xs),
+                        self._run_arrays)
         return op(args)
+
+    def _run_arrays(self, graph: Graph, arrays: list) -> Optional[list]:
+        """The outputs of `graph`'s executor for these arrays (no gradients), when its plan
+        takes them as they are; else None."""
+        run = getattr(self._executor(graph), "run_arrays", None)
+        return run(arrays) if run is not None else None
 
 
 def stats_summary(stats: list) -> str:

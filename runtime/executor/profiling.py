@@ -137,6 +137,22 @@ class ProfilingGraphExecutor:
         record_last_executed(runner.graph)
         return outs
 
+    def run_arrays(self, arrays: list) -> Optional[list]:
+        """`run` of a call without gradients whose tensor inputs are numpy arrays, when the
+        optimized plan's runner takes them as they are (a native straight plan's array
+        program: see `NativeRunner.run_arrays`); else None, having counted and run nothing
+        (then wrap them in Tensors and `run`)."""
+        plan = self.optimized_plan
+        if plan is None or not self.optimize or self.remaining_depth <= 0:
+            return None
+        run = getattr(plan.runner, "run_arrays", None)
+        outs = run(arrays) if run is not None else None
+        if outs is not None:
+            COUNTERS.inc("invocations")
+            self.last_graph = plan.graph
+            record_last_executed(plan.graph)
+        return outs
+
     def _needs_gradient_plan(self, inputs: list) -> bool:
         """The requires_grad guard of a plan specialized without gradients: this call needs
         them (grad mode on, a tensor argument or module attribute requires grad), so it
