@@ -186,15 +186,19 @@ class ViewGroupOp:
                  fallback: NativeGroupOp):
         self.node, self.unit_of, self.base, self.fallback = node, unit_of, base, fallback
         self.schema = _Schema(kind)
+        self._apart: dict[int, tuple] = {}  # id(unit) -> (unit, whether its windows are apart)
 
     def __call__(self, args: list) -> list:
         base = args[self.base]
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
         unit = self.unit_of(self.node)
-        offsets = unit.views.offsets(arrays) if base.data.flags.c_contiguous else None
-        status, outs = unit.call(arrays) if offsets is not None else (1, None)
-        itemsize = base.data.itemsize
-        if status or not all(_windows_apart(o.shape, o.strides, itemsize) for o in outs):
+        apart = self._apart.get(id(unit))
+        if apart is None:  # (a view unit's windows have fixed shapes and strides)
+            apart = self._apart[id(unit)] = (unit, all(
+                _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()))
+        if not apart[1] or not base.data.flags.c_contiguous:
+            return self.fallback(args)
+        status, outs, offsets = unit.windows([a.data if isinstance(a, Tensor) else a for a in args])
+        if status:
             return self.fallback(args)
         windows = [(o.shape, o.strides, offsets[j]) for j, o in enumerate(outs)]
         node = GradNode(_WindowBackward(self.schema, base.data, windows), [], outs, [base],
@@ -211,7 +215,7 @@ class ViewGroupOp:
 def view_group_base(unit, flags: tuple[bool, ...]) -> Optional[int]:
     """The argument a group's outputs all view (its unit computes none of them: a ViewUnit)
     when that argument alone requires grad; else None."""
-    if unit is None or not getattr(unit, "aliases", None):
+    if unit is None or not getattr(unit, "aliases", None) or not hasattr(unit, "windows"):
         return None
     bases = set(unit.aliases)
     if len(bases) != 1:

@@ -36,6 +36,7 @@ TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a valu
 _NUMBERS = (bool, int, float)
 _INLINE = {"prim::TupleConstruct": ("({},)", "()"), "prim::ListConstruct": ("[{}]", "[]")}
 _PURE_GUARDS = frozenset({"prim::RequiresGradCheck"})  # prims without effects besides PURE_PRIMS
+_SUBGRAPHS = frozenset({"prim::DifferentiableGraph", "prim::FallbackGraph"})
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
 
 
@@ -386,6 +387,11 @@ class _Program:
             return
         src.line(f"cur = {n}")
         if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
+            return
+        if node.kind in _SUBGRAPHS and self.plan.interpreter.subgraph_runner is not None:
+            # what the handler does: the runner's run_subgraph (an executor's op), all outputs
+            outs_list = "".join(f"v{i}, " for i in outs)
+            src.line(f"{outs_list}= interp.subgraph_runner(interp, {n}, [{read}])")
             return
         call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
         if len(outs) == 1:

@@ -162,10 +162,16 @@ class ViewUnit:
         self.aliases = self.views.aliases
 
     def call(self, args: list) -> tuple[int, list]:
+        status, views, _ = self.windows(args)
+        return status, views
+
+    def windows(self, args: list) -> tuple[int, list, Optional[dict[int, int]]]:
+        """(status, the views, per output its byte offset in its base): `call` with where
+        each view starts."""
         status = check_inputs(self.buffers, self.tensors, args)
         if status:
-            return status, []
+            return status, [], None
         offsets = self.views.offsets(args)
         if offsets is None:
-            return STATUS_OUT_OF_BOUNDS, []
-        return 0, self.views.fill([None] * len(self.aliases), offsets, args, [])
+            return STATUS_OUT_OF_BOUNDS, [], None
+        return 0, self.views.fill([None] * len(self.aliases), offsets, args, []), offsets

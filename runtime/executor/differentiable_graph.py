@@ -62,15 +62,17 @@ class _Backward:
 class DifferentiableGraphOp:
     """Runs one DifferentiableGraph node. `run_graph(graph, inputs)` executes `f` or `df`
     (through an executor of their own, so they are optimized and cached too) on detached
-    Tensors with grad mode off; `run_arrays(graph, arrays)`, when given, tries them first on
-    the inputs' arrays as they are (an executor whose native plan takes them), None when it
-    cannot. What every call reads off the Gradient is fixed when the op is made."""
+    Tensors with grad mode off; `arrays_runner(graph)`, when given, is a function of `graph`'s
+    executor tried first on the inputs' arrays as they are (an executor whose native plan
+    takes them), returning None when it cannot. What every call reads off the Gradient is
+    fixed when the op is made."""
 
     def __init__(self, gradient, run_graph: Callable[[Any, list], list],
-                 run_arrays: Optional[Callable[[Any, list], Optional[list]]] = None):
+                 arrays_runner: Optional[Callable[[Any], Optional[Callable]]] = None):
         self.gradient = grad = runnable_gradient(gradient)
         self.run_graph = run_graph
-        self.run_arrays = run_arrays
+        self._arrays = {} if arrays_runner is None else {  # graph -> its executor's run_arrays
+            id(g): arrays_runner(g) for g in (grad.f, grad.df)}
         self._n_real = grad.f_real_outputs
         self._differentiable = tuple(grad.df_output_vjps)
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
@@ -79,8 +81,9 @@ class DifferentiableGraphOp:
     def run(self, graph, values: list) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go): of the arrays
         when `run_arrays` takes them, else of detached Tensors with grad mode off."""
-        if self.run_arrays is not None:
-            outs = self.run_arrays(graph, [x.data if isinstance(x, Tensor) else x for x in values])
+        run_arrays = self._arrays.get(id(graph))
+        if run_arrays is not None:
+            outs = run_arrays([x.data if isinstance(x, Tensor) else x for x in values])
             if outs is not None:
                 return outs
         detached = [x.detach() if isinstance(x, Tensor) else Tensor(x) if isinstance(x, np.ndarray)

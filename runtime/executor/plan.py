@@ -123,7 +123,7 @@ class ExecutionPlan:
         self._interpreter: Optional[Interpreter] = None
         self._ops: dict[int, DifferentiableGraphOp] = {}
         self._executors: dict[int, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (making an op makes its graphs' executors)
 
     def run(self, inputs: list) -> list:
         try:
@@ -168,14 +168,13 @@ class ExecutionPlan:
                 if op is None:
                     op = self._ops[id(node)] = DifferentiableGraphOp(
                         gradient_for(node), lambda g, xs: self._executor(g).run(*xs),
-                        self._run_arrays)
+                        self._arrays_runner)
         return op(args)
 
-    def _run_arrays(self, graph: Graph, arrays: list) -> Optional[list]:
-        """The outputs of `graph`'s executor for these arrays (no gradients), when its plan
-        takes them as they are; else None."""
-        run = getattr(self._executor(graph), "run_arrays", None)
-        return run(arrays) if run is not None else None
+    def _arrays_runner(self, graph: Graph) -> Optional[Callable[[list], Optional[list]]]:
+        """`run_arrays` of `graph`'s executor (outputs for arrays, without gradients, when its
+        plan takes them as they are; else None), if it has one."""
+        return getattr(self._executor(graph), "run_arrays", None)
 
 
 def stats_summary(stats: list) -> str:
