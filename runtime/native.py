@@ -158,12 +158,12 @@ class NativeRunner:
 
     value_key = staticmethod(_value_key)
 
-    def run_arrays(self, arrays: Sequence) -> Optional[list]:
+    def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
         """The outputs of a call without gradients whose tensor inputs are numpy arrays, when
         the latest call's plan takes them as they are (`StraightPlan.run_arrays`); else None
         (then wrap them in Tensors and `run`)."""
         last = self._last
-        return last.run_arrays(arrays) if last is not None else None
+        return last.run_arrays(arrays, raw) if last is not None else None
 
     def run(self, inputs: list) -> list:
         last = self._last

@@ -25,11 +25,11 @@ from .autograd import GRAD_MODE, GradNode, WindowEntry
 
 
 def share_bases(results: list, args: list) -> None:
-    """Outputs that are views of an argument share its version counter and base, as the
-    interpreter's views do. An array that owns its memory and is no argument's was allocated
-    after them: it cannot be a view of one."""
+    """Outputs that are views of an argument (or of an earlier output) share its version
+    counter and base, as the interpreter's views do. An array that owns its memory and is no
+    argument's was allocated after them: it cannot be a view of one."""
     arrays = None
-    for r in results:
+    for j, r in enumerate(results):
         if not isinstance(r, Tensor):
             continue
         d = r.data
@@ -37,7 +37,7 @@ def share_bases(results: list, args: list) -> None:
             arrays = arrays or [a.data for a in args if isinstance(a, Tensor)]
             if not any(d is a for a in arrays):
                 continue
-        for a in args:
+        for a in args + results[:j]:
             if isinstance(a, Tensor) and np.may_share_memory(d, a.data) and \
                     np.shares_memory(d, a.data):
                 r._version = a._version
@@ -62,7 +62,7 @@ def _contiguous(g) -> np.ndarray:
 def _run(runner, values: list) -> list:
     """`runner`'s outputs for `values` (arrays where tensors go): of the arrays as they are
     when its plan takes them, else of Tensors of them, with grad mode off."""
-    outs = runner.run_arrays(values)
+    outs = runner.run_arrays(values, True)
     if outs is not None:
         return outs
     enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False

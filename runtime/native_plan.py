@@ -139,6 +139,7 @@ class StraightPlan:
         self._steps: Optional[list] = None  # made on the first run (units compile then)
         self._program = None  # the steps as one generated function (see native_program)
         self._array_program = None  # the same for the caller's arrays without grad, if it may
+        self._raw_program = None  # the same, returning arrays (for native groups' ops)
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -259,9 +260,9 @@ class StraightPlan:
                             _needs_grad, self.runner.value_key, self.runner.run_subgraph,
                             self.runner.decisions)
                         if self.key is not None:
-                            self._array_program = array_program(
+                            self._array_program, self._raw_program = (array_program(
                                 self, steps, tail, outputs, self.key, self._bail,
-                                share_view_bases, self.runner.value_key)
+                                share_view_bases, self.runner.value_key, raw) for raw in (False, True))
                         self._steps = steps
         return not self._interpret
 
@@ -278,12 +279,13 @@ class StraightPlan:
         when they are not: then the runner finds the plan the inputs belong to."""
         return self._run(inputs, False) if self._program is not None else None
 
-    def run_arrays(self, arrays: Sequence) -> Optional[list]:
+    def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
         """`try_run` of inputs whose tensors are the caller's numpy arrays, for a call that
         needs no gradient, when the plan's program for them can take the arrays as they are
-        (see `native_program.array_program`); None when it cannot or refuses them."""
-        return self._run(arrays, False, self._array_program) \
-            if self._array_program is not None else None
+        (see `native_program.array_program`; `raw`: outputs that units made and are only
+        returned stay bare arrays); None when it cannot or refuses them."""
+        program = self._raw_program if raw else self._array_program
+        return self._run(arrays, False, program) if program is not None else None
 
     def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
         try:

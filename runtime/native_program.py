@@ -173,6 +173,7 @@ class _Program:
         self.under_grad = False  # emitting the body for calls whose inputs require grad
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
+        self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
 
     # ---- the checks before any step, and the two bodies
     def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
@@ -323,7 +324,7 @@ class _Program:
                     f"{src.name('view', view)}.array({base}, {view.offset})"
             else:
                 value = outs[k] if sizes is None else f"{outs[k]}.reshape({tuple(sizes)!r})"
-            src.line(f"v{slot} = {_wrap(value, how)}", 1)
+            src.line(f"v{slot} = {_wrap(value, ARRAY if slot in self.raw else how)}", 1)
         self.share_bases(step, 1)
         if not step.outs:
             src.line("pass", 1)
@@ -338,7 +339,7 @@ class _Program:
         self.refused(step)
         src.line("else:")
         for j, (slot, how) in enumerate(step.outs):
-            src.line(f"v{slot} = {_wrap(f'r[{j}]', how)}", 1)
+            src.line(f"v{slot} = {_wrap(f'r[{j}]', ARRAY if slot in self.raw else how)}", 1)
         self.share_bases(step, 1)
         if not step.outs:
             src.line("pass", 1)
@@ -346,7 +347,8 @@ class _Program:
     def share_bases(self, step, extra: int) -> None:
         """Outputs that are views of an argument share its version and base (`aliases`)."""
         aliases = getattr(step.unit, "aliases", None) or []
-        if any(alias and how != ARRAY for alias, (_, how) in zip(aliases, step.outs)):
+        if any(alias and how != ARRAY and slot not in self.raw
+               for alias, (slot, how) in zip(aliases, step.outs)):
             outs = ", ".join(f"v{slot}" for slot, _ in step.outs)
             args = ", ".join(f"v{slot}" for slot, _ in step.args)
             self.src.line(f"share([{outs}], [{args}], {self.src.name('A', aliases)})", extra)
@@ -535,11 +537,13 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
 
 
 def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,
-                  share_view_bases: Callable, value_key: Callable[[Any], Any]
+                  share_view_bases: Callable, value_key: Callable[[Any], Any], raw: bool = False
                   ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
     """The program for calls whose tensor inputs are the caller's numpy arrays (of exactly
     the key's layouts) and need no gradient, as `Function.run(..., requires_grad=False)`
-    makes them: the arrays go to the units as they are, never copied or wrapped. None unless
+    makes them: the arrays go to the units as they are, never copied or wrapped (with `raw`,
+    as a native group's op calls its f and df, so are the outputs units made and the program
+    only returns: `_returned_only`). None unless
     that cannot be seen: only native units read those inputs (units write only fresh or arena
     arrays), a view of one that a unit returns is read only by later units, no output is
     one, and every step is pure."""
@@ -555,12 +559,30 @@ def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple,
                for alias, (_, how) in zip(aliases, step.outs)):
             return None
     emit = _Program(plan, key, None, None, bail, share_view_bases, None, value_key)
+    emit.raw = _returned_only(plan, steps) if raw else set()
     n_inputs = len(graph.inputs)
     written = {slot for step in steps for slot in _written_slots(step)}
     constants = [f"v{n_inputs + k} = {emit.src.name('c', value)}"
                  for k, value in enumerate(tail) if n_inputs + k not in written]
     emit.array_program(steps, constants, outputs)
     return emit.finish("inputs, arena, keyed=False")
+
+
+def _returned_only(plan, steps: list) -> set[int]:
+    """The slots of unit outputs that are only returned (as outputs, or in a tuple or list
+    that is)."""
+    graph, found = plan.graph, set()
+
+    def returned(v) -> bool:
+        return bool(v.uses) and all(
+            u.user is graph.return_node or u.user.kind in _INLINE and u.user.owning_block is
+            graph.block and all(w.user is graph.return_node for w in u.user.output.uses)
+            for u in v.uses)
+    for step in steps:  # (top-level units only: their outputs are defined in every call)
+        if _is_group(step):
+            found.update(slot for (slot, how), v in zip(step.outs, step.node.outputs)
+                         if how == TENSOR and returned(v))
+    return found
 
 
 def _group_steps(steps: list):

@@ -140,13 +140,13 @@ class ProfilingGraphExecutor:
     def run_arrays(self, arrays: list) -> Optional[list]:
         """`run` of a call without gradients whose tensor inputs are numpy arrays, when the
         optimized plan's runner takes them as they are (a native straight plan's array
-        program: see `NativeRunner.run_arrays`); else None, having counted and run nothing
-        (then wrap them in Tensors and `run`)."""
+        program: see `NativeRunner.run_arrays`; outputs its units made may stay arrays);
+        else None, having counted and run nothing (then wrap them in Tensors and `run`)."""
         plan = self.optimized_plan
         if plan is None or not self.optimize or self.remaining_depth <= 0:
             return None
         run = getattr(plan.runner, "run_arrays", None)
-        outs = run(arrays) if run is not None else None
+        outs = run(arrays, True) if run is not None else None
         if outs is not None:
             COUNTERS.inc("invocations")
             self.last_graph = plan.graph

@@ -98,7 +98,7 @@ def measured(monkeypatch):
     monkeypatch.setattr(native.NativeRunner, "unit_of", counting_unit_of)
     monkeypatch.setattr(native_plan.StraightPlan, "_programs", measured_programs)
     monkeypatch.setattr(native_plan.StraightPlan, "try_run", lambda self, inputs: None)
-    monkeypatch.setattr(native_plan.StraightPlan, "run_arrays", lambda self, arrays: None)
+    monkeypatch.setattr(native_plan.StraightPlan, "run_arrays", lambda self, arrays, raw=False: None)
     try:
         yield cov
     finally:
