@@ -110,9 +110,14 @@ class GradNode:
         self.outputs = outputs
         self.edges = edges
         self.n_outputs = len(outputs)
-        self.versions = versions if versions is not None else [
-            (t, t.version) for e in edges if e is not None
-            for t in (e if isinstance(e, list) else [e]) if isinstance(t, Tensor)]
+        if versions is None:
+            versions = []
+            for e in edges:  # (None, a Tensor, or a list of them)
+                if type(e) is list:
+                    versions += [(t, t._version[0]) for t in e if isinstance(t, Tensor)]
+                elif e is not None:
+                    versions.append((e, e._version[0]))
+        self.versions = versions
         self.label = label
 
     def __repr__(self) -> str:
@@ -439,10 +444,13 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
             continue
         nodes.append(node)
         kids = children[id(node)] = []
-        for e in node.edges:
-            for t in (e if type(e) is list else (e,)):
-                if isinstance(t, Tensor) and t.grad_fn is not None:
-                    kids.append(t.grad_fn[0])
+        for e in node.edges:  # (None, a Tensor, or a list of them)
+            if e is None:
+                continue
+            if type(e) is list:
+                kids += [t.grad_fn[0] for t in e if isinstance(t, Tensor) and t.grad_fn is not None]
+            elif e.grad_fn is not None:
+                kids.append(e.grad_fn[0])
         for child in kids:
             deps[id(child)] = deps.get(id(child), 0) + 1
             stack.append(child)
@@ -477,7 +485,7 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
                             deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
-                    deliver(e, np.asarray(g, dtype=e.dtype))
+                    deliver(e, np.asarray(g, e.data.dtype))
         for child in children[id(node)]:
             left = deps[id(child)] = deps[id(child)] - 1
             if left == 0:

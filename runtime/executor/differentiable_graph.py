@@ -52,7 +52,7 @@ class _Backward:
                 ref = outs[i].data if isinstance(outs[i], Tensor) else outs[i]
                 g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
             vjps.append(_contiguous(g) if g is not None else None)
-        got = op.run(op.gradient.df, vjps + self.captured)
+        got = op.run(op.gradient.df, vjps + self.captured, arrays=True)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
         return [g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
@@ -78,12 +78,14 @@ class DifferentiableGraphOp:
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
 
-    def run(self, graph, values: list) -> list:
-        """`graph`'s outputs for `values` (Tensors, or arrays where tensors go): of the arrays
-        when `run_arrays` takes them, else of detached Tensors with grad mode off."""
+    def run(self, graph, values: list, arrays: bool = False) -> list:
+        """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
+        with `arrays`): of the arrays when `run_arrays` takes them, else of detached Tensors
+        with grad mode off."""
         run_arrays = self._arrays.get(id(graph))
         if run_arrays is not None:
-            outs = run_arrays([x.data if isinstance(x, Tensor) else x for x in values])
+            outs = run_arrays(values if arrays else
+                              [x.data if isinstance(x, Tensor) else x for x in values])
             if outs is not None:
                 return outs
         detached = [x.detach() if isinstance(x, Tensor) else Tensor(x) if isinstance(x, np.ndarray)

@@ -120,6 +120,8 @@ class ExecutionPlan:
         self.context = RunnerContext(graph, functions or {}, filename, self._run_subgraph,
                                      fallback, bailout)
         self.runner = runner_factory(self.backend)(self.context)
+        # `run_arrays(arrays, raw)` of runners that take inputs' arrays as they are (native)
+        self.run_arrays = getattr(self.runner, "run_arrays", None)
         self._interpreter: Optional[Interpreter] = None
         self._ops: dict[int, DifferentiableGraphOp] = {}
         self._executors: dict[int, Any] = {}

@@ -143,10 +143,9 @@ class ProfilingGraphExecutor:
         program: see `NativeRunner.run_arrays`; outputs its units made may stay arrays);
         else None, having counted and run nothing (then wrap them in Tensors and `run`)."""
         plan = self.optimized_plan
-        if plan is None or not self.optimize or self.remaining_depth <= 0:
+        if plan is None or plan.run_arrays is None or not self.optimize or self.remaining_depth <= 0:
             return None
-        run = getattr(plan.runner, "run_arrays", None)
-        outs = run(arrays, True) if run is not None else None
+        outs = plan.run_arrays(arrays, True)
         if outs is not None:
             COUNTERS.inc("invocations")
             self.last_graph = plan.graph
