@@ -289,7 +289,7 @@ class _Program:
         outs = "".join(f"v{slot}, " for slot, _ in step.outs)
         args = ", ".join(f"Tensor(v{slot})" if slot in self.array_inputs else f"v{slot}"
                          for slot, _ in step.args)
-        src.line(f"{outs}= bail({src.name('S', step)}, [{args}])", 1)
+        src.line(f"{outs + '= ' if outs else ''}bail({src.name('S', step)}, [{args}])", 1)
 
     def native_unit(self, step) -> None:
         """A NativeUnit: its entry called with the arguments' objects and the output arrays
@@ -367,7 +367,7 @@ class _Program:
                         f"isinstance(v{slot}, Tensor) and v{slot}.requires_grad, "
                         for slot, how in step.args)
         src.line(f"op = {src.name('decided', self.decisions(step.node))}.get(({flags}))")
-        src.line(f"{outs}= op([{args}]) if op else run_group(interp, {node}, [{args}])")
+        src.line(f"{outs + '= ' if outs else ''}op([{args}]) if op else run_group(interp, {node}, [{args}])")
 
     def prim(self, step) -> None:
         src = self.src
@@ -393,13 +393,15 @@ class _Program:
         if node.kind in _SUBGRAPHS and self.plan.interpreter.subgraph_runner is not None:
             # what the handler does: the runner's run_subgraph (an executor's op), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
-            src.line(f"{outs_list}= interp.subgraph_runner(interp, {n}, [{read}])")
+            src.line(f"{outs_list + '= ' if outs_list else ''}interp.subgraph_runner(interp, {n}, [{read}])")
             return
         call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
         if len(outs) == 1:
             src.line(f"v{outs[0]} = {call}")
-        else:  # (as the interpreter assigns several outputs)
+        elif outs:  # (as the interpreter assigns several outputs)
             src.line(f"{''.join(f'v{i}, ' for i in outs)}= {call}")
+        else:
+            src.line(call)
 
     def _requires_grad_check(self, node, args: list[int], outs: list[int]) -> bool:
         """The guard inline when its types say only whether each tensor requires grad (as

@@ -262,3 +262,22 @@ def test_threads_sharing_a_compiled_function(requires_grad):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_a_group_whose_outputs_nothing_reads_still_runs_under_grad_and_without():
+    text = """graph(%x : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %t : Tensor = aten::transpose(%x, %zero, %one)
+  %n : Tensor = aten::neg(%t)
+  %y : Tensor = aten::add(%x, %x, %one)
+  return (%y)"""
+    runner = NativeRunner(parse_ir(text))
+    x = _arrays(((2, 3),))[0]
+    for requires_grad in (False, True, True, False):
+        xs = [Tensor(x.copy(), requires_grad)]
+        out = runner.run(xs)
+        _same(out, Interpreter(parse_ir(text)).run([Tensor(x.copy())]))
+        if requires_grad:
+            backward(out)
+            np.testing.assert_allclose(xs[0].grad, np.full((2, 3), 2.0))
