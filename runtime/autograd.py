@@ -462,8 +462,10 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
     while ready:
         node = ready.pop()
         grads = pending.pop(id(node), None)
-        if grads is not None and any(g is not None for g in grads):
-            sums.release(grads)
+        if grads is not None and (grads[0] is not None if len(grads) == 1 else
+                                  any(g is not None for g in grads)):
+            if sums.owned:
+                sums.release(grads)
             for t, v in node.versions:
                 if t._version[0] != v:
                     raise IRRuntimeError(

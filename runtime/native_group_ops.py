@@ -202,7 +202,7 @@ class ViewGroupOp:
             return self.fallback(args)
         windows = [(o.shape, o.strides, offsets[j]) for j, o in enumerate(outs)]
         node = GradNode(_WindowBackward(self.schema, base.data, windows), [], outs, [base],
-                        self.schema.name)
+                        self.schema.name, [(base, base._version[0])])
         version, root = base._version, base._base if base._base is not None else base
         results = []
         for j, o in enumerate(outs):

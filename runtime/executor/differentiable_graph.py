@@ -112,7 +112,8 @@ class DifferentiableGraphOp:
                    Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
         node = GradNode(_Backward(self, outs, captured), [],
                         [r.data if isinstance(r, Tensor) else r for r in results], edges,
-                        "prim::DifferentiableGraph")
+                        "prim::DifferentiableGraph",
+                        [(e, e._version[0]) for e in edges if e is not None])
         for i, r in enumerate(results):
             if isinstance(r, Tensor) and r.dtype.kind == "f":
                 r.requires_grad = True
