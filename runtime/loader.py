@@ -155,9 +155,15 @@ class Function:
         if len(inputs) != len(params):
             raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
                               f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
-        values = []
-        for v, x in zip(params, inputs):
-            if type(x) is np.ndarray and type(v.type) is TensorType:  # (from_array's common case)
+        values = list(inputs)
+        for i, x in enumerate(values):
+            kind = type(x)
+            if kind is Tensor:  # (as it is, unless it must require grad)
+                if requires_grad and not x.requires_grad and x.data.dtype.kind == "f":
+                    values[i] = Tensor(x.data, True)
+                continue
+            v = params[i]
+            if kind is np.ndarray and type(v.type) is TensorType:  # (from_array's common case)
                 x = Tensor(np.array(x), requires_grad and x.dtype.kind == "f")
             elif isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
                 try:
@@ -166,7 +172,7 @@ class Function:
                     raise IRTypeError(f"{self.filename}: input %{v.name}: {e}") from None
             elif isinstance(x, Tensor) and requires_grad and x.dtype.kind == "f" and not x.requires_grad:
                 x = Tensor(x.data, True)
-            values.append(x)
+            values[i] = x
         return values
 
     def parameters(self) -> dict[str, Tensor]:
