@@ -175,11 +175,12 @@ class _Program:
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
         self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
 
-    # ---- the checks before any step, and the two bodies
-    def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
-        """Checks of the inputs, then the body for calls under grad whose inputs require grad
-        (every group through `run_group`, checking the inputs the other body leaves to the
-        units' entries), then the body for the other calls."""
+    # ---- the checks before any step, and the bodies
+    def checks(self, steps: list, arrays: bool) -> tuple[set[int], list[str]]:
+        """The lines that unpack and check the inputs (their tensors Tensors, or with `arrays`
+        numpy arrays) against the key: tensors' layouts where no unit's entry checks them
+        first, the other inputs' values or types. Returns (the tensor inputs left to the
+        units' entries, the expressions saying whether an input requires grad)."""
         src, graph, key = self.src, self.plan.graph, self.key
         n = len(graph.inputs)
         src.lines.append("    try:")
@@ -188,14 +189,17 @@ class _Program:
         src.line("return None", 1)
         guarded = _guarded_inputs(steps) & set(range(n))
         tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
+        if arrays:
+            self.array_inputs = set(tensors)
         if tensors:
-            src.line(f"if not ({' and '.join(f'isinstance(v{i}, Tensor)' for i in tensors)}):")
+            test = "type(v{}) is ndarray" if arrays else "isinstance(v{}, Tensor)"
+            src.line(f"if not ({' and '.join(test.format(i) for i in tensors)}):")
             src.line("return None", 1)
         grad_checks = []
         for i, v in enumerate(graph.inputs):
-            if isinstance(v.type, TensorType):
+            if i in tensors:
                 if i not in guarded:
-                    self._layout_check(i)
+                    self._layout_check(i, arrays)
                 grad_checks.append(f"v{i}.requires_grad")
                 continue
             if key is not None:
@@ -205,22 +209,37 @@ class _Program:
                 src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
             if key is None or _may_hold_tensors(key[i]):
                 grad_checks.append(f"needs_grad(v{i})")
+        return guarded, grad_checks
+
+    def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Checks of the inputs, then the body for calls under grad whose inputs require grad
+        (every group through `run_group`, checking the inputs the other body leaves to the
+        units' entries), then the body for the other calls."""
+        src = self.src
+        guarded, grad_checks = self.checks(steps, arrays=False)
         src.lines.extend("    " + line for line in constants)
         if grad_checks:
             src.line(f"if grad_enabled() and ({' or '.join(grad_checks)}):")
             src.depth += 1
             for i in sorted(guarded):
-                self._layout_check(i)
+                self._layout_check(i, arrays=False)
             self.under_grad, self.pure = True, False  # (groups record on the tape)
             self.body(steps, outputs)
             src.depth -= 1
         self.under_grad, self.pure = False, True
         self.body(steps, outputs)
 
-    def _layout_check(self, i: int) -> None:
+    def array_program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Checks of inputs whose tensors are numpy arrays, then the body without grad."""
+        self.checks(steps, arrays=True)
+        self.src.lines.extend("    " + line for line in constants)
+        self.body(steps, outputs)
+
+    def _layout_check(self, i: int, arrays: bool) -> None:
         """Input `i`'s dtype, sizes and strides as the key recorded them."""
         if self.key is not None:
-            self.src.line(f"if (v{i}.data.dtype, v{i}.data.shape, v{i}.data.strides) != K[{i}]:")
+            a = f"v{i}" if arrays else f"v{i}.data"
+            self.src.line(f"if ({a}.dtype, {a}.shape, {a}.strides) != K[{i}]:")
             self.src.line("return None", 1)
 
     def body(self, steps: list, outputs: list[int]) -> None:
@@ -469,32 +488,13 @@ class _Program:
             src.line(f"{''.join(f'v{o}, ' for o in step.outs)}= "
                      f"{''.join(f'v{b}, ' for b in carried)}")
 
-    def array_program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
-        """Checks of inputs whose tensors are numpy arrays, then the body without grad."""
-        src, graph, key = self.src, self.plan.graph, self.key
-        n = len(graph.inputs)
-        src.lines.append("    try:")
-        src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
-        src.line("except ValueError:")
-        src.line("return None", 1)
-        guarded = _guarded_inputs(steps) & set(range(n))
-        self.array_inputs = {i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)}
-        if self.array_inputs:
-            checks = " and ".join(f"type(v{i}) is ndarray" for i in sorted(self.array_inputs))
-            src.line(f"if not ({checks}):")
-            src.line("return None", 1)
-        for i, v in enumerate(graph.inputs):
-            if i in self.array_inputs:
-                if i not in guarded:
-                    src.line(f"if (v{i}.dtype, v{i}.shape, v{i}.strides) != K[{i}]:")
-                    src.line("return None", 1)
-                continue
-            src.line(f"if {self._differs_from_key(f'v{i}', key[i])}:")
-            src.line("return None", 1)
-            if i in self.plan._checked and not _proven(v, key[i]):
-                src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
-        src.lines.extend("    " + line for line in constants)
-        self.body(steps, outputs)
+    def constants(self, steps: list, tail: list) -> list[str]:
+        """The assignments of the constants' slots (`tail` holds the initial contents of the
+        slots after the inputs; steps write the others)."""
+        n_inputs = len(self.plan.graph.inputs)
+        written = {slot for step in steps for slot in _written_slots(step)}
+        return [f"v{n_inputs + k} = {self.src.name('c', value)}"
+                for k, value in enumerate(tail) if n_inputs + k not in written]
 
     def finish(self, signature: str = "inputs, arena, keyed") -> Callable:
         text = f"def program({signature}):\n" + "\n".join(self.src.lines) + "\n"
@@ -530,11 +530,7 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
     op the runner decided for its arguments' requires-grad flags (`decisions(node)`, the
     runner's `GroupGradients.decisions`) is called directly."""
     emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key)
-    n_inputs = len(plan.graph.inputs)
-    written = {slot for step in steps for slot in _written_slots(step)}
-    constants = [f"v{n_inputs + k} = {emit.src.name('c', value)}"  # (the others: steps' outputs)
-                 for k, value in enumerate(tail) if n_inputs + k not in written]
-    emit.program(steps, constants, outputs)
+    emit.program(steps, emit.constants(steps, tail), outputs)
     return emit.finish()
 
 
@@ -545,10 +541,9 @@ def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple,
     the key's layouts) and need no gradient, as `Function.run(..., requires_grad=False)`
     makes them: the arrays go to the units as they are, never copied or wrapped (with `raw`,
     as a native group's op calls its f and df, so are the outputs units made and the program
-    only returns: `_returned_only`). None unless
-    that cannot be seen: only native units read those inputs (units write only fresh or arena
-    arrays), a view of one that a unit returns is read only by later units, no output is
-    one, and every step is pure."""
+    only returns: `_returned_only`). None unless that cannot be seen: only native units read
+    those inputs (units write only fresh or arena arrays), a view of one that a unit returns
+    is read only by later units, no output is one, and every step is pure."""
     graph = plan.graph
     inputs = {v for v in graph.inputs if isinstance(v.type, TensorType)}
     if not all(is_pure(step) for step in steps) or any(v in inputs for v in graph.outputs) or \
@@ -562,11 +557,7 @@ def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple,
             return None
     emit = _Program(plan, key, None, None, bail, share_view_bases, None, value_key)
     emit.raw = _returned_only(plan, steps) if raw else set()
-    n_inputs = len(graph.inputs)
-    written = {slot for step in steps for slot in _written_slots(step)}
-    constants = [f"v{n_inputs + k} = {emit.src.name('c', value)}"
-                 for k, value in enumerate(tail) if n_inputs + k not in written]
-    emit.array_program(steps, constants, outputs)
+    emit.array_program(steps, emit.constants(steps, tail), outputs)
     return emit.finish("inputs, arena, keyed=False")
 
 

@@ -7,8 +7,6 @@ values, grad mode, errors, threads) and compare with the interpreter."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -20,6 +18,8 @@ from irjit.runtime import no_grad
 from irjit.runtime.autograd import backward
 from irjit.runtime.interpreter import Interpreter
 from irjit.runtime.native import NativeRunner
+
+from .threads import run_concurrently
 
 LINEAR_TANH = """graph(%x : Tensor, %h : Tensor, %W : Tensor, %b : Tensor):
   %one : int = prim::Constant[value=1]()
@@ -241,27 +241,16 @@ def test_threads_sharing_a_compiled_function(requires_grad):
     fn = _compiled(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
     inputs = [_arrays(seed=s) for s in range(8)]
     want = [_interpreted(LINEAR_TANH, xs, requires_grad) for xs in inputs]
-    errors: list = []
-    barrier = threading.Barrier(len(inputs))
 
     def work(i):
-        try:
-            barrier.wait()
-            for _ in range(20):
-                outs = fn.run(*inputs[i], requires_grad=requires_grad)
-                _same(outs, want[i][0])
-                if requires_grad:
-                    for k, g in fn.backward().items():
-                        np.testing.assert_allclose(g, want[i][1][k], rtol=1e-4, atol=1e-5)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(20):
+            outs = fn.run(*inputs[i], requires_grad=requires_grad)
+            _same(outs, want[i][0])
+            if requires_grad:
+                for k, g in fn.backward().items():
+                    np.testing.assert_allclose(g, want[i][1][k], rtol=1e-4, atol=1e-5)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_concurrently(work, len(inputs))
 
 
 def test_a_group_whose_outputs_nothing_reads_still_runs_under_grad_and_without():
