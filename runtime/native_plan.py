@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence, Union
 
 from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.ir import Graph, Node, Value
+from irjit.ops import facts
 from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NamedType, OptionalType, TensorType
@@ -22,16 +23,13 @@ from .prims import PRIM_HANDLERS
 from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program
 
 
-# what else a plan runs as a step: the profiling executor's requires-grad guard, and
-# DifferentiableGraphs (and a backward graph's fallback), through the plan's run_subgraph
-_STEP_PRIMS = frozenset({"prim::RequiresGradCheck", "prim::DifferentiableGraph",
-                         "prim::FallbackGraph"})
-
-
 def _is_straight_node(n: Node) -> bool:
-    return n.kind in _STEP_PRIMS or not n.blocks and (
-        n.kind == GROUP or n.kind == "prim::Constant" or (
-            n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
+    # besides groups, constants and pure prims: the profiling executor's requires-grad guard,
+    # and DifferentiableGraphs (a backward graph's fallback, ...) through the plan's run_subgraph
+    if n.kind == "prim::RequiresGradCheck" or facts.has_tag(n.kind, "subgraph"):
+        return True
+    return not n.blocks and (n.kind == GROUP or n.kind == "prim::Constant" or (
+        n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
 
 
 def _is_straight_block(block) -> bool:

@@ -23,6 +23,7 @@ import numpy as np
 from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.codegen.unit import NativeUnit
 from irjit.compiler.codegen.view_outputs import ViewUnit
+from irjit.ops import facts
 from irjit.ops.errors import IRRuntimeError
 from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.tensor import Tensor
@@ -34,9 +35,7 @@ from .prims import _guards_enforced
 
 TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
 _NUMBERS = (bool, int, float)
-_INLINE = {"prim::TupleConstruct": ("({},)", "()"), "prim::ListConstruct": ("[{}]", "[]")}
 _PURE_GUARDS = frozenset({"prim::RequiresGradCheck"})  # prims without effects besides PURE_PRIMS
-_SUBGRAPHS = frozenset({"prim::DifferentiableGraph", "prim::FallbackGraph"})
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
 
 
@@ -402,14 +401,16 @@ class _Program:
                 src.line(f"v{outs[0]} = interp.constant({n})")
             return
         read = ", ".join(f"v{i}" for i in args)
-        if node.kind in _INLINE:  # (their handlers make exactly these)
-            form, empty = _INLINE[node.kind]
-            src.line(f"v{outs[0]} = {form.format(read) if read else empty}")
+        if node.kind == "prim::TupleConstruct":  # (what their handlers make)
+            src.line(f"v{outs[0]} = ({read},)" if read else f"v{outs[0]} = ()")
+            return
+        if node.kind == "prim::ListConstruct":
+            src.line(f"v{outs[0]} = [{read}]")
             return
         src.line(f"cur = {n}")
         if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
             return
-        if node.kind in _SUBGRAPHS and self.plan.interpreter.subgraph_runner is not None:
+        if facts.has_tag(node.kind, "subgraph") and self.plan.interpreter.subgraph_runner is not None:
             # what the handler does: the runner's run_subgraph (an executor's op), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
             src.line(f"{outs_list + '= ' if outs_list else ''}interp.subgraph_runner(interp, {n}, [{read}])")
@@ -568,14 +569,18 @@ def _returned_only(plan, steps: list) -> set[int]:
 
     def returned(v) -> bool:
         return bool(v.uses) and all(
-            u.user is graph.return_node or u.user.kind in _INLINE and u.user.owning_block is
-            graph.block and all(w.user is graph.return_node for w in u.user.output.uses)
+            u.user is graph.return_node or _constructs_sequence(u.user) and u.user.owning_block
+            is graph.block and all(w.user is graph.return_node for w in u.user.output.uses)
             for u in v.uses)
     for step in steps:  # (top-level units only: their outputs are defined in every call)
         if _is_group(step):
             found.update(slot for (slot, how), v in zip(step.outs, step.node.outputs)
                          if how == TENSOR and returned(v))
     return found
+
+
+def _constructs_sequence(node) -> bool:
+    return node.kind == "prim::TupleConstruct" or node.kind == "prim::ListConstruct"
 
 
 def _group_steps(steps: list):
