@@ -166,17 +166,8 @@ class GroupGradients:
         return ViewGroupOp(node, self.unit_of, base,
                            kinds[0] if len(kinds) == 1 else "prim::NativeGroup", op)
 
-    def run(self, node: Node, args: list) -> Optional[list]:
-        """The group's outputs with its backward recorded, or None: interpret the group (or,
-        when nothing needs recording, run its unit)."""
-        op = self.for_call(node, args)
-        return op(args) if op else None
-
     def runners(self) -> list:
         return [r for _, r in list(self._runners.values())]
-
-    def _run_graph(self, graph: Graph, inputs: list) -> list:
-        return self._runner(graph).run(inputs)
 
     def _runner(self, graph: Graph) -> Any:
         found = self._runners.get(id(graph))

@@ -1,8 +1,8 @@
 """A straight plan's steps as one generated Python function: what a call would otherwise decide
 step by step (which slots hold Tensors or bare arrays, which output arrays come from the arena,
 which constants fill which slots, how each unit is called) is decided once, and the call runs
-as straight-line code over local variables, one ctypes call per native unit (as dataclasses
-and numba generate their fast paths).
+as straight-line code over local variables, one call of its builtin entry per native unit (as
+dataclasses and numba generate their fast paths).
 
 `program(inputs, arena, keyed)` returns `(outputs, reusable)`, or None when the call is not
 one the plan may run: an input is not of the layout or value the plan's key recorded, or a
@@ -44,10 +44,9 @@ class _Source:
 
     def __init__(self):
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"Tensor": Tensor, "ndarray": np.ndarray, "empty": np.empty,
-                                      "array": np.array,
-                                      "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut,
-                                                                    RecursionError)}
+        self.names: dict[str, Any] = {
+            "Tensor": Tensor, "ndarray": np.ndarray, "empty": np.empty, "array": np.array,
+            "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut, RecursionError)}
         self.depth = 1
         self.count = 0
 
