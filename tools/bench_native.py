@@ -16,7 +16,9 @@ start and end).
     .venv-torch/bin/python -m irjit.tools.bench_native           # with the torch contenders
 
 Re-executes itself with GLIBC_TUNABLES that keep freed memory mapped (on these VMs touching
-reclaimed pages costs 1-7 us per 4 KiB page), so every contender reuses its buffers alike.
+reclaimed pages costs 1-7 us per 4 KiB page), so every contender reuses its buffers alike;
+`--malloc system` runs with glibc's default trimming instead, and each result's minor page
+faults per call show what that costs whom.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -46,16 +49,27 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 clock = CLOCKS["wall"]
 
 
+def minor_faults() -> int:
+    """Minor page faults of this process so far (pages the kernel had to map on touch)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def median_us(fn: Callable, repeat: int, warmup: Optional[int] = None) -> float:
     """Median time of `fn()` in microseconds on the chosen clock, after warm-up calls."""
+    return timed(fn, repeat, warmup)[0]
+
+
+def timed(fn: Callable, repeat: int, warmup: Optional[int] = None) -> tuple[float, float]:
+    """(median us of `fn()` on the chosen clock, minor page faults per call) after warm-up."""
     for _ in range(max(5, repeat // 10) if warmup is None else warmup):
         fn()
     times = []
+    faults = minor_faults()
     for _ in range(repeat):
         t = clock()
         fn()
         times.append(clock() - t)
-    return float(np.median(times)) * 1e6
+    return float(np.median(times)) * 1e6, (minor_faults() - faults) / repeat
 
 
 def cores() -> int:
@@ -153,7 +167,8 @@ def torch_contenders(workload, args) -> tuple[dict, dict[str, str]]:
 
 
 def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
-    """(label -> {"fwd": us, "fwd+bwd": us}), (label -> why it is missing)."""
+    """(label -> {"fwd": us, "fwd+bwd": us, "faults": minor page faults per fwd+bwd call}),
+    (label -> why it is missing)."""
     workload = load_workload(name)
     args = workload.inputs()
     fns = irjit_contenders(workload, args)
@@ -162,7 +177,8 @@ def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
     fns.update(torch_fns)
     rows = {}
     for label, (fwd, fwd_bwd) in fns.items():
-        rows[label] = {"fwd": median_us(fwd, repeat), "fwd+bwd": median_us(fwd_bwd, repeat)}
+        (fwd_us, _), (both_us, faults) = timed(fwd, repeat), timed(fwd_bwd, repeat)
+        rows[label] = {"fwd": fwd_us, "fwd+bwd": both_us, "faults": faults}
     return rows, missing
 
 
@@ -172,7 +188,7 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
     print(f"\n{name}: bound fwd {bounds['fwd'][0]:.1f} us ({bounds['fwd'][1]}), "
           f"fwd+bwd {bounds['fwd+bwd'][0]:.1f} us ({bounds['fwd+bwd'][1]})")
     print(f"  {'contender':15} {'fwd us':>10} {'/best peer':>10} {'/bound':>8}"
-          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8}")
+          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8} {'faults':>8}")
     for label, r in rows.items():
         cells = []
         for k in ("fwd", "fwd+bwd"):  # (irjit's rows are not each other's peers)
@@ -180,6 +196,7 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
                 label.startswith("irjit") and other.startswith("irjit"))]
             cells += [f"{r[k]:10.1f}", f"{format_ratio(r[k], min(peers) if peers else None):>10}",
                       f"{format_ratio(r[k], bounds[k][0]):>8}"]
+        cells.append(f"{r['faults']:8.1f}")
         print(f"  {label:15} " + " ".join(cells))
     for label, why in missing.items():
         print(f"  {label:15} not run: {why}")
@@ -358,13 +375,19 @@ def restrict_cores(count: int) -> None:
 
 
 def main(argv=None) -> int:
-    if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
+    system_malloc = "system" in [a.split("=", 1)[-1] for a in sys.argv[1:] if a.startswith("--malloc")] or \
+        any(a == "--malloc" and b == "system" for a, b in zip(sys.argv[1:], sys.argv[2:]))
+    if os.environ.get("IRJIT_BENCH_EXECED") != "1":
         cores_arg = [a for a in sys.argv[1:] if a.startswith("--cores")]
         if cores_arg:  # before the re-exec, so the BLAS and OpenMP pools start at that size
             value = cores_arg[0].split("=", 1)[1] if "=" in cores_arg[0] else \
                 sys.argv[sys.argv.index(cores_arg[0]) + 1]
             restrict_cores(int(value))
-        os.environ["GLIBC_TUNABLES"] = TUNABLES
+        os.environ["IRJIT_BENCH_EXECED"] = "1"
+        if system_malloc:
+            os.environ.pop("GLIBC_TUNABLES", None)
+        else:
+            os.environ["GLIBC_TUNABLES"] = TUNABLES
         # inductor's pool of compile processes keeps a core busy for seconds after compiling,
         # which stalls torch's OpenMP barriers (24 us calls took 24 ms): compile in-process
         os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
@@ -377,6 +400,9 @@ def main(argv=None) -> int:
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                     help="wall time, or CPU time of the process (use with --cores 1 when the machine is busy)")
     ap.add_argument("--no-arch", action="store_true", help="skip the real architectures")
+    ap.add_argument("--malloc", choices=("kept", "system"), default="kept",
+                    help="kept: GLIBC_TUNABLES that keep freed memory mapped (default); system: glibc's "
+                         "defaults, which return freed memory to the kernel (compare the faults column)")
     ap.add_argument("--process-report", metavar="NAME", choices=NAMES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.process_report:
@@ -388,7 +414,9 @@ def main(argv=None) -> int:
     bandwidth, gflops = machine_bounds(args.repeat)
     print(f"machine: {cores()} cores, copy {bandwidth:.1f} GB/s (with all of them), sgemm {gflops:.1f} GFLOP/s; "
           f"median us ({args.clock} clock) per call after warm-up ({args.repeat} calls, the "
-          f"4M-element chain a tenth)")
+          f"4M-element chain a tenth); malloc {args.malloc} "
+          f"({'freed memory kept mapped' if args.malloc == 'kept' else 'glibc defaults'}); faults: "
+          f"minor page faults per fwd+bwd call")
     for name in names:
         repeat = args.repeat if name != "elementwise_chain" else max(10, args.repeat // 10)
         rows, missing = time_workload(name, repeat)
