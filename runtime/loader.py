@@ -153,18 +153,25 @@ class Function:
     def input_values(self):
         return self.graph.inputs[1:] if self.has_self else self.graph.inputs
 
-    def prepare_inputs(self, inputs: Sequence[Any], requires_grad: bool) -> list:
-        """Run-time values for the graph inputs (arrays become Tensors, typed as the graph says)."""
+    def prepare_inputs(self, inputs: Sequence[Any], requires_grad: Union[bool, Sequence[bool]]) -> list:
+        """Run-time values for the graph inputs (arrays become Tensors, typed as the graph
+        says); `requires_grad` is one flag for every floating-point tensor input, or a list or
+        tuple of one per input (a Tensor flagged False is detached)."""
         params = self.input_values
         if len(inputs) != len(params):
             raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
                               f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
+        flags = _input_flags(requires_grad, len(inputs), self.filename)
         values = list(inputs)
         for i, x in enumerate(values):
+            if flags is not None:
+                requires_grad = flags[i]
             kind = type(x)
-            if kind is Tensor:  # (as it is, unless it must require grad)
+            if kind is Tensor:  # (as it is, unless it must require grad, or must not)
                 if requires_grad and not x.requires_grad and x.data.dtype.kind == "f":
                     values[i] = Tensor(x.data, True)
+                elif flags is not None and not requires_grad and x.requires_grad:
+                    values[i] = x.detach()
                 continue
             v = params[i]
             if kind is np.ndarray and type(v.type) is TensorType:  # (from_array's common case)
@@ -204,17 +211,26 @@ class Function:
         t = getattr(t, "elem", t) if isinstance(t, OptionalType) else t
         return t is None or isinstance(t, TensorType)
 
-    def run(self, *inputs: Any, requires_grad: bool = True) -> list:
-        """Run and return the raw run-time outputs (Tensors and Python values)."""
-        if not requires_grad and self.executor is None and not self.has_self and not self.enum_values:
+    def run(self, *inputs: Any, requires_grad: Union[bool, Sequence[bool]] = True) -> list:
+        """Run and return the raw run-time outputs (Tensors and Python values).
+        `requires_grad`: whether the floating-point tensor inputs (and parameters) require
+        grad, or a list or tuple of one flag per input (parameters then require grad), as a
+        caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
+        then leaves out the inputs flagged False."""
+        if not requires_grad and self.executor is None and not self.has_self and not self.enum_values \
+                and not isinstance(requires_grad, (list, tuple)):
             # a native runner whose latest plan takes the caller's arrays as they are
             run_arrays = getattr(self.interpreter, "run_arrays", None)
             outs = run_arrays(inputs) if run_arrays is not None else None
             if outs is not None:
-                self._calls.last = (inputs, {}, outs)
+                self._calls.last = (inputs, {}, outs, ())
                 return outs
         values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
+        skipped = ()
+        if not isinstance(requires_grad, bool) and isinstance(requires_grad, (list, tuple)):
+            skipped = tuple(i for i, flag in enumerate(requires_grad) if not flag)
+            requires_grad = True  # (grad mode on: the flagged inputs and the parameters)
         if requires_grad and self.module is not None:
             with self._params_lock:  # turns params-file arrays into the module's Tensors, once
                 params = self.parameters()
@@ -229,7 +245,7 @@ class Function:
         finally:
             GRAD_MODE.enabled = enabled
             reset_enum_values(token)
-        self._calls.last = (values, params, outs)
+        self._calls.last = (values, params, outs, skipped)
         return outs
 
     def __call__(self, *inputs: Any) -> Any:
@@ -240,11 +256,12 @@ class Function:
     def backward(self, grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None) -> dict[str, np.ndarray]:
         """Gradients of the last call: of `sum(out.sum())` over floating-point tensor outputs,
         or of the given output gradients (one per flattened output), w.r.t. floating-point
-        tensor inputs (`arg0`, ...) and parameters (dotted paths); zeros where unused."""
+        tensor inputs (`arg0`, ...; not those the call's per-input `requires_grad` flagged
+        False) and parameters (dotted paths); zeros where unused."""
         last = getattr(self._calls, "last", None)
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
-        values, params, outs = last
+        values, params, outs, skipped = last
         roots, grads = [], []
         for i, leaf in enumerate(leaves(outs)):
             if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
@@ -258,11 +275,11 @@ class Function:
                     roots.append(leaf)
                     grads.append(np.asarray(g, dtype=leaf.dtype))
         names, tensors = [], []
-        for name, v in zip(_ARG_NAMES if len(values) <= len(_ARG_NAMES) else
-                           [f"arg{i}" for i in range(len(values))], values):
+        for i, (name, v) in enumerate(zip(_ARG_NAMES if len(values) <= len(_ARG_NAMES) else
+                                          [f"arg{i}" for i in range(len(values))], values)):
             if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
                 v = Tensor(v)
-            if isinstance(v, Tensor) and v.data.dtype.kind == "f":
+            if isinstance(v, Tensor) and v.data.dtype.kind == "f" and i not in skipped:
                 names.append(name)
                 tensors.append(v)
         for name, v in params.items():
@@ -278,6 +295,17 @@ class Function:
             GRAD_MODE.enabled = enabled
         return {name: (g if g is not None else np.zeros_like(t.data))
                 for name, t, g in zip(names, tensors, got)}
+
+
+def _input_flags(requires_grad: Union[bool, Sequence[bool]], n: int, filename: str
+                 ) -> Optional[list[bool]]:
+    """None for one flag for every input, else the list of per-input flags (checked)."""
+    if isinstance(requires_grad, bool) or not isinstance(requires_grad, (list, tuple)):
+        return None
+    if len(requires_grad) != n:
+        raise ValueError(f"{filename}: requires_grad gives {len(requires_grad)} flags for "
+                         f"{n} inputs")
+    return [bool(flag) for flag in requires_grad]
 
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,
