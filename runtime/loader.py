@@ -146,7 +146,11 @@ class Function:
             self.interpreter = factory(RunnerContext(
                 graph, functions or {}, self.filename,
                 lambda interp, node, args: interp.sub_interpreter(node.attr("Subgraph")).run(args)))
-        self._calls = threading.local()  # per thread: (values, params, outs) of the last call
+        self._calls = threading.local()  # per thread: (values, params, outs, inputs without
+        # gradients) of the last call
+        # the number of inputs when every input is a tensor (and no module), else -1
+        self._tensor_inputs = len(graph.inputs) if not self.has_self and all(
+            type(v.type) is TensorType for v in graph.inputs) else -1
         self._params_lock = threading.Lock()
 
     @property
@@ -161,7 +165,8 @@ class Function:
         if len(inputs) != len(params):
             raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
                               f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
-        flags = _input_flags(requires_grad, len(inputs), self.filename)
+        flags = None if requires_grad is True or requires_grad is False else \
+            _input_flags(requires_grad, len(inputs), self.filename)
         values = list(inputs)
         for i, x in enumerate(values):
             if flags is not None:
@@ -217,18 +222,20 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
-        if not requires_grad and self.executor is None and not self.has_self and not self.enum_values \
-                and not isinstance(requires_grad, (list, tuple)):
+        if requires_grad is False and self.executor is None and not self.has_self and not self.enum_values:
             # a native runner whose latest plan takes the caller's arrays as they are
             run_arrays = getattr(self.interpreter, "run_arrays", None)
             outs = run_arrays(inputs) if run_arrays is not None else None
             if outs is not None:
                 self._calls.last = (inputs, {}, outs, ())
                 return outs
-        values = self.prepare_inputs(inputs, requires_grad)
+        values = _copies_as_tensors(inputs) if requires_grad is True and \
+            len(inputs) == self._tensor_inputs else None
+        if values is None:
+            values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
         skipped = ()
-        if not isinstance(requires_grad, bool) and isinstance(requires_grad, (list, tuple)):
+        if requires_grad is not True and isinstance(requires_grad, (list, tuple)):
             skipped = tuple(i for i, flag in enumerate(requires_grad) if not flag)
             requires_grad = True  # (grad mode on: the flagged inputs and the parameters)
         if requires_grad and self.module is not None:
@@ -266,21 +273,21 @@ class Function:
         for i, leaf in enumerate(leaves(outs)):
             if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
                 if grad_outputs is None:
-                    if leaf.requires_grad:
+                    if leaf.requires_grad:  # (an output returned twice shares its ones:
+                        # backward only reads the gradients it is given)
+                        grads.append(grads[-1] if roots and roots[-1] is leaf else ones_like(leaf.data))
                         roots.append(leaf)
-                        grads.append(ones_like(leaf.data))
                     continue
                 g = grad_outputs[i]
                 if g is not None and leaf.requires_grad:
                     roots.append(leaf)
                     grads.append(np.asarray(g, dtype=leaf.dtype))
         names, tensors = [], []
-        for i, (name, v) in enumerate(zip(_ARG_NAMES if len(values) <= len(_ARG_NAMES) else
-                                          [f"arg{i}" for i in range(len(values))], values)):
+        for i, v in enumerate(values):
             if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
                 v = Tensor(v)
             if isinstance(v, Tensor) and v.data.dtype.kind == "f" and i not in skipped:
-                names.append(name)
+                names.append(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}")
                 tensors.append(v)
         for name, v in params.items():
             if name not in names:  # (as a dict's update: an input named like a parameter)
@@ -295,6 +302,17 @@ class Function:
             GRAD_MODE.enabled = enabled
         return {name: (g if g is not None else np.zeros_like(t.data))
                 for name, t, g in zip(names, tensors, got)}
+
+
+def _copies_as_tensors(inputs: Sequence[Any]) -> Optional[list]:
+    """What `prepare_inputs` makes of numpy arrays for tensor inputs under grad (copies, the
+    floating-point ones requiring grad), or None when an input is not a numpy array."""
+    values = []
+    for x in inputs:
+        if x.__class__ is not np.ndarray:
+            return None
+        values.append(Tensor(np.array(x), x.dtype.kind == "f"))
+    return values
 
 
 def _input_flags(requires_grad: Union[bool, Sequence[bool]], n: int, filename: str
