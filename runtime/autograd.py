@@ -511,7 +511,9 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
                             deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
-                    deliver(e, np.asarray(g, e.data.dtype))
+                    dtype = e.data.dtype
+                    deliver(e, g if g.__class__ is np.ndarray and g.dtype == dtype else
+                            np.asarray(g, dtype))
         for child in children[id(node)]:
             left = deps[id(child)] = deps[id(child)] - 1
             if left == 0:

@@ -264,6 +264,14 @@ class NativeRunner:
         """How the group runs under grad mode, by its arguments' requires-grad flags."""
         return self._gradients.decisions(node)
 
+    def subgraph_op(self, node: Node) -> Optional[Any]:
+        """What `run_subgraph` calls for a DifferentiableGraph node (the plan's op), if the
+        runner's plan gives it; None for native groups and other subgraph nodes."""
+        ctx = self.context
+        if node.kind == GROUP or ctx is None or ctx.subgraph_op is None:
+            return None
+        return ctx.subgraph_op(node)
+
     def run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
         sub = node.attr("Subgraph")
         if node.kind != GROUP and self.context is not None:

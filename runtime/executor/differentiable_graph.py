@@ -101,27 +101,38 @@ class DifferentiableGraphOp:
             GRAD_MODE.enabled = enabled
 
     def __call__(self, inputs: list) -> list:
-        outs = self.run(self.gradient.f, inputs)
+        arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+        run_arrays = self._arrays.get(id(self.gradient.f))
+        outs = run_arrays(arrays) if run_arrays is not None else None
+        if outs is None:  # (detached Tensors share the inputs' versions, as f may need)
+            outs = self.run(self.gradient.f, inputs)
         real = outs[:self._n_real]
-        edges = [x if isinstance(x, Tensor) and x.requires_grad else None
-                 for x in [inputs[i] for i in self._differentiable]]
-        if not GRAD_MODE.enabled or all(e is None for e in edges):
+        edges, versions = [], []
+        if GRAD_MODE.enabled:
+            for i in self._differentiable:
+                x = inputs[i]
+                if isinstance(x, Tensor) and x.requires_grad:
+                    edges.append(x)
+                    versions.append((x, x._version[0]))
+                else:
+                    edges.append(None)
+        if not versions:
             return [Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
-        captured = [inputs[i].data if isinstance(inputs[i], Tensor) else inputs[i]
-                    for i in self._captured_inputs]
+        captured = [arrays[i] for i in self._captured_inputs]
         if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
-        # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
-        results = [Tensor(o) if o.__class__ is np.ndarray else
-                   Tensor(o.data, False, None, o._version)
-                   if isinstance(o, Tensor) and o.dtype.kind == "f" else
-                   Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
         node = GradNode(self._entry, captured,
-                        [r.data if isinstance(r, Tensor) else r for r in results], edges,
-                        "prim::DifferentiableGraph",
-                        [(e, e._version[0]) for e in edges if e is not None])
-        for i, r in enumerate(results):
-            if isinstance(r, Tensor) and r.dtype.kind == "f":
-                r.requires_grad = True
-                r.grad_fn = (node, i)
+                        [o.data if isinstance(o, Tensor) else o for o in real], edges,
+                        "prim::DifferentiableGraph", versions)
+        # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
+        results = []
+        for i, o in enumerate(real):
+            if o.__class__ is np.ndarray:
+                o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
+            elif isinstance(o, Tensor):
+                if o.dtype.kind == "f":
+                    o = Tensor(o.data, True, (node, i), o._version)
+            elif isinstance(o, np.ndarray):
+                o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
+            results.append(o)
         return results

@@ -7,6 +7,8 @@ values, grad mode, errors, threads) and compare with the interpreter."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,25 @@ def test_a_group_whose_outputs_nothing_reads_still_runs_under_grad_and_without()
         if requires_grad:
             backward(out)
             np.testing.assert_allclose(xs[0].grad, np.full((2, 3), 2.0))
+
+
+def test_a_loops_differentiable_graphs_are_called_directly_with_the_interpreters_gradients():
+    """Under the profiling executor, a loop body's DifferentiableGraph (behind its
+    requires-grad guard) is a step of the plan's program that calls the plan's op itself;
+    outputs and gradients are the interpreter's, with some inputs not requiring grad too."""
+    x, w = _arrays(((5, 3, 4), (4, 4)))
+    for flags in ([True, True], [False, True]):
+        want_outs = irjit.load(SELECT_LOOP).run(x, w, requires_grad=flags)
+        want = irjit.load(SELECT_LOOP)
+        want.run(x, w, requires_grad=flags)
+        want_grads = want.backward()
+        fn = irjit.load(SELECT_LOOP, executor="profiling", backend="native")
+        for _ in range(4):
+            got_outs = fn.run(x, w, requires_grad=flags)
+            got_grads = fn.backward()
+        _same(got_outs, want_outs)
+        assert sorted(got_grads) == sorted(want_grads)
+        for k in want_grads:
+            np.testing.assert_allclose(got_grads[k], want_grads[k], rtol=1e-4, atol=1e-5)
+    source = fn.executor.optimized_plan.runner._last._program.source
+    assert "interp.subgraph_runner" not in source and re.search(r"= op\d+\(\[", source)
