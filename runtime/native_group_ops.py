@@ -215,22 +215,24 @@ class ViewGroupOp:
                  fallback: NativeGroupOp):
         self.node, self.unit_of, self.base, self.fallback = node, unit_of, base, fallback
         self.schema = _Schema(kind)
-        self._apart: dict[int, tuple] = {}  # id(unit) -> (unit, whether its windows are apart)
+        self._unit: Optional[tuple] = None  # (the group's unit, whether its windows are apart)
 
     def __call__(self, args: list) -> list:
         base = args[self.base]
-        unit = self.unit_of(self.node)
-        apart = self._apart.get(id(unit))
-        if apart is None:  # (a view unit's windows have fixed shapes and strides)
-            apart = self._apart[id(unit)] = (unit, all(
-                _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()))
-        if not apart[1] or not base.data.flags.c_contiguous:
+        found = self._unit
+        if found is None:  # (a group's unit is made once; its windows have fixed shapes and strides)
+            unit = self.unit_of(self.node)
+            found = self._unit = (unit, all(_windows_apart(v.shape, v.strides, v.dtype.itemsize)
+                                            for v in unit.views.outputs.values()))
+        unit, apart = found
+        data = base.data
+        if not apart or not data.flags.c_contiguous:
             return self.fallback(args)
         status, outs, offsets = unit.windows([a.data if isinstance(a, Tensor) else a for a in args])
         if status:
             return self.fallback(args)
         windows = [(o.shape, o.strides, offsets[j]) for j, o in enumerate(outs)]
-        node = GradNode(_WindowBackward(self.schema, base.data, windows), [], outs, [base],
+        node = GradNode(_WindowBackward(self.schema, data, windows), [], outs, [base],
                         self.schema.name, [(base, base._version[0])])
         version, root = base._version, base._base if base._base is not None else base
         results = []
