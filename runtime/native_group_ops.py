@@ -215,16 +215,16 @@ class ViewGroupOp:
                  fallback: NativeGroupOp):
         self.node, self.unit_of, self.base, self.fallback = node, unit_of, base, fallback
         self.schema = _Schema(kind)
-        self._unit: Optional[tuple] = None  # (the group's unit, whether its windows are apart)
+        self._apart: dict[int, tuple] = {}  # id(unit) -> (unit, whether its windows are apart)
 
     def __call__(self, args: list) -> list:
         base = args[self.base]
-        found = self._unit
-        if found is None:  # (a group's unit is made once; its windows have fixed shapes and strides)
-            unit = self.unit_of(self.node)
-            found = self._unit = (unit, all(_windows_apart(v.shape, v.strides, v.dtype.itemsize)
-                                            for v in unit.views.outputs.values()))
-        unit, apart = found
+        unit = self.unit_of(self.node)
+        found = self._apart.get(id(unit))
+        if found is None:  # (a view unit's windows have fixed shapes and strides)
+            found = self._apart[id(unit)] = (unit, all(
+                _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()))
+        apart = found[1]
         data = base.data
         if not apart or not data.flags.c_contiguous:
             return self.fallback(args)

@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from irjit.compiler.codegen.lower import contiguous_strides, entry_of
+from irjit.compiler.codegen.lower import contiguous_strides, entry_of, is_candidate
+from irjit.compiler.codegen.partition import make_group
 from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
@@ -459,6 +460,27 @@ def _is_pure_view(node: Node) -> bool:
     entry = entry_of(node) if node.kind.startswith("aten::") else None
     return entry is not None and entry.schema.is_view and not entry.schema.is_inplace and \
         len(node.outputs) == 1 and not node.blocks
+
+
+def views_an_input(graph: Graph) -> bool:
+    """Whether a node of the graph (in any block) is a view of a graph input (x[i])."""
+    inputs = set(graph.inputs)
+    return any(_is_pure_view(n) and n.inputs and n.inputs[0] in inputs for n in graph.walk())
+
+
+def isolate_input_views(graph: Graph, inputs: list) -> bool:
+    """For calls that need gradients: a view of an input that requires grad (x[i] in a loop)
+    becomes a native group of its own, before the partition could fuse it into its
+    consumers' group. Its gradient is then added into a window of the input's gradient (a
+    ViewGroupOp) and its consumers' group is differentiated w.r.t. the view, where the fused
+    group's backward would capture the whole input and scatter each call's gradient into a
+    tensor of zeros of its size (select_backward)."""
+    wanted = {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor) and x.requires_grad}
+    views = [n for n in graph.walk()
+             if _is_pure_view(n) and n.inputs and n.inputs[0] in wanted and is_candidate(n)]
+    for n in views:
+        make_group([n])
+    return bool(views)
 
 
 def sink_views(graph: Graph) -> bool:

@@ -294,3 +294,29 @@ def test_a_loops_differentiable_graphs_are_called_directly_with_the_interpreters
             np.testing.assert_allclose(got_grads[k], want_grads[k], rtol=1e-4, atol=1e-5)
     source = fn.executor.optimized_plan.runner._last._program.source
     assert "interp.subgraph_runner" not in source and re.search(r"= op\d+\(\[", source)
+
+
+def test_calls_needing_gradients_get_a_plan_whose_input_views_are_groups_of_their_own():
+    """irjit.compile of a loop over x[i]: a call needing gradients gets its own plan, where
+    x[i] is a view group of its own (its gradient added into a window of x's), not fused into
+    the product's group (whose backward would scatter into zeros of x's size per iteration);
+    calls without gradients keep the fused plan. Alternating modes, every call gives the
+    interpreter's outputs and gradients."""
+    from irjit.compiler.codegen.partition import GROUP
+    x, w = _arrays(((5, 3, 4), (4, 4)))
+    want_outs, want_grads = _interpreted(SELECT_LOOP, [x, w], requires_grad=True)
+    fn = irjit.compile(SELECT_LOOP, "Float(5, 3, 4), Float(4, 4)")
+    for _ in range(3):
+        _same(fn.run(x, w, requires_grad=False), want_outs)
+        _same(fn.run(x, w), want_outs)
+        got = fn.backward()
+        for k in want_grads:
+            np.testing.assert_allclose(got[k], want_grads[k], rtol=1e-4, atol=1e-5)
+    plans = fn.interpreter._plans
+    assert sorted(key[-1] for key in plans) == [False, True]
+    for key, plan in plans.items():
+        kinds = [[n.kind for n in g.attr("Subgraph").nodes() if n.kind != "prim::Constant"]
+                 for g in plan.graph.walk() if g.kind == GROUP]
+        fused = any("aten::select" in k and len(k) > 1 for k in kinds)
+        assert fused != key[-1]
+    assert fn.interpreter.stats.nodes_interpreted == 0
