@@ -269,8 +269,10 @@ class _Program:
         if kind.__class__ is str and kind == "bool":
             return f"{v} is not {key_element[1]!r}"
         if kind.__class__ is str and kind == "int[]":
-            return (f"type({v}) is not list or {v} != {list(key_element[1])!r} or "
-                    f"any(type(e) is not int for e in {v})")
+            sizes = list(key_element[1])
+            ints = " or ".join(f"type({v}[{k}]) is not int" for k in range(len(sizes))) \
+                if len(sizes) <= 4 else f"any(type(e) is not int for e in {v})"
+            return f"type({v}) is not list or {v} != {sizes!r}" + (f" or {ints}" if sizes else "")
         return f"value_key({v}) != {src.name('k', key_element)}"
 
     # ---- steps

@@ -320,3 +320,19 @@ def test_calls_needing_gradients_get_a_plan_whose_input_views_are_groups_of_thei
         fused = any("aten::select" in k and len(k) > 1 for k in kinds)
         assert fused != key[-1]
     assert fn.interpreter.stats.nodes_interpreted == 0
+
+
+def test_an_int_list_input_is_keyed_by_its_values_and_element_types():
+    """A sizes input (as a forward graph hands its backward) is keyed by value: another
+    value, or a float where the key holds an int, must not run the latest plan."""
+    text = """graph(%x : Tensor, %s : int[]):
+  %y : Tensor = aten::reshape(%x, %s)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(_arrays(((2, 3),))[0])
+    with no_grad():
+        for sizes in ([3, 2], [3, 2], [2, 3], [6, 1], [3, 2], [6, 1]):
+            _same(runner.run([x, sizes]), Interpreter(parse_ir(text)).run([x, sizes]))
+        program = runner._last._program
+        assert program([x, [6.0, 1]], [{}], False) is None  # (the float: not this plan's key)
