@@ -490,12 +490,7 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                                   any(g is not None for g in grads)):
             if sums.owned:
                 sums.release(grads)
-            for t, v in node.versions:
-                if t._version[0] != v:
-                    raise IRRuntimeError(
-                        f"a tensor needed to differentiate {node.entry.schema.name}"
-                        f"{' at ' + node.label if node.label else ''} was modified by an "
-                        "in-place operation afterwards")
+            check_versions(node)
             if isinstance(node.entry, WindowEntry):  # a view's: into the base's gradient in place
                 base = node.edges[0]
                 if base is not None and base.requires_grad:
@@ -519,6 +514,16 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
             if left == 0:
                 ready.append(child)
     return result if inputs is not None else None
+
+
+def check_versions(node: GradNode) -> None:
+    """The tensors `node`'s formula reads are as they were recorded (no in-place write since)."""
+    for t, v in node.versions:
+        if t._version[0] != v:
+            raise IRRuntimeError(
+                f"a tensor needed to differentiate {node.entry.schema.name}"
+                f"{' at ' + node.label if node.label else ''} was modified by an "
+                "in-place operation afterwards")
 
 
 def _only_node(roots: list) -> Optional[GradNode]:
@@ -560,12 +565,7 @@ def _backward_one_node(node: GradNode, roots: list, grad_outputs: Sequence, inpu
         given = True
     if not given:
         return result
-    for t, v in node.versions:
-        if t._version[0] != v:
-            raise IRRuntimeError(
-                f"a tensor needed to differentiate {node.entry.schema.name}"
-                f"{' at ' + node.label if node.label else ''} was modified by an "
-                "in-place operation afterwards")
+    check_versions(node)
     for e, g in zip(node.edges, node.entry.derivative(EAGER, grads, node.inputs, node.outputs)):
         if e is None or g is None or not e.requires_grad:
             continue
