@@ -238,7 +238,8 @@ class Function:
             values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
         skipped = ()
-        if requires_grad is not True and isinstance(requires_grad, (list, tuple)):
+        if requires_grad is not True and requires_grad is not False and \
+                isinstance(requires_grad, (list, tuple)):
             skipped = tuple(i for i, flag in enumerate(requires_grad) if not flag)
             requires_grad = True  # (grad mode on: the flagged inputs and the parameters)
         if requires_grad and self.module is not None:
