@@ -81,6 +81,7 @@ class DifferentiableGraphOp:
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
         self._entry = _Backward(self)
+        self._run_f = self._arrays.get(id(grad.f))  # (f's run_arrays, or None)
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
@@ -102,7 +103,7 @@ class DifferentiableGraphOp:
 
     def __call__(self, inputs: list) -> list:
         arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-        run_arrays = self._arrays.get(id(self.gradient.f))
+        run_arrays = self._run_f
         outs = run_arrays(arrays) if run_arrays is not None else None
         if outs is None:  # (detached Tensors share the inputs' versions, as f may need)
             outs = self.run(self.gradient.f, inputs)
