@@ -409,6 +409,10 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
     roots = list(roots)
     if grad_outputs is None:
         grad_outputs = [ones_like(r.data) for r in roots]
+    if inputs is not None:
+        node = _only_node(roots)
+        if node is not None:
+            return _backward_one_node(node, roots, grad_outputs, inputs)
     want = {id(t): i for i, t in enumerate(inputs)} if inputs is not None else None
     result: list[Optional[np.ndarray]] = [None] * (len(inputs) if inputs is not None else 0)
     sums = _Sums()
@@ -486,12 +490,7 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                                   any(g is not None for g in grads)):
             if sums.owned:
                 sums.release(grads)
-            for t, v in node.versions:
-                if t._version[0] != v:
-                    raise IRRuntimeError(
-                        f"a tensor needed to differentiate {node.entry.schema.name}"
-                        f"{' at ' + node.label if node.label else ''} was modified by an "
-                        "in-place operation afterwards")
+            check_versions(node)
             if isinstance(node.entry, WindowEntry):  # a view's: into the base's gradient in place
                 base = node.edges[0]
                 if base is not None and base.requires_grad:
@@ -507,9 +506,73 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
                             deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
-                    deliver(e, np.asarray(g, e.data.dtype))
+                    dtype = e.data.dtype
+                    deliver(e, g if g.__class__ is np.ndarray and g.dtype == dtype else
+                            np.asarray(g, dtype))
         for child in children[id(node)]:
             left = deps[id(child)] = deps[id(child)] - 1
             if left == 0:
                 ready.append(child)
     return result if inputs is not None else None
+
+
+def check_versions(node: GradNode) -> None:
+    """The tensors `node`'s formula reads are as they were recorded (no in-place write since)."""
+    for t, v in node.versions:
+        if t._version[0] != v:
+            raise IRRuntimeError(
+                f"a tensor needed to differentiate {node.entry.schema.name}"
+                f"{' at ' + node.label if node.label else ''} was modified by an "
+                "in-place operation afterwards")
+
+
+def _only_node(roots: list) -> Optional[GradNode]:
+    """The one node of a tape whose roots all come from it and whose edges are all leaves
+    (what a graph run as one DifferentiableGraph or native group records), else None."""
+    node = None
+    for r in roots:
+        grad_fn = r.grad_fn
+        if grad_fn is None or (node is not None and grad_fn[0] is not node):
+            return None
+        node = grad_fn[0]
+    if node is None or isinstance(node.entry, WindowEntry):
+        return None
+    for e in node.edges:
+        if e is not None and (type(e) is list or e.grad_fn is not None):
+            return None
+    return node
+
+
+def _backward_one_node(node: GradNode, roots: list, grad_outputs: Sequence, inputs: Sequence
+                       ) -> list[Optional[np.ndarray]]:
+    """`backward(roots, grad_outputs, inputs)` of a one-node tape (`_only_node`): what the
+    general walk computes, without its bookkeeping (a training step of a small graph pays for
+    it more than for its kernels)."""
+    want = {id(t): i for i, t in enumerate(inputs)}
+    result: list[Optional[np.ndarray]] = [None] * len(inputs)
+    grads: list = [None] * node.n_outputs
+    given = False
+    for r, g in zip(roots, grad_outputs):
+        if g is None:
+            continue
+        if g.__class__ is not np.ndarray:
+            g = np.asarray(g)
+        i = want.get(id(r))
+        if i is not None:  # (a root asked for as an input: its gradient is the one given)
+            result[i] = g if result[i] is None else result[i] + g
+        idx = r.grad_fn[1]
+        grads[idx] = g if grads[idx] is None else grads[idx] + g
+        given = True
+    if not given:
+        return result
+    check_versions(node)
+    for e, g in zip(node.edges, node.entry.derivative(EAGER, grads, node.inputs, node.outputs)):
+        if e is None or g is None or not e.requires_grad:
+            continue
+        i = want.get(id(e))
+        if i is not None:
+            dtype = e.data.dtype
+            if g.__class__ is not np.ndarray or g.dtype != dtype:
+                g = np.asarray(g, dtype)
+            result[i] = g if result[i] is None else result[i] + g
+    return result

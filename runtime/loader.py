@@ -146,25 +146,37 @@ class Function:
             self.interpreter = factory(RunnerContext(
                 graph, functions or {}, self.filename,
                 lambda interp, node, args: interp.sub_interpreter(node.attr("Subgraph")).run(args)))
-        self._calls = threading.local()  # per thread: (values, params, outs) of the last call
+        self._calls = threading.local()  # per thread: (values, params, outs, inputs without
+        # gradients) of the last call
+        # the number of inputs when every input is a tensor (and no module), else -1
+        self._tensor_inputs = len(graph.inputs) if not self.has_self and all(
+            type(v.type) is TensorType for v in graph.inputs) else -1
         self._params_lock = threading.Lock()
 
     @property
     def input_values(self):
         return self.graph.inputs[1:] if self.has_self else self.graph.inputs
 
-    def prepare_inputs(self, inputs: Sequence[Any], requires_grad: bool) -> list:
-        """Run-time values for the graph inputs (arrays become Tensors, typed as the graph says)."""
+    def prepare_inputs(self, inputs: Sequence[Any], requires_grad: Union[bool, Sequence[bool]]) -> list:
+        """Run-time values for the graph inputs (arrays become Tensors, typed as the graph
+        says); `requires_grad` is one flag for every floating-point tensor input, or a list or
+        tuple of one per input (a Tensor flagged False is detached)."""
         params = self.input_values
         if len(inputs) != len(params):
             raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
                               f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
+        flags = None if requires_grad is True or requires_grad is False else \
+            _input_flags(requires_grad, len(inputs), self.filename)
         values = list(inputs)
         for i, x in enumerate(values):
+            if flags is not None:
+                requires_grad = flags[i]
             kind = type(x)
-            if kind is Tensor:  # (as it is, unless it must require grad)
+            if kind is Tensor:  # (as it is, unless it must require grad, or must not)
                 if requires_grad and not x.requires_grad and x.data.dtype.kind == "f":
                     values[i] = Tensor(x.data, True)
+                elif flags is not None and not requires_grad and x.requires_grad:
+                    values[i] = x.detach()
                 continue
             v = params[i]
             if kind is np.ndarray and type(v.type) is TensorType:  # (from_array's common case)
@@ -204,17 +216,32 @@ class Function:
         t = getattr(t, "elem", t) if isinstance(t, OptionalType) else t
         return t is None or isinstance(t, TensorType)
 
-    def run(self, *inputs: Any, requires_grad: bool = True) -> list:
-        """Run and return the raw run-time outputs (Tensors and Python values)."""
-        if not requires_grad and self.executor is None and not self.has_self and not self.enum_values:
+    def run(self, *inputs: Any, requires_grad: Union[bool, Sequence[bool]] = True) -> list:
+        """Run and return the raw run-time outputs (Tensors and Python values).
+        `requires_grad`: whether the floating-point tensor inputs (and parameters) require
+        grad, or a list or tuple of one flag per input (parameters then require grad), as a
+        caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
+        then leaves out the inputs flagged False."""
+        if requires_grad is not True and requires_grad is not False and isinstance(
+                requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
+            requires_grad = True  # (every input flagged: as one flag)
+        if requires_grad is False and self.executor is None and not self.has_self and not self.enum_values:
             # a native runner whose latest plan takes the caller's arrays as they are
             run_arrays = getattr(self.interpreter, "run_arrays", None)
             outs = run_arrays(inputs) if run_arrays is not None else None
             if outs is not None:
-                self._calls.last = (inputs, {}, outs)
+                self._calls.last = (inputs, {}, outs, ())
                 return outs
-        values = self.prepare_inputs(inputs, requires_grad)
+        values = _copies_as_tensors(inputs) if requires_grad is True and \
+            len(inputs) == self._tensor_inputs else None
+        if values is None:
+            values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
+        skipped = ()
+        if requires_grad is not True and requires_grad is not False and \
+                isinstance(requires_grad, (list, tuple)):
+            skipped = tuple(i for i, flag in enumerate(requires_grad) if not flag)
+            requires_grad = True  # (grad mode on: the flagged inputs and the parameters)
         if requires_grad and self.module is not None:
             with self._params_lock:  # turns params-file arrays into the module's Tensors, once
                 params = self.parameters()
@@ -229,7 +256,7 @@ class Function:
         finally:
             GRAD_MODE.enabled = enabled
             reset_enum_values(token)
-        self._calls.last = (values, params, outs)
+        self._calls.last = (values, params, outs, skipped)
         return outs
 
     def __call__(self, *inputs: Any) -> Any:
@@ -240,30 +267,31 @@ class Function:
     def backward(self, grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None) -> dict[str, np.ndarray]:
         """Gradients of the last call: of `sum(out.sum())` over floating-point tensor outputs,
         or of the given output gradients (one per flattened output), w.r.t. floating-point
-        tensor inputs (`arg0`, ...) and parameters (dotted paths); zeros where unused."""
+        tensor inputs (`arg0`, ...; not those the call's per-input `requires_grad` flagged
+        False) and parameters (dotted paths); zeros where unused."""
         last = getattr(self._calls, "last", None)
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
-        values, params, outs = last
+        values, params, outs, skipped = last
         roots, grads = [], []
         for i, leaf in enumerate(leaves(outs)):
             if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
                 if grad_outputs is None:
-                    if leaf.requires_grad:
+                    if leaf.requires_grad:  # (an output returned twice shares its ones:
+                        # backward only reads the gradients it is given)
+                        grads.append(grads[-1] if roots and roots[-1] is leaf else ones_like(leaf.data))
                         roots.append(leaf)
-                        grads.append(ones_like(leaf.data))
                     continue
                 g = grad_outputs[i]
                 if g is not None and leaf.requires_grad:
                     roots.append(leaf)
                     grads.append(np.asarray(g, dtype=leaf.dtype))
         names, tensors = [], []
-        for name, v in zip(_ARG_NAMES if len(values) <= len(_ARG_NAMES) else
-                           [f"arg{i}" for i in range(len(values))], values):
+        for i, v in enumerate(values):
             if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
                 v = Tensor(v)
-            if isinstance(v, Tensor) and v.data.dtype.kind == "f":
-                names.append(name)
+            if isinstance(v, Tensor) and v.data.dtype.kind == "f" and i not in skipped:
+                names.append(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}")
                 tensors.append(v)
         for name, v in params.items():
             if name not in names:  # (as a dict's update: an input named like a parameter)
@@ -278,6 +306,28 @@ class Function:
             GRAD_MODE.enabled = enabled
         return {name: (g if g is not None else np.zeros_like(t.data))
                 for name, t, g in zip(names, tensors, got)}
+
+
+def _copies_as_tensors(inputs: Sequence[Any]) -> Optional[list]:
+    """What `prepare_inputs` makes of numpy arrays for tensor inputs under grad (copies, the
+    floating-point ones requiring grad), or None when an input is not a numpy array."""
+    values = []
+    for x in inputs:
+        if x.__class__ is not np.ndarray:
+            return None
+        values.append(Tensor(np.array(x), x.dtype.kind == "f"))
+    return values
+
+
+def _input_flags(requires_grad: Union[bool, Sequence[bool]], n: int, filename: str
+                 ) -> Optional[list[bool]]:
+    """None for one flag for every input, else the list of per-input flags (checked)."""
+    if isinstance(requires_grad, bool) or not isinstance(requires_grad, (list, tuple)):
+        return None
+    if len(requires_grad) != n:
+        raise ValueError(f"{filename}: requires_grad gives {len(requires_grad)} flags for "
+                         f"{n} inputs")
+    return [bool(flag) for flag in requires_grad]
 
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,

@@ -25,8 +25,9 @@ from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import StraightPlan, plan_for, share_view_bases
-from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
-                                    specialize_shapes, transpose_products)
+from .native_specialization import (attribute_reads, is_size_list, isolate_input_views,
+                                    prepare_copy, sink_views, specialize_shapes,
+                                    transpose_products, views_an_input)
 from .prims import _results, prim
 
 
@@ -80,6 +81,11 @@ def _value_key(x: Any):
     return ((x.data.dtype, x.data.shape, x.data.strides) if isinstance(x, Tensor)
             else ("int[]", tuple(x)) if is_size_list(x) else ("bool", x) if type(x) is bool
             else type(x).__name__)
+
+
+def _needs_gradients(inputs: list) -> bool:
+    """A call under grad mode with a tensor input that requires grad."""
+    return is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
 
 
 def _layout_key(inputs: list, attributes: list) -> tuple:
@@ -154,6 +160,10 @@ class NativeRunner:
                                          lambda node: self.unit_of(node))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
         self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
+        # a graph that views an input (x[i]) gets other plans for calls that need gradients
+        # (`isolate_input_views`): the key says which a call is, and so does `_last_grad`
+        self._grad_keyed = views_an_input(graph)
+        self._last_grad = False
 
     value_key = staticmethod(_value_key)
 
@@ -162,26 +172,31 @@ class NativeRunner:
         the latest call's plan takes them as they are (`StraightPlan.run_arrays`); else None
         (then wrap them in Tensors and `run`)."""
         last = self._last
-        return last.run_arrays(arrays, raw) if last is not None else None
+        return last.run_arrays(arrays, raw) if last is not None and not self._last_grad else None
 
     def run(self, inputs: list) -> list:
         last = self._last
-        if last is not None:  # the last plan's program checks the inputs (natively, mostly)
+        grad = self._grad_keyed and _needs_gradients(inputs)
+        if last is not None and grad is self._last_grad:
+            # the last plan's program checks the inputs (natively, mostly)
             outs = last.try_run(inputs)
             if outs is not None:
                 return outs
         key = _layout_key(inputs, self._attributes)
+        if self._grad_keyed:
+            key += (grad,)
         plan = self._plans.get(key)
         if plan is None:
             with self.lock:
                 plan = self._plans.get(key)
                 if plan is None:
-                    return self._profile_and_specialize(key, list(inputs))
+                    return self._profile_and_specialize(key, list(inputs), grad)
         if isinstance(plan, StraightPlan) and not self._attributes:
-            self._last = plan  # (attributes are keyed like inputs, but not checked by programs)
+            # (attributes are keyed like inputs, but not checked by programs)
+            self._last, self._last_grad = plan, grad
         return plan.run(list(inputs))
 
-    def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
+    def _profile_and_specialize(self, key: tuple, inputs: list, grad: bool = False) -> list:
         """Specialize the graph for this input layout: when its types already say every
         tensor's layout and the inputs match them (the profiling executor's optimized graphs),
         compile for this call; else interpret it while recording every tensor value, give the
@@ -215,6 +230,8 @@ class NativeRunner:
         specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)
+        if grad:
+            isolate_input_views(g, inputs)
         decompose_for_native(g, grad_enabled=is_grad_enabled())
         transpose_products(g)  # (of the products decompositions make: linear_backward's)
         native_partition(g)
@@ -263,6 +280,14 @@ class NativeRunner:
     def decisions(self, node: Node) -> dict:
         """How the group runs under grad mode, by its arguments' requires-grad flags."""
         return self._gradients.decisions(node)
+
+    def subgraph_op(self, node: Node) -> Optional[Any]:
+        """What `run_subgraph` calls for a DifferentiableGraph node (the plan's op), if the
+        runner's plan gives it; None for native groups and other subgraph nodes."""
+        ctx = self.context
+        if node.kind == GROUP or ctx is None or ctx.subgraph_op is None:
+            return None
+        return ctx.subgraph_op(node)
 
     def run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
         sub = node.attr("Subgraph")

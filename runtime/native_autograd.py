@@ -157,7 +157,7 @@ class GroupGradients:
         grad = group_gradient(sub, flags)
         if grad is None:
             return False
-        op = NativeGroupOp(grad, self._runner(grad.f), self._runner(grad.df))
+        op = NativeGroupOp(grad, self._runner(grad.f), self._runner(grad.df), flags)
         unit = self.unit_of(node)
         base = view_group_base(unit, flags)
         if base is None:

@@ -34,8 +34,12 @@ def share_bases(results: list, args: list) -> None:
             continue
         d = r.data
         if d.base is None:
-            arrays = arrays or [a.data for a in args if isinstance(a, Tensor)]
-            if not any(d is a for a in arrays):
+            if arrays is None:
+                arrays = [a.data for a in args if isinstance(a, Tensor)]
+            for a in arrays:
+                if d is a:
+                    break
+            else:
                 continue
         for a in args + results[:j]:
             if isinstance(a, Tensor) and np.may_share_memory(d, a.data) and \
@@ -60,53 +64,54 @@ def _contiguous(g) -> np.ndarray:
 
 
 def _run(runner, values: list) -> list:
-    """`runner`'s outputs for `values` (arrays where tensors go): of the arrays as they are
-    when its plan takes them, else of Tensors of them, with grad mode off."""
+    """`runner`'s outputs for `values` (arrays where tensors go) as arrays: of the arrays as
+    they are when its plan takes them, else of Tensors of them, with grad mode off."""
     outs = runner.run_arrays(values, True)
     if outs is not None:
         return outs
     enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
     try:
-        return runner.run([Tensor(v) if isinstance(v, np.ndarray) else v for v in values])
+        outs = runner.run([Tensor(v) if isinstance(v, np.ndarray) else v for v in values])
     finally:
         GRAD_MODE.enabled = enabled
+    return [o.data if isinstance(o, Tensor) else o for o in outs]
 
 
 class _NativeBackward:
-    """One call's backward, the tape's entry for it (duck-types an OpEntry): `df` on the vjps
-    of the call's outputs and the arrays it captured."""
+    """The tape's entry for a NativeGroupOp's calls (duck-types an OpEntry): `df` on the vjps
+    of a call's outputs and the arrays it captured, which its GradNode holds as `inputs`."""
 
-    __slots__ = ("op", "captured")
+    __slots__ = ("op", "schema")
 
-    def __init__(self, op: "NativeGroupOp", captured: list):
-        self.op, self.captured = op, captured
+    def __init__(self, op: "NativeGroupOp"):
+        self.op, self.schema = op, op.schema
 
-    @property
-    def schema(self):
-        return self.op.schema
-
-    def derivative(self, emitter, grads: list, saved_inputs, outputs: list) -> list:
+    def derivative(self, emitter, grads: list, captured: list, outputs: list) -> list:
         vjps = []
         for i in self.op.vjp_outputs:
             g = grads[i] if i < len(grads) else None
             if g is None:  # (an output without a gradient: zeros of its shape)
                 ref = outputs[i]
                 g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
-            vjps.append(_contiguous(g) if g is not None else None)
-        got = _run(self.op.df, vjps + self.captured)
+            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous:
+                g = _contiguous(g)
+            vjps.append(g)
+        got = _run(self.op.df, vjps + captured)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
+        return [g if g.__class__ is np.ndarray else g.data if isinstance(g, Tensor) else None
                 for g in got]
 
 
 class NativeGroupOp:
     """A differentiated group (its Gradient) run by the runners of its `f` and `df` (see the
-    module docstring); `op(args) -> outputs`."""
+    module docstring); `op(args) -> outputs`. With the requires-grad `flags` of the arguments
+    it is called with (the runner decides an op per pattern, under grad mode), what each call
+    records is fixed when it is made."""
 
     schema = _Schema("prim::DifferentiableGraph")
 
-    def __init__(self, gradient, f_runner, df_runner):
+    def __init__(self, gradient, f_runner, df_runner, flags: Optional[tuple[bool, ...]] = None):
         self.gradient = gradient
         self.f, self.df = f_runner, df_runner
         self.vjp_outputs = tuple(gradient.df_input_vjps)
@@ -115,27 +120,51 @@ class NativeGroupOp:
         self._differentiable = tuple(gradient.df_output_vjps)
         self._captured_inputs = tuple(gradient.df_input_captured_inputs)
         self._captured_outputs = tuple(gradient.df_input_captured_outputs)
+        self._entry = _NativeBackward(self)
+        # with the flags: per df output, the argument that is its edge (None: not one)
+        self._edges = None if flags is None else tuple(
+            i if flags[i] else None for i in gradient.df_output_vjps)
+        self._records = flags is not None and any(flags[i] for i in gradient.df_output_vjps)
 
     def __call__(self, args: list) -> list:
         arrays = [a.data if isinstance(a, Tensor) else a for a in args]
-        outs = [o.data if isinstance(o, Tensor) else o for o in _run(self.f, arrays)]
+        outs = self.f.run_arrays(arrays, True)
+        fresh = outs is not None  # (an array program returns no argument: see _results)
+        if not fresh:
+            outs = _run(self.f, arrays)
         real = outs[:self._n_real]
-        edges = [args[i] if isinstance(args[i], Tensor) and args[i].requires_grad else None
-                 for i in self._differentiable]
-        node = None
-        if GRAD_MODE.enabled and any(e is not None for e in edges):
-            captured = [arrays[i] for i in self._captured_inputs]
+        if self._edges is not None:  # (the runner called it for its flags, under grad)
+            if not self._records:
+                return self._results(real, None, args, fresh)
+            edges = [None if i is None else args[i] for i in self._edges]
+        else:
+            edges = [args[i] if isinstance(args[i], Tensor) and args[i].requires_grad else None
+                     for i in self._differentiable]
+            if not GRAD_MODE.enabled or all(e is None for e in edges):
+                return self._results(real, None, args, fresh)
+        captured = [arrays[i] for i in self._captured_inputs]
+        if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
-            node = GradNode(_NativeBackward(self, captured), [], real, edges, self.schema.name,
-                            [(a, a._version[0]) for a in args if isinstance(a, Tensor)])
+        node = GradNode(self._entry, captured, real, edges, "prim::DifferentiableGraph",
+                        [(a, a._version[0]) for a in args if isinstance(a, Tensor)])
+        return self._results(real, node, args, fresh)
+
+    def _results(self, real: list, node: Optional[GradNode], args: list, fresh: bool) -> list:
+        """The outputs as Tensors (those df takes a vjp of recorded at `node`), sharing the
+        version and base of what they view. With `fresh` (outputs of an array program, which
+        returns no argument itself), arrays that own their memory view nothing."""
         results = []
         for i, o in enumerate(real):
-            if isinstance(o, np.ndarray):
-                o = Tensor(o)
-                if node is not None and i in self._with_vjp and o.data.dtype.kind == "f":
-                    o.requires_grad, o.grad_fn = True, (node, i)
+            if o.__class__ is np.ndarray:
+                if o.base is not None:
+                    fresh = False
+                o = Tensor(o, True, (node, i)) if node is not None and i in self._with_vjp and \
+                    o.dtype.kind == "f" else Tensor(o)
+            elif isinstance(o, Tensor):
+                fresh = False
             results.append(o)
-        share_bases(results, args)
+        if not fresh:
+            share_bases(results, args)
         return results
 
 
@@ -191,17 +220,19 @@ class ViewGroupOp:
     def __call__(self, args: list) -> list:
         base = args[self.base]
         unit = self.unit_of(self.node)
-        apart = self._apart.get(id(unit))
-        if apart is None:  # (a view unit's windows have fixed shapes and strides)
-            apart = self._apart[id(unit)] = (unit, all(
+        found = self._apart.get(id(unit))
+        if found is None:  # (a view unit's windows have fixed shapes and strides)
+            found = self._apart[id(unit)] = (unit, all(
                 _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()))
-        if not apart[1] or not base.data.flags.c_contiguous:
+        apart = found[1]
+        data = base.data
+        if not apart or not data.flags.c_contiguous:
             return self.fallback(args)
         status, outs, offsets = unit.windows([a.data if isinstance(a, Tensor) else a for a in args])
         if status:
             return self.fallback(args)
         windows = [(o.shape, o.strides, offsets[j]) for j, o in enumerate(outs)]
-        node = GradNode(_WindowBackward(self.schema, base.data, windows), [], outs, [base],
+        node = GradNode(_WindowBackward(self.schema, data, windows), [], outs, [base],
                         self.schema.name, [(base, base._version[0])])
         version, root = base._version, base._base if base._base is not None else base
         results = []

@@ -256,7 +256,7 @@ class StraightPlan:
                         self._program = plan_program(
                             self, steps, tail, outputs, self.key, self._bail, share_view_bases,
                             _needs_grad, self.runner.value_key, self.runner.run_subgraph,
-                            self.runner.decisions)
+                            self.runner.decisions, getattr(self.runner, "subgraph_op", None))
                         if self.key is not None:
                             self._array_program, self._raw_program = (array_program(
                                 self, steps, tail, outputs, self.key, self._bail,

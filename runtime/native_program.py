@@ -162,8 +162,9 @@ class _Program:
 
     def __init__(self, plan, key: Optional[tuple], run_group: Callable, decisions: Callable,
                  bail: Callable, share_view_bases: Callable, needs_grad: Callable,
-                 value_key: Callable):
+                 value_key: Callable, subgraph_op: Optional[Callable] = None):
         self.plan, self.key, self.decisions = plan, key, decisions
+        self.subgraph_op = subgraph_op
         self.src = src = _Source()
         src.names.update(grad_enabled=is_grad_enabled, needs_grad=needs_grad, value_key=value_key,
                          check_input=check_input, interp=plan.interpreter, K=key,
@@ -268,8 +269,10 @@ class _Program:
         if kind.__class__ is str and kind == "bool":
             return f"{v} is not {key_element[1]!r}"
         if kind.__class__ is str and kind == "int[]":
-            return (f"type({v}) is not list or {v} != {list(key_element[1])!r} or "
-                    f"any(type(e) is not int for e in {v})")
+            sizes = list(key_element[1])
+            ints = " or ".join(f"type({v}[{k}]) is not int" for k in range(len(sizes))) \
+                if len(sizes) <= 4 else f"any(type(e) is not int for e in {v})"
+            return f"type({v}) is not list or {v} != {sizes!r}" + (f" or {ints}" if sizes else "")
         return f"value_key({v}) != {src.name('k', key_element)}"
 
     # ---- steps
@@ -410,9 +413,13 @@ class _Program:
         if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
             return
         if facts.has_tag(node.kind, "subgraph") and self.plan.interpreter.subgraph_runner is not None:
-            # what the handler does: the runner's run_subgraph (an executor's op), all outputs
+            # what the handler does: the runner's run_subgraph (an executor's op, called
+            # directly when the runner gives it), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
-            src.line(f"{outs_list + '= ' if outs_list else ''}interp.subgraph_runner(interp, {n}, [{read}])")
+            op = self.subgraph_op(node) if self.subgraph_op is not None else None
+            call = f"{src.name('op', op)}([{read}])" if op is not None else \
+                f"interp.subgraph_runner(interp, {n}, [{read}])"
+            src.line(f"{outs_list + '= ' if outs_list else ''}{call}")
             return
         call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
         if len(outs) == 1:
@@ -430,14 +437,17 @@ class _Program:
                    and t.scalar_type is None and t.sizes is None for t in types):
             return False
         src = self.src
-        checks = " and ".join(
-            f"isinstance(v{a}, Tensor) and (bool(v{a}.requires_grad) and g) == {bool(t.requires_grad)}"
-            for a, t in zip(args, types)) or "True"
+        # each tensor requires grad under grad mode (`g`) as its type says
+        checks = ["g"] if any(t.requires_grad for t in types) else []
+        checks += [f"isinstance(v{a}, Tensor) and v{a}.requires_grad" if t.requires_grad else
+                   f"isinstance(v{a}, Tensor) and not (g and v{a}.requires_grad)"
+                   for a, t in zip(args, types)]
         enforced = _guards_enforced(self.plan.interpreter)  # (else the guarded code just runs)
         src.line("g = grad_enabled()")
         for a, o in zip(args, outs):
             src.line(f"v{o} = v{a}")
-        src.line(f"v{outs[-1]} = ({checks})" + ("" if enforced else " or True"))
+        src.line(f"v{outs[-1]} = True if ({' and '.join(checks) or 'True'}) else False"
+                 if enforced else f"v{outs[-1]} = True")
         return True
 
     def branch(self, step) -> None:
@@ -520,7 +530,8 @@ def _guarded_inputs(steps: list) -> set[int]:
 
 def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
                  bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
-                 value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable
+                 value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable,
+                 subgraph_op: Optional[Callable] = None
                  ) -> Callable[[list, list, bool], Optional[tuple[list, bool]]]:
     """The program running `steps` (see the module docstring); `tail` holds the constants
     of the slots after the inputs, `outputs` the slots of the graph's outputs. Calls under
@@ -528,8 +539,10 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
     args) -> outputs` (the runner's: it records the group on the tape, or runs its unit, or
     interprets it) with every tensor a Tensor: the interpreter's loop unrolled; a group whose
     op the runner decided for its arguments' requires-grad flags (`decisions(node)`, the
-    runner's `GroupGradients.decisions`) is called directly."""
-    emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key)
+    runner's `GroupGradients.decisions`) is called directly, and so is the op of a
+    DifferentiableGraph that `subgraph_op(node)` gives."""
+    emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key,
+                    subgraph_op)
     emit.program(steps, emit.constants(steps, tail), outputs)
     return emit.finish()
 

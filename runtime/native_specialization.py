@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from irjit.compiler.codegen.lower import contiguous_strides, entry_of
+from irjit.compiler.codegen.lower import contiguous_strides, entry_of, is_candidate
+from irjit.compiler.codegen.partition import make_group
 from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
@@ -459,6 +460,34 @@ def _is_pure_view(node: Node) -> bool:
     entry = entry_of(node) if node.kind.startswith("aten::") else None
     return entry is not None and entry.schema.is_view and not entry.schema.is_inplace and \
         len(node.outputs) == 1 and not node.blocks
+
+
+def _moving_view(node: Node, bases) -> bool:
+    """A view of one of `bases` at a run-time position (x[i] at a loop's counter)."""
+    return _is_pure_view(node) and bool(node.inputs) and node.inputs[0] in bases and any(
+        v.node.kind != "prim::Constant" for v in node.inputs[1:])
+
+
+def views_an_input(graph: Graph) -> bool:
+    """Whether a node of the graph (in any block) is a view of a graph input at a run-time
+    position (x[i] in a loop)."""
+    inputs = set(graph.inputs)
+    return any(_moving_view(n, inputs) for n in graph.walk())
+
+
+def isolate_input_views(graph: Graph, inputs: list) -> bool:
+    """For calls that need gradients: a view of an input that requires grad at a run-time
+    position (x[i] in a loop) becomes a native group of its own, before the partition could
+    fuse it into its consumers' group. Its gradient is then added into a window of the
+    input's gradient (a ViewGroupOp) and its consumers' group is differentiated w.r.t. the
+    view, where the fused group's backward would capture the whole input and scatter each
+    call's gradient into a tensor of zeros of its size (select_backward). Views at fixed
+    positions (`t(W)`) stay fused: their groups' backward recomputes them."""
+    wanted = {v for v, x in zip(graph.inputs, inputs) if isinstance(x, Tensor) and x.requires_grad}
+    views = [n for n in graph.walk() if _moving_view(n, wanted) and is_candidate(n)]
+    for n in views:
+        make_group([n])
+    return bool(views)
 
 
 def sink_views(graph: Graph) -> bool:

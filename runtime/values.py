@@ -76,7 +76,13 @@ def flatten_value(v: Any, path: str = "<root>") -> list[tuple[str, Any]]:
 def leaves(v: Any) -> list:
     """The leaves of `flatten_value(tuple(v))` (for a list of outputs), without their paths."""
     out: list = []
-    _collect_leaves(tuple(v), out)
+    for x in v:  # (tensors, and tuples of them, without recursion: a graph's usual outputs)
+        if x.__class__ is Tensor:
+            out.append(x)
+        elif x.__class__ is tuple and all(e.__class__ is Tensor for e in x):
+            out.extend(x)
+        else:
+            _collect_leaves(x, out)
     return out
 
 

@@ -1,5 +1,6 @@
 """Time the six benchmark workloads (tests/fixtures/bench) per call, forward and
-forward+backward, for every contender in this one process: irjit native and irjit's
+forward+backward (w.r.t. the inputs the workload says require grad), for every contender in
+this one process: irjit native and irjit's
 interpreter (both under the profiling executor), `irjit.compile` with the inputs' types
 declared, hand-written numpy and, when torch is
 importable, torch eager, TorchScript's profiling executor and torch.compile. Each result is
@@ -120,15 +121,18 @@ def irjit_contenders(workload, args) -> dict[str, tuple[Callable, Callable]]:
     """irjit native and interpreter under the profiling executor, whose inputs are irjit
     Tensors made once (as the torch contenders get torch tensors made once), and
     `irjit.compile` with its input types declared, called with the numpy arrays (which it
-    copies where the call could otherwise see a difference, as under grad)."""
+    copies where the call could otherwise see a difference, as under grad); forward+backward
+    differentiates w.r.t. the inputs the workload says require grad, as every contender does."""
     import irjit
     from irjit.ops.tensor import Tensor
     arrays = args
     args = [Tensor(a) for a in args]
     compiled = irjit.compile(workload.ir_path.read_text(), input_types(workload))
 
+    flags = list(workload.requires_grad)  # (every contender differentiates w.r.t. these)
+
     def compiled_fwd_bwd():
-        compiled.run(*arrays)
+        compiled.run(*arrays, requires_grad=flags)
         return compiled.backward()
     out = {"irjit compile": (lambda: compiled.run(*arrays, requires_grad=False), compiled_fwd_bwd)}
     for backend in ("native", "interp"):
@@ -139,7 +143,7 @@ def irjit_contenders(workload, args) -> dict[str, tuple[Callable, Callable]]:
                       for _ in range(2))
 
         def fwd_bwd(fn=train):
-            fn.run(*args)
+            fn.run(*args, requires_grad=flags)
             return fn.backward()
         out[f"irjit {backend}"] = (lambda fn=fwd: fn.run(*args, requires_grad=False), fwd_bwd)
     return out
@@ -158,7 +162,7 @@ def torch_contenders(workload, args) -> tuple[dict, dict[str, str]]:
     if not bench_torch.same_graph(workload.name, Counter(n.kind for n in graph.walk())):
         raise AssertionError(f"{workload.name}: the torch definition does not script to the bench graph")
     ok, failed = {}, {}
-    for c in bench_torch.contenders(workload.name, args):
+    for c in bench_torch.contenders(workload.name, args, workload.requires_grad):
         if c.fn is None:
             failed[c.label] = c.error
         else:
@@ -172,7 +176,9 @@ def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
     workload = load_workload(name)
     args = workload.inputs()
     fns = irjit_contenders(workload, args)
-    fns["numpy"] = (lambda: NUMPY_FORWARD[name](*args), lambda: NUMPY_FORWARD_BACKWARD[name](*args))
+    needs = workload.requires_grad
+    fns["numpy"] = (lambda: NUMPY_FORWARD[name](*args),
+                    lambda: NUMPY_FORWARD_BACKWARD[name](*args, needs=needs))
     torch_fns, missing = torch_contenders(workload, args)
     fns.update(torch_fns)
     rows = {}
@@ -305,7 +311,7 @@ def process_report(name: str, loop_calls: int) -> dict:
                     for _ in range(2))  # one Function per mode, as in irjit_contenders
 
     def call():
-        train.run(*args)
+        train.run(*args, requires_grad=list(workload.requires_grad))
         train.backward()
     for _ in range(5):
         infer.run(*args, requires_grad=False)

@@ -1,7 +1,8 @@
 """torch contenders of the benchmark (dev only: imported when torch is importable): the
 functional forms the six bench graphs were scripted from, run as torch eager, TorchScript's
 profiling executor (`torch.jit.script`) and `torch.compile` (inductor), each forward
-(no grad) and forward+backward (loss = sum of all outputs' sums, gradients w.r.t. every input).
+(no grad) and forward+backward (loss = sum of all outputs' sums, gradients w.r.t. every input
+the workload says requires grad).
 
 `same_graph(name)` checks a definition against its bench graph: the node kinds of
 `torch.jit.script(fn).graph` equal those of tests/fixtures/bench/<name>.ir."""
@@ -9,7 +10,7 @@ profiling executor (`torch.jit.script`) and `torch.compile` (inductor), each for
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -79,14 +80,17 @@ def _outputs(result) -> tuple:
 
 class TorchContender:
     """One way of running a definition: `forward()` and `forward_backward()` on fixed inputs
-    (copies of the numpy inputs irjit gets); `error` says why it could not be built."""
+    (copies of the numpy inputs irjit gets, each requiring grad as `requires_grad` says, by
+    default all); `error` says why it could not be built."""
 
-    def __init__(self, label: str, fn: Optional[Callable], arrays, error: str = ""):
+    def __init__(self, label: str, fn: Optional[Callable], arrays, error: str = "",
+                 requires_grad: Optional[Sequence[bool]] = None):
         self.label = label
         self.fn = fn
         self.error = error
         self.inputs = [torch.from_numpy(a.copy()) for a in arrays]
-        self.grad_inputs = [t.clone().requires_grad_(True) for t in self.inputs]
+        flags = [True] * len(arrays) if requires_grad is None else list(requires_grad)
+        self.grad_inputs = [t.clone().requires_grad_(flag) for t, flag in zip(self.inputs, flags)]
 
     def forward(self):
         with torch.no_grad():
@@ -101,18 +105,21 @@ class TorchContender:
         return grads
 
 
-def contenders(name: str, arrays) -> list[TorchContender]:
-    """Eager, TorchScript (profiling executor) and torch.compile of the workload; a contender
-    whose construction fails carries the reason instead of a function."""
+def contenders(name: str, arrays, requires_grad: Optional[Sequence[bool]] = None
+               ) -> list[TorchContender]:
+    """Eager, TorchScript (profiling executor) and torch.compile of the workload, their inputs
+    requiring grad as `requires_grad` says; a contender whose construction fails carries the
+    reason instead of a function."""
     fn = DEFINITIONS[name]
     torch._C._jit_set_profiling_executor(True)
-    out = [TorchContender("torch eager", fn, arrays)]
+    out = [TorchContender("torch eager", fn, arrays, requires_grad=requires_grad)]
     try:
-        out.append(TorchContender("torchscript", torch.jit.script(fn), arrays))
+        out.append(TorchContender("torchscript", torch.jit.script(fn), arrays,
+                                  requires_grad=requires_grad))
     except Exception as e:  # noqa: BLE001 - recorded in the table instead of failing the run
         out.append(TorchContender("torchscript", None, arrays, f"{type(e).__name__}: {e}"))
     compiled = torch.compile(fn)
-    contender = TorchContender("torch.compile", compiled, arrays)
+    contender = TorchContender("torch.compile", compiled, arrays, requires_grad=requires_grad)
     try:  # inductor compiles on first call: a missing C++ compiler shows up here
         contender.forward()
         contender.forward_backward()

@@ -1,6 +1,7 @@
-"""The six benchmark workloads (tests/fixtures/bench): their inputs from a fixed seed, their
-minimal byte and flop counts, and hand-written numpy forwards and forward+backwards (the
-gradient of the sum of all outputs' sums w.r.t. every input, as `Function.backward` gives)."""
+"""The six benchmark workloads (tests/fixtures/bench): their inputs from a fixed seed, which of
+them require grad, their minimal byte and flop counts, and hand-written numpy forwards and
+forward+backwards (the gradient of the sum of all outputs' sums w.r.t. every input that
+requires grad, as `Function.backward` gives; None for the others, which are not computed)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ class Workload:
         """Standard-normal inputs of the shapes and dtypes the metadata gives."""
         rng = np.random.default_rng(seed)
         return [rng.standard_normal(i["shape"]).astype(i["dtype"]) for i in self.meta["inputs"]]
+
+    @property
+    def requires_grad(self) -> tuple[bool, ...]:
+        """Per input, whether the workload differentiates w.r.t. it (the metadata's flag)."""
+        return tuple(bool(i.get("requires_grad", True)) for i in self.meta["inputs"])
 
     def bytes_moved(self, backward: bool) -> int:
         """Compulsory traffic of a perfectly fused kernel (see the metadata's bytes_note)."""
@@ -77,16 +83,22 @@ NUMPY_FORWARD = {
 }
 
 
-# ---- forward + backward: (outputs, gradients in input order)
+# ---- forward + backward: (outputs, gradients in input order); `needs` says per input whether
+# its gradient is wanted (the workload's requires_grad): one not wanted is None and, where it
+# costs work of its own (the MLP's dx), not computed
 
-def _chain_grad(x, a, b):
+def _wanted(grads: list, needs) -> list:
+    return grads if needs is None else [g if need else None for g, need in zip(grads, needs)]
+
+
+def _chain_grad(x, a, b, needs=None):
     t, s = np.tanh(x * a + b), _sigmoid(x)
     y = t * s + x * x
     du = (1 - t * t) * s
-    return [y], [du * a + t * s * (1 - s) + 2 * x, du * x, du]
+    return [y], _wanted([du * a + t * s * (1 - s) + 2 * x, du * x, du], needs)
 
 
-def _lstm_grad(x, h, c, w_ih, w_hh, b_ih, b_hh):
+def _lstm_grad(x, h, c, w_ih, w_hh, b_ih, b_hh, needs=None):
     gi, gf, gg, go = np.split(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=1)
     i, f, g, o = _sigmoid(gi), _sigmoid(gf), np.tanh(gg), _sigmoid(go)
     c2 = f * c + i * g
@@ -96,19 +108,21 @@ def _lstm_grad(x, h, c, w_ih, w_hh, b_ih, b_hh):
     dgates = np.concatenate([dc2 * g * i * (1 - i), dc2 * c * f * (1 - f),
                              dc2 * i * (1 - g * g), tc * o * (1 - o)], axis=1)
     db = dgates.sum(0)
-    return [h2, c2], [dgates @ w_ih, dgates @ w_hh, dc2 * f, dgates.T @ x, dgates.T @ h, db, db]
+    return [h2, c2], _wanted([dgates @ w_ih, dgates @ w_hh, dc2 * f, dgates.T @ x, dgates.T @ h, db, db],
+                             needs)
 
 
-def _mlp_grad(x, w1, b1, w2, b2):
+def _mlp_grad(x, w1, b1, w2, b2, needs=None):
     z = x @ w1.T + b1
     r = np.maximum(z, 0)
     y = r @ w2.T + b2
     dy = np.ones_like(y)
     dz = (dy @ w2) * (z > 0)
-    return [y], [dz @ w1, dz.T @ x, dz.sum(0), dy.T @ r, dy.sum(0)]
+    dx = dz @ w1 if needs is None or needs[0] else None  # (the workload's x needs none)
+    return [y], _wanted([dx, dz.T @ x, dz.sum(0), dy.T @ r, dy.sum(0)], needs)
 
 
-def _rnn_grad(x, h, W, U):
+def _rnn_grad(x, h, W, U, needs=None):
     hs = [h]
     for i in range(x.shape[0]):
         hs.append(np.tanh(x[i] @ W + hs[-1] @ U))
@@ -120,10 +134,10 @@ def _rnn_grad(x, h, W, U):
         dW += x[i].T @ dpre
         dU += hs[i].T @ dpre
         dh = dpre @ U.T
-    return [hs[-1]], [dx, dh, dW, dU]
+    return [hs[-1]], _wanted([dx, dh, dW, dU], needs)
 
 
-def _conv_relu_grad(x, w):
+def _conv_relu_grad(x, w, needs=None):
     kh, kw = w.shape[2:]
     pre = np.einsum("nchwij,ocij->nohw", _windows(x, kh, kw), w, optimize=True)
     dpre = (pre > 0).astype(x.dtype)
@@ -133,13 +147,13 @@ def _conv_relu_grad(x, w):
     for i in range(kh):
         for j in range(kw):
             dx[:, :, i:i + oh, j:j + ow] += np.einsum("nohw,oc->nchw", dpre, w[:, :, i, j])
-    return [np.maximum(pre, 0)], [dx, dw]
+    return [np.maximum(pre, 0)], _wanted([dx, dw], needs)
 
 
-def _tiny_grad(x, h, W, b):
+def _tiny_grad(x, h, W, b, needs=None):
     y = np.tanh(x @ W.T + b + h)
     dpre = 2 * (1 - y * y)  # the output is returned twice
-    return [y, y], [dpre @ W, dpre, dpre.T @ x, dpre.sum(0)]
+    return [y, y], _wanted([dpre @ W, dpre, dpre.T @ x, dpre.sum(0)], needs)
 
 
 NUMPY_FORWARD_BACKWARD = {

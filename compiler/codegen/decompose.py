@@ -36,7 +36,8 @@ def _constant_list(v):
 def _decompose_linear_backward(n: Node) -> bool:
     """`aten::linear_backward(x, g, w, mask)` with a 2-D weight: grad_input = g @ w,
     grad_weight = g2ᵀ @ x2 (g and x flattened to 2-D), grad_bias = g summed over the leading
-    dims; outputs the constant mask leaves out must be unused."""
+    dims; outputs the constant mask leaves out must be unused, and unused ones are not
+    computed (a backward whose input needs no gradient discards grad_input)."""
     x, g, w, mask_v = n.inputs
     layouts = [tensor_layout(v.type) for v in (x, g, w)]
     mask = _constant_list(mask_v)
@@ -48,6 +49,7 @@ def _decompose_linear_backward(n: Node) -> bool:
     if any(not m and o.uses for m, o in zip(mask, n.outputs)) or \
             any(m and tensor_layout(o.type) is None for m, o in zip(mask, n.outputs)):
         return False
+    mask = [m and bool(o.uses) for m, o in zip(mask, n.outputs)]
     graph = n.graph
     graph.set_insert_point(n)
     out_features, in_features = ws

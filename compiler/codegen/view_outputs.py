@@ -168,6 +168,12 @@ class ViewUnit:
                          for i in self.tensors]
         self.views = ViewOutputs.of_lowered(lowered.views, len(graph.inputs), lowered.results)
         self.aliases = self.views.aliases
+        # (input, layout, view) when the unit is one view of its one tensor input (x[i] in a
+        # loop): `windows` then makes it without the general loops
+        outputs = self.views.outputs
+        self._single = (self.tensors[0], self._layouts[0], outputs[0]) if len(self.tensors) == 1 \
+            and len(self.aliases) == 1 and list(outputs) == [0] and outputs[0].base == self.tensors[0] \
+            else None
 
     def call(self, args: list) -> tuple[int, list]:
         status, views, _ = self.windows(args)
@@ -176,6 +182,15 @@ class ViewUnit:
     def windows(self, args: list) -> tuple[int, list, Optional[dict[int, int]]]:
         """(status, the views, per output its byte offset in its base): `call` with where
         each view starts."""
+        single = self._single
+        if single is not None:
+            i, layout, view = single
+            a = args[i]
+            if a.__class__ is np.ndarray and (a.dtype, a.shape, a.strides) == layout:
+                offset = view.offset_of(args)
+                if offset is None:
+                    return STATUS_OUT_OF_BOUNDS, [], None
+                return 0, [view.array(a, offset)], {0: offset}
         status = check_inputs(self.buffers, self.tensors, args, self._layouts)
         if status:
             return status, [], None

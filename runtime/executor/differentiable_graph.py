@@ -34,29 +34,32 @@ class _Schema:
 
 
 class _Backward:
-    """One call's backward, the tape's entry for it (duck-types an OpEntry): runs `df` on the
-    vjps and what the forward call captured (Tensors, or arrays when `f` ran on arrays)."""
+    """The tape's entry for a DifferentiableGraphOp's calls (duck-types an OpEntry): runs
+    `df` on the vjps and what a call captured (Tensors, or arrays when `f` ran on arrays),
+    which its GradNode holds as `inputs`, its outputs' arrays as `outputs`."""
 
-    __slots__ = ("op", "outs", "captured")
+    __slots__ = ("op",)
     schema = _Schema()
 
-    def __init__(self, op: "DifferentiableGraphOp", outs: list, captured: list):
-        self.op, self.outs, self.captured = op, outs, captured
+    def __init__(self, op: "DifferentiableGraphOp"):
+        self.op = op
 
-    def derivative(self, emitter, grads: list, saved_inputs, saved_outputs) -> list:
-        op, outs = self.op, self.outs
+    def derivative(self, emitter, grads: list, captured: list, outs: list) -> list:
+        op = self.op
         vjps = []
         for i in op.gradient.df_input_vjps:
             g = grads[i] if i < len(grads) else None
             if g is None:
-                ref = outs[i].data if isinstance(outs[i], Tensor) else outs[i]
+                ref = outs[i]
                 g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
-            vjps.append(_contiguous(g) if g is not None else None)
-        got = op.run(op.gradient.df, vjps + self.captured, arrays=True)
+            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous:
+                g = _contiguous(g)
+            vjps.append(g)
+        got = op.run(op.gradient.df, vjps + captured, arrays=True)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
-                for g in got]
+        return [g if g.__class__ is np.ndarray else g.data if isinstance(g, Tensor) else
+                g if isinstance(g, np.ndarray) else None for g in got]
 
 
 class DifferentiableGraphOp:
@@ -77,6 +80,8 @@ class DifferentiableGraphOp:
         self._differentiable = tuple(grad.df_output_vjps)
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
+        self._entry = _Backward(self)
+        self._run_f = self._arrays.get(id(grad.f))  # (f's run_arrays, or None)
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
@@ -97,25 +102,38 @@ class DifferentiableGraphOp:
             GRAD_MODE.enabled = enabled
 
     def __call__(self, inputs: list) -> list:
-        outs = self.run(self.gradient.f, inputs)
+        arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+        run_arrays = self._run_f
+        outs = run_arrays(arrays) if run_arrays is not None else None
+        if outs is None:  # (detached Tensors share the inputs' versions, as f may need)
+            outs = self.run(self.gradient.f, inputs)
         real = outs[:self._n_real]
-        edges = [x if isinstance(x, Tensor) and x.requires_grad else None
-                 for x in (inputs[i] for i in self._differentiable)]
-        if not GRAD_MODE.enabled or all(e is None for e in edges):
+        edges, versions = [], []
+        if GRAD_MODE.enabled:
+            for i in self._differentiable:
+                x = inputs[i]
+                if isinstance(x, Tensor) and x.requires_grad:
+                    edges.append(x)
+                    versions.append((x, x._version[0]))
+                else:
+                    edges.append(None)
+        if not versions:
             return [Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
-        captured = [inputs[i].data if isinstance(inputs[i], Tensor) else inputs[i]
-                    for i in self._captured_inputs]
-        captured += [outs[i] for i in self._captured_outputs]
+        captured = [arrays[i] for i in self._captured_inputs]
+        if self._captured_outputs:
+            captured += [outs[i] for i in self._captured_outputs]
+        node = GradNode(self._entry, captured,
+                        [o.data if isinstance(o, Tensor) else o for o in real], edges,
+                        "prim::DifferentiableGraph", versions)
         # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
-        results = [Tensor(o.data, False, None, o._version)
-                   if isinstance(o, Tensor) and o.dtype.kind == "f" else
-                   Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
-        node = GradNode(_Backward(self, outs, captured), [],
-                        [r.data if isinstance(r, Tensor) else r for r in results], edges,
-                        "prim::DifferentiableGraph",
-                        [(e, e._version[0]) for e in edges if e is not None])
-        for i, r in enumerate(results):
-            if isinstance(r, Tensor) and r.dtype.kind == "f":
-                r.requires_grad = True
-                r.grad_fn = (node, i)
+        results = []
+        for i, o in enumerate(real):
+            if o.__class__ is np.ndarray:
+                o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
+            elif isinstance(o, Tensor):
+                if o.dtype.kind == "f":
+                    o = Tensor(o.data, True, (node, i), o._version)
+            elif isinstance(o, np.ndarray):
+                o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
+            results.append(o)
         return results

@@ -10,6 +10,8 @@ A factory is called once per plan with a `RunnerContext` and returns a runner:
   names the graph in errors;
 - `run_subgraph(runner, node, args) -> outputs` runs a `prim::DifferentiableGraph` (or other
   subgraph node) through the plan, so its `f` and `df` get executors of their own;
+  `subgraph_op(node)` is the op it runs a DifferentiableGraph with, which a runner may call
+  itself (`op(args) -> outputs`);
 - `fallback(fn, args) -> outputs` runs the fallback function of a failed 2.x guard, and
   `bailout(runner, node, args, env)` handles a failing `prim::BailOut` (it raises to resume
   elsewhere); both belong to the executor that made the plan and may be None.
@@ -51,6 +53,9 @@ class RunnerContext:
     run_subgraph: Callable[[Any, Node, list], list]
     fallback: Optional[Callable[[Any, list], list]] = None
     bailout: Optional[Callable] = None
+    # `subgraph_op(node)`: what `run_subgraph` calls for a DifferentiableGraph node (`op(args)
+    # -> outputs`), for runners that call it directly; None for other nodes
+    subgraph_op: Optional[Callable[[Node], Optional[Callable[[list], list]]]] = None
 
 
 class Runner(Protocol):
@@ -118,7 +123,7 @@ class ExecutionPlan:
         self.make_executor = make_executor
         self.backend = (settings or get_settings()).backend
         self.context = RunnerContext(graph, functions or {}, filename, self._run_subgraph,
-                                     fallback, bailout)
+                                     fallback, bailout, self._subgraph_op)
         self.runner = runner_factory(self.backend)(self.context)
         # `run_arrays(arrays, raw)` of runners that take inputs' arrays as they are (native)
         self.run_arrays = getattr(self.runner, "run_arrays", None)
@@ -161,8 +166,13 @@ class ExecutionPlan:
         return ex
 
     def _run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
+        op = self._subgraph_op(node)
+        return interp.sub_interpreter(node.attr("Subgraph")).run(args) if op is None else op(args)
+
+    def _subgraph_op(self, node: Node) -> Optional[DifferentiableGraphOp]:
+        """The op running a DifferentiableGraph node (made on first use); None for others."""
         if node.kind != "prim::DifferentiableGraph":
-            return interp.sub_interpreter(node.attr("Subgraph")).run(args)
+            return None
         op = self._ops.get(id(node))
         if op is None:
             with self._lock:
@@ -171,7 +181,7 @@ class ExecutionPlan:
                     op = self._ops[id(node)] = DifferentiableGraphOp(
                         gradient_for(node), lambda g, xs: self._executor(g).run(*xs),
                         self._arrays_runner)
-        return op(args)
+        return op
 
     def _arrays_runner(self, graph: Graph) -> Optional[Callable[[list], Optional[list]]]:
         """`run_arrays` of `graph`'s executor (outputs for arrays, without gradients, when its

@@ -148,8 +148,8 @@ class ProfilingGraphExecutor:
         outs = plan.run_arrays(arrays, True)
         if outs is not None:
             COUNTERS.inc("invocations")
-            self.last_graph = plan.graph
-            record_last_executed(plan.graph)
+            graph = self.last_graph = plan.graph
+            record_last_executed(graph)
         return outs
 
     def _needs_gradient_plan(self, inputs: list) -> bool:

@@ -34,3 +34,19 @@ def test_linear_backward_runs_natively_with_the_interpreters_gradients(mask):
         assert g.data.shape == e.data.shape
         np.testing.assert_allclose(g.data, e.data, rtol=1e-5, atol=1e-5)
     assert runner.stats.nodes_interpreted == 0 and runner.stats.nodes_native >= len(names)
+
+
+def test_an_unused_output_the_mask_keeps_is_not_computed():
+    """A backward whose input needs no gradient keeps linear_backward's mask [True, True,
+    True] (as the symbolic formula writes it) but discards grad_input: no product for it."""
+    from irjit.compiler.codegen.decompose import decompose_for_native
+    from irjit.compiler.passes.specialize_input_types import parse_input_types, specialize_input_types
+    text = GRAPH.format(mask="%t, %t, %t", outs="%b, %c")
+    g = parse_ir(text)
+    specialize_input_types(g, parse_input_types("Float(5, 8), Float(5, 6), Float(6, 8)"))
+    for n in g.nodes():  # (the output types a profiled graph would carry)
+        if n.kind == "aten::linear_backward":
+            for o, sizes in zip(n.outputs, [(5, 8), (6, 8), (6,)]):
+                o.type = n.inputs[0].type.with_(sizes=sizes, strides=(8, 1) if len(sizes) == 2 else (1,))
+    assert decompose_for_native(g)
+    assert [n.kind for n in g.nodes()].count("aten::matmul") == 1  # (grad_weight's only)

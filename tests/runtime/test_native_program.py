@@ -7,6 +7,8 @@ values, grad mode, errors, threads) and compare with the interpreter."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,67 @@ def test_a_group_whose_outputs_nothing_reads_still_runs_under_grad_and_without()
         if requires_grad:
             backward(out)
             np.testing.assert_allclose(xs[0].grad, np.full((2, 3), 2.0))
+
+
+def test_a_loops_differentiable_graphs_are_called_directly_with_the_interpreters_gradients():
+    """Under the profiling executor, a loop body's DifferentiableGraph (behind its
+    requires-grad guard) is a step of the plan's program that calls the plan's op itself;
+    outputs and gradients are the interpreter's, with some inputs not requiring grad too."""
+    x, w = _arrays(((5, 3, 4), (4, 4)))
+    for flags in ([True, True], [False, True]):
+        want_outs = irjit.load(SELECT_LOOP).run(x, w, requires_grad=flags)
+        want = irjit.load(SELECT_LOOP)
+        want.run(x, w, requires_grad=flags)
+        want_grads = want.backward()
+        fn = irjit.load(SELECT_LOOP, executor="profiling", backend="native")
+        for _ in range(4):
+            got_outs = fn.run(x, w, requires_grad=flags)
+            got_grads = fn.backward()
+        _same(got_outs, want_outs)
+        assert sorted(got_grads) == sorted(want_grads)
+        for k in want_grads:
+            np.testing.assert_allclose(got_grads[k], want_grads[k], rtol=1e-4, atol=1e-5)
+    source = fn.executor.optimized_plan.runner._last._program.source
+    assert "interp.subgraph_runner" not in source and re.search(r"= op\d+\(\[", source)
+
+
+def test_calls_needing_gradients_get_a_plan_whose_input_views_are_groups_of_their_own():
+    """irjit.compile of a loop over x[i]: a call needing gradients gets its own plan, where
+    x[i] is a view group of its own (its gradient added into a window of x's), not fused into
+    the product's group (whose backward would scatter into zeros of x's size per iteration);
+    calls without gradients keep the fused plan. Alternating modes, every call gives the
+    interpreter's outputs and gradients."""
+    from irjit.compiler.codegen.partition import GROUP
+    x, w = _arrays(((5, 3, 4), (4, 4)))
+    want_outs, want_grads = _interpreted(SELECT_LOOP, [x, w], requires_grad=True)
+    fn = irjit.compile(SELECT_LOOP, "Float(5, 3, 4), Float(4, 4)")
+    for _ in range(3):
+        _same(fn.run(x, w, requires_grad=False), want_outs)
+        _same(fn.run(x, w), want_outs)
+        got = fn.backward()
+        for k in want_grads:
+            np.testing.assert_allclose(got[k], want_grads[k], rtol=1e-4, atol=1e-5)
+    plans = fn.interpreter._plans
+    assert sorted(key[-1] for key in plans) == [False, True]
+    for key, plan in plans.items():
+        kinds = [[n.kind for n in g.attr("Subgraph").nodes() if n.kind != "prim::Constant"]
+                 for g in plan.graph.walk() if g.kind == GROUP]
+        fused = any("aten::select" in k and len(k) > 1 for k in kinds)
+        assert fused != key[-1]
+    assert fn.interpreter.stats.nodes_interpreted == 0
+
+
+def test_an_int_list_input_is_keyed_by_its_values_and_element_types():
+    """A sizes input (as a forward graph hands its backward) is keyed by value: another
+    value, or a float where the key holds an int, must not run the latest plan."""
+    text = """graph(%x : Tensor, %s : int[]):
+  %y : Tensor = aten::reshape(%x, %s)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(_arrays(((2, 3),))[0])
+    with no_grad():
+        for sizes in ([3, 2], [3, 2], [2, 3], [6, 1], [3, 2], [6, 1]):
+            _same(runner.run([x, sizes]), Interpreter(parse_ir(text)).run([x, sizes]))
+        program = runner._last._program
+        assert program([x, [6.0, 1]], [{}], False) is None  # (the float: not this plan's key)

@@ -268,3 +268,23 @@ def test_a_reshape_that_needs_a_copy_is_a_gather_its_consumers_read():
         np.testing.assert_array_equal(g.data, w.data)
         assert not np.shares_memory(g.data, x) and not np.shares_memory(w.data, x)
     assert runner.stats.nodes_interpreted == 0 and runner.stats.nodes_native == 3
+
+
+def test_one_view_of_one_input_takes_the_short_path_with_the_general_paths_windows():
+    """x[i]'s unit (one view of its one tensor input) makes its window without the general
+    loops: the same views and offsets, and the same refusals."""
+    x = _layouts()["contiguous"]
+    runner = NativeRunner(parse_ir(RUNTIME_SELECT))
+    with no_grad():
+        runner.run([Tensor(x), 1])
+    group = next(n for n in next(iter(runner._plans.values())).graph.nodes() if n.kind == GROUP)
+    unit = runner.unit_of(group)
+    assert unit._single is not None
+    for args in ([x, 2], [x, -3], [x, 3], [x.astype(np.float64), 0], [[1.0], 0]):
+        short = unit.windows(args)
+        single, unit._single = unit._single, None
+        general = unit.windows(args)
+        unit._single = single
+        assert short[0] == general[0] and short[2] == general[2]
+        for a, b in zip(short[1], general[1]):
+            assert a.shape == b.shape and a.strides == b.strides and np.shares_memory(a, b)

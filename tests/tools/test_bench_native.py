@@ -38,17 +38,29 @@ def test_numpy_contenders_match_the_interpreter(name):
     w = load_workload(name)
     args = w.inputs()
     fn = irjit.load(w.ir_path, backend="interp")
-    outs = [t.data for o in fn.run(*args) for t in (o if isinstance(o, tuple) else (o,))]
+    outs = [t.data for o in fn.run(*args, requires_grad=list(w.requires_grad))
+            for t in (o if isinstance(o, tuple) else (o,))]
     grads = fn.backward()
-    got_outs, got_grads = NUMPY_FORWARD_BACKWARD[name](*args)
+    got_outs, got_grads = NUMPY_FORWARD_BACKWARD[name](*args, needs=w.requires_grad)
     forward = NUMPY_FORWARD[name](*args)
     forward = list(forward) if isinstance(forward, tuple) else [forward] * len(outs)
     for want, fwd, full in zip(outs, forward, got_outs):
         np.testing.assert_allclose(fwd, want, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(full, want, rtol=1e-5, atol=1e-5)
+    assert sorted(grads) == [f"arg{i}" for i, g in enumerate(got_grads) if g is not None]
     for i, g in enumerate(got_grads):
+        if g is None:  # (an input the workload does not differentiate: mlp's x)
+            continue
         want = grads[f"arg{i}"]
         # float32 sums of terms as large as the gradient's largest entry: an element that
         # cancels to a small value keeps the terms' absolute error (rnn_loop's gradients
         # reach 1e5 where single entries are ~10), so the tolerance scales with the largest
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-4 + 1e-6 * float(np.abs(want).max()))
+
+
+def test_mlp_input_needs_no_gradient():
+    """mlp.json says x does not require grad: no contender is asked for dx."""
+    assert load_workload("mlp").requires_grad == (False, True, True, True, True)
+    w = load_workload("mlp")
+    _, grads = NUMPY_FORWARD_BACKWARD["mlp"](*w.inputs(), needs=w.requires_grad)
+    assert grads[0] is None and all(g is not None for g in grads[1:])
