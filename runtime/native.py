@@ -26,8 +26,8 @@ from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import plan_for, share_view_bases
-from .native_specialization import (attribute_reads, is_size_list, prepare_copy, sink_views,
-                                    specialize_shapes, transpose_products)
+from .native_specialization import (attribute_reads, is_dtype_code, is_size_list, prepare_copy,
+                                    sink_views, specialize_shapes, transpose_products)
 from .prims import _results, prim
 
 
@@ -83,12 +83,14 @@ def _value_key(x: Any):
             else type(x).__name__)
 
 
-def _layout_key(inputs: list, attributes: list) -> tuple:
+def _layout_key(inputs: list, attributes: list, dtype_codes: frozenset = frozenset()) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
-    results a forward graph hands its backward graph) and bools (such as batch norm's
-    `training`) by value; anything else by type; the
-    same for the module attributes the graph reads (`attributes`: input position and path)."""
-    key = tuple(_value_key(x) for x in inputs)
+    results a forward graph hands its backward graph), bools (such as batch norm's
+    `training`) and the ints at positions `dtype_codes` (`is_dtype_code`) by value; anything
+    else by type; the same for the module attributes the graph reads (`attributes`: input
+    position and path)."""
+    key = tuple(("dtype", x) if i in dtype_codes and type(x) is int else _value_key(x)
+                for i, x in enumerate(inputs))
     if not attributes:
         return key
     return key + tuple(_value_key(_attribute_value(inputs, i, path)) for i, path in attributes)
@@ -153,9 +155,10 @@ class NativeRunner:
         self.lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
+        self._dtype_codes = frozenset(i for i, v in enumerate(graph.inputs) if is_dtype_code(v))
 
     def run(self, inputs: list) -> list:
-        key = _layout_key(inputs, self._attributes)
+        key = _layout_key(inputs, self._attributes, self._dtype_codes)
         plan = self._plans.get(key)
         if plan is None:
             with self.lock:

@@ -237,19 +237,21 @@ class SymbolicEmitter:
         self._pool[key] = fn.output
         return fn.output
 
-    def call(self, fn: Any, *args: Any) -> Value:
-        """`prim::CallFunction` of a helper (its name, or a `Function` from `function`),
-        returning a Tensor; a named helper's `Function` constant is made after the arguments,
-        as TorchScript emits a call."""
+    def call(self, fn: Any, *args: Any, returns: Type = TENSOR) -> Value:
+        """`prim::CallFunction` of a helper (its name, or a `Function` from `function`)
+        returning a value of type `returns`; a named helper's `Function` constant is made
+        after the arguments, as TorchScript emits a call."""
         ins = [self._value(a) for a in args]
         if isinstance(fn, str):
             fn = self.function(fn)
-        return self.graph.insert("prim::CallFunction", [fn, *ins], output_types=[TENSOR]).output
+        return self._insert_node(self.graph.create("prim::CallFunction", [fn, *ins],
+                                                   output_types=[returns])).output
 
     def dtype_code(self, x: Any) -> Any:
         """The ScalarType code of `x`, read at run time (`prim::dtype`, as PyTorch's
         `result.dtype` in symbolic_script): IR types may be stale."""
-        return self.graph.insert("prim::dtype", [self._value(x)], output_types=[INT]).output
+        return self._insert_node(self.graph.create("prim::dtype", [self._value(x)],
+                                                   output_types=[INT])).output
 
     def size(self, x: Any) -> list:
         return list(self.shape(x))

@@ -26,8 +26,6 @@ CASES = sorted(p.name for p in HERE.iterdir() if p.is_dir())
 PARTS = ("fields", "f", "df")
 ALL = frozenset(PARTS)
 
-_HELPERS = ("symbolic_script's formula calls TorchScript helpers we do not spell yet "
-            "(AD_sum_backward, AD_safe_size, AD_var_backward_*, AD_logsumexp_backward)")
 _RUN_TIME_IF = ("symbolic_script's backward branches at run time on a constant (`if rounding_mode "
                 "is None`, `if float(exponent) == 0.0`, `if bias is not None`) and does number "
                 "arithmetic in the graph (`1 - float(weight)`); ours decides in Python")
@@ -41,14 +39,6 @@ _NN = ("symbolic_script's formula replaces the op in the forward graph (native_d
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
 DIFFERS: dict[str, tuple] = {
-    "mean": (ALL, _HELPERS), "mean_dim": (ALL, _HELPERS), "mean_dim_keepdim": (ALL, _HELPERS),
-    "logsumexp": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "std": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "std_dim": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "std_correction": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "var": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "var_dim": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "var_correction": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
     "div_mode": (ALL, _RUN_TIME_IF), "div_mode_none": ({"df", "fields"}, _RUN_TIME_IF),
     "div_scalar_mode": ({"df"}, _RUN_TIME_IF), "pow_scalar": ({"df"}, _RUN_TIME_IF),
     "pow_tensor": ({"df", "fields"}, _RUN_TIME_IF), "pow_scalar_base": ({"df", "fields"}, _RUN_TIME_IF),
