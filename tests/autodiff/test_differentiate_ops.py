@@ -162,6 +162,32 @@ def test_sum_and_mean_with_dims():
   return (%a, %b, %c, %d, %e, %f)""")
 
 
+def test_reductions_over_dims_the_graph_computes():
+    """mean/var/std/logsumexp over a dim list built at run time (`[x.dim() - 1]`): as in
+    symbolic_script, the backward takes the node's own list (and sizes, dtype, count captured
+    in the forward), so neither the dims nor the shapes need be static."""
+    text = f"""graph(%x : {T(2, 3, 4)}):
+  %one : int = prim::Constant[value=1]()
+  %true : bool = prim::Constant[value=1]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %n : int = aten::dim(%x)
+  %last : int = aten::sub(%n, %one)
+  %dims : int[] = prim::ListConstruct(%last)
+  %a : Tensor = aten::mean(%x, %dims, %false, %none)
+  %b : Tensor = aten::var(%x, %dims, %true, %true)
+  %c : Tensor = aten::std(%x, %dims, %one, %false)
+  %d : Tensor = aten::logsumexp(%x, %dims, %false)
+  return (%a, %b, %c, %d)"""
+    grad = check(text)
+    calls = [n.inputs[0].node.attr("name") for n in grad.df.walk() if n.kind == "prim::CallFunction"]
+    assert {"AD_sum_backward", "AD_safe_size", "AD_var_backward_2", "AD_logsumexp_backward"} <= set(calls)
+    untyped = irjit.parse_ir(text.replace(T(2, 3, 4), "Tensor"))
+    assert all(is_differentiable(n) for n in untyped.nodes() if n.kind in (
+        "aten::mean", "aten::var", "aten::std", "aten::logsumexp"))
+    differentiate(untyped)
+
+
 def test_formulas_that_build_tensor_lists():
     # prod's formula concatenates pieces ([one, cumprod...]): the emitter builds the list
     grad = check(f"""graph(%x : {T(3, 4)}):
