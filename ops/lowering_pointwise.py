@@ -178,6 +178,14 @@ def _pow_tensor(e, x, y):
     return e.call("pow", x, y)
 
 
+@lowering("aten::pow.Scalar")
+def _pow_base(e, base, y):
+    """`base ** y` for a number base (symbolic_script's pow_2 backward recomputes it)."""
+    if not e.is_float(y):
+        raise NotLowerable("integer powers stay interpreted")
+    return e.call("pow", e.to_float(base), y)
+
+
 # ---- comparisons and selection
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):

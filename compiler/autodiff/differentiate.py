@@ -577,8 +577,7 @@ def _fold_size_if_not_equal(block: Block) -> None:
             if any(s is None for s in sizes):
                 continue
             n.graph.set_insert_point(n)
-            c = n.graph.insert_constant(list(sizes[0]) if sizes[0] != sizes[1] else None,
-                                        OptionalType(ListType(INT)) if sizes[0] == sizes[1] else None)
+            c = n.graph.insert_constant(list(sizes[0]) if sizes[0] != sizes[1] else None)
             for i, x in enumerate(n.inputs):
                 if x is v:
                     n.replace_input(i, c)

@@ -463,8 +463,11 @@ class SymbolicEmitter:
             self._blocks.pop()
         block.register_output(true)
 
-    def if_(self, cond: Any, then, otherwise=None) -> Optional[Value]:
-        """`then() if cond else otherwise()`; each returns a value to yield or None."""
+    def if_(self, cond: Any, then, otherwise=None, types: Optional[list] = None) -> Any:
+        """`then() if cond else otherwise()`, as TorchScript compiles an `if` that assigns:
+        each branch returns None (nothing to yield), a value (or a Python constant) or a tuple
+        of them, yielded by its block; the If's outputs are typed by `types`, else by the
+        first branch's values. Returns None, the output, or a tuple of the outputs."""
         n = self._insert_node(self.graph.create("prim::If", [self._value(cond)], num_outputs=0))
         results = []
         for branch in (then, otherwise):
@@ -472,14 +475,40 @@ class SymbolicEmitter:
             self._blocks.append(block)
             try:
                 r = branch() if branch is not None else None
+                values = None if r is None else [self._value(x) for x in (r if isinstance(r, tuple) else (r,))]
             finally:
                 self._blocks.pop()
-            results.append((block, r))
-        if all(r is None for _, r in results):
+            results.append((block, values, isinstance(r, tuple)))
+        if all(values is None for _, values, _ in results):
             return None
-        for block, r in results:
-            block.register_output(self._value(r) if not isinstance(r, Value) else r)
-        return n.add_output(results[0][1].type if isinstance(results[0][1], Value) else results[1][1].type)
+        first = next(values for _, values, _ in results if values is not None)
+        for block, values, _ in results:
+            for v in values:
+                block.register_output(v)
+        outs = tuple(n.add_output(t) for t in (types or [v.type for v in first]))
+        return outs if results[0][2] or len(outs) > 1 else outs[0]
+
+    def unchecked_cast(self, x: Value, to: Type) -> Value:
+        """`prim::unchecked_cast` (TorchScript's refinement of an Optional after `is not None`)."""
+        return self._insert_node(self.graph.create("prim::unchecked_cast", [x], output_types=[to])).output
+
+    def unwrap_optional(self, x: Value) -> Value:
+        """`prim::unchecked_unwrap_optional` (symbolic_script's `.unchecked_unwrap_optional`)."""
+        t = x.type.elem if isinstance(x.type, OptionalType) else x.type
+        return self._insert_node(self.graph.create("prim::unchecked_unwrap_optional", [x],
+                                                   output_types=[t])).output
+
+    def make_tuple(self, *items: Any) -> Value:
+        """A tuple literal (`prim::TupleConstruct`), as a `return a, None` TorchScript keeps
+        while branches still return."""
+        values = [self._value(x) for x in items]
+        return self._insert_node(self.graph.create("prim::TupleConstruct", values, output_types=[
+            TupleType(tuple(v.type for v in values))])).output
+
+    def unpack_tuple(self, t: Value) -> tuple:
+        """`prim::TupleUnpack` of a tuple value."""
+        return tuple(self._insert_node(self.graph.create("prim::TupleUnpack", [t], output_types=list(
+            t.type.contained()))).outputs)
 
     def _unpack(self, n: Node, ins: list[Value], entry: OpEntry, g) -> Any:
         """A `Tensor[]` result as a Python list of values (`prim::ListUnpack`), as the eager

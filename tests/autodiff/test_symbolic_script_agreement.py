@@ -39,10 +39,6 @@ _NN = ("symbolic_script's formula replaces the op in the forward graph (native_d
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
 DIFFERS: dict[str, tuple] = {
-    "div_mode": (ALL, _RUN_TIME_IF), "div_mode_none": ({"df", "fields"}, _RUN_TIME_IF),
-    "div_scalar_mode": ({"df"}, _RUN_TIME_IF), "pow_scalar": ({"df"}, _RUN_TIME_IF),
-    "pow_tensor": ({"df", "fields"}, _RUN_TIME_IF), "pow_scalar_base": ({"df", "fields"}, _RUN_TIME_IF),
-    "lerp_scalar": ({"df"}, _RUN_TIME_IF), "lerp_tensor": ({"df"}, _RUN_TIME_IF),
     "linear": (ALL, _RUN_TIME_IF), "linear_no_bias": ({"df"}, _RUN_TIME_IF),
     "clamp": (ALL, _RUN_TIME_IF), "clamp_min": (ALL, _RUN_TIME_IF), "clamp_tensor": (ALL, _RUN_TIME_IF),
     "ceil": ({"df"}, _ZEROS_CONTEXT), "floor": ({"df"}, _ZEROS_CONTEXT),

@@ -152,6 +152,18 @@ def test_integer_powers(checks, exponent):
     assert_native_matches(text, [np.arange(-6, 6, dtype=np.int64).reshape(3, 4)])
 
 
+@pytest.mark.parametrize("base", ["2.", "3", "0.5"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_powers_of_a_number(checks, base, dtype):
+    """`aten::pow.Scalar` (a number base, as symbolic_script's pow_2 backward recomputes it)."""
+    kind = "float" if "." in base else "int"
+    text = f"""graph(%x : Tensor):
+  %b : {kind} = prim::Constant[value={base}]()
+  %r : Tensor = aten::pow(%b, %x)
+  return (%r)"""
+    assert_native_matches(text, [np.linspace(-3, 3, 12).astype(dtype).reshape(3, 4)])
+
+
 def test_clamp_with_tensor_bounds(checks):
     text = """graph(%x : Tensor, %lo : Tensor, %hi : Tensor):
   %none : NoneType = prim::Constant()
