@@ -47,6 +47,8 @@ def is_differentiable(node: Node) -> bool:
         return all(is_differentiable(n) for n in node.blocks[0].nodes())
     if not kind.startswith("aten::") or node.blocks:
         return False
+    if drops_input_gradients(node):
+        return False
     if kind == "aten::dropout":
         train = node.inputs[2] if len(node.inputs) > 2 else None
         if train is None or train.node.kind != "prim::Constant" or not constant_value(train.node):
@@ -64,6 +66,14 @@ def is_differentiable(node: Node) -> bool:
         # outputs we cannot differentiate (their lengths are unknown) nor the executor hook up
         return False
     return _dry_run(node)
+
+
+def drops_input_gradients(node: Node) -> bool:
+    """Whether PyTorch's formula gives an input that may require grad no gradient where eager
+    autograd gives one: symbolic_script's clamp_2 differentiates self only, not tensor bounds.
+    Such a node is left to the tape (so that learnable bounds learn)."""
+    return node.kind == "aten::clamp" and any(
+        isinstance(v.type, TensorType) and requires_grad(v) for v in node.inputs[1:3])
 
 
 def _dry_run(node: Node) -> bool:

@@ -500,10 +500,12 @@ class SymbolicEmitter:
 
     def make_tuple(self, *items: Any) -> Value:
         """A tuple literal (`prim::TupleConstruct`), as a `return a, None` TorchScript keeps
-        while branches still return."""
+        while branches still return; typed as TorchScript typed it when compiling (`Tensor`
+        elements, whatever the shapes)."""
         values = [self._value(x) for x in items]
-        return self._insert_node(self.graph.create("prim::TupleConstruct", values, output_types=[
-            TupleType(tuple(v.type for v in values))])).output
+        types = tuple(TENSOR if isinstance(v.type, TensorType) else v.type for v in values)
+        return self._insert_node(self.graph.create("prim::TupleConstruct", values,
+                                                   output_types=[TupleType(types)])).output
 
     def unpack_tuple(self, t: Value) -> tuple:
         """`prim::TupleUnpack` of a tuple value."""

@@ -188,6 +188,35 @@ def test_reductions_over_dims_the_graph_computes():
     differentiate(untyped)
 
 
+def test_clamp_with_bounds_that_require_grad_is_left_to_the_tape():
+    """symbolic_script's clamp gives tensor bounds no gradient (df returns self's only); eager
+    autograd gives them one, so a clamp whose bounds require grad is not differentiable here,
+    and the executors leave it to the tape."""
+    text = f"""graph(%x : {T(2, 3)}, %lo : {T(3)}, %hi : {T(3)}):
+  %y : Tensor = aten::clamp(%x, %lo, %hi)
+  return (%y)"""
+    g = irjit.parse_ir(text)
+    assert not is_differentiable(next(iter(g.nodes())))
+    frozen = irjit.parse_ir(text.replace(f"%lo : {T(3)}, %hi : {T(3)}", f"%lo : {T(3, rg=0)}, %hi : {T(3, rg=0)}"))
+    assert is_differentiable(next(iter(frozen.nodes())))
+    assert differentiate(frozen).df_output_vjps == [0]
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    lo, hi = np.full(3, -0.5, np.float32), np.array([0.5, 0.2, 0.1], np.float32)
+    want = irjit.load(irjit.parse_ir(text))
+    want.run(x, lo, hi)
+    expected = want.backward()
+    for executor in ("profiling", "legacy"):
+        fn = irjit.load(irjit.parse_ir(text), executor=executor)
+        for _ in range(3):
+            fn.run(x, lo, hi)
+            got = fn.backward()
+        assert sorted(got) == sorted(expected) == ["arg0", "arg1", "arg2"]
+        for k in expected:
+            np.testing.assert_allclose(got[k], expected[k], err_msg=f"{executor} {k}")
+
+
 def test_formulas_that_build_tensor_lists():
     # prod's formula concatenates pieces ([one, cumprod...]): the emitter builds the list
     grad = check(f"""graph(%x : {T(3, 4)}):

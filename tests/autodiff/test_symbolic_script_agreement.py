@@ -26,9 +26,6 @@ CASES = sorted(p.name for p in HERE.iterdir() if p.is_dir())
 PARTS = ("fields", "f", "df")
 ALL = frozenset(PARTS)
 
-_RUN_TIME_IF = ("symbolic_script's backward branches at run time on a constant (`if rounding_mode "
-                "is None`, `if float(exponent) == 0.0`, `if bias is not None`) and does number "
-                "arithmetic in the graph (`1 - float(weight)`); ours decides in Python")
 _ZEROS_CONTEXT = ("symbolic_script's closure captures only the literal 1, which PyTorch folds "
                   "into a tuple constant `(1,)` unpacked in df; ours passes the 1 itself")
 _STATIC = "ours needs static shapes here; symbolic_script computes the sizes at run time"
@@ -39,8 +36,6 @@ _NN = ("symbolic_script's formula replaces the op in the forward graph (native_d
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
 DIFFERS: dict[str, tuple] = {
-    "linear": (ALL, _RUN_TIME_IF), "linear_no_bias": ({"df"}, _RUN_TIME_IF),
-    "clamp": (ALL, _RUN_TIME_IF), "clamp_min": (ALL, _RUN_TIME_IF), "clamp_tensor": (ALL, _RUN_TIME_IF),
     "ceil": ({"df"}, _ZEROS_CONTEXT), "floor": ({"df"}, _ZEROS_CONTEXT),
     "round": ({"df"}, _ZEROS_CONTEXT), "trunc": ({"df"}, _ZEROS_CONTEXT),
     "split": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),

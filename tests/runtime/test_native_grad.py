@@ -105,6 +105,31 @@ def test_linear_with_grad_runs_entirely_natively(monkeypatch):
     assert cov.native["aten::linear"] == 1 and cov.native["aten::neg"] == 1
 
 
+@pytest.mark.parametrize("op", [
+    '%m : str = prim::Constant[value="floor"]()\n  %y : Tensor = aten::div(%s, %w, %m)',
+    "%m : NoneType = prim::Constant()\n  %y : Tensor = aten::div(%s, %w, %m)",
+    "%p : float = prim::Constant[value=2.5]()\n  %y : Tensor = aten::pow(%s, %p)",
+    "%y : Tensor = aten::pow(%s, %w)",
+    "%p : float = prim::Constant[value=2.]()\n  %y : Tensor = aten::pow(%p, %w)",
+    "%p : float = prim::Constant[value=0.25]()\n  %y : Tensor = aten::lerp(%s, %w, %p)",
+    "%a : float = prim::Constant[value=-0.5]()\n  %b : float = prim::Constant[value=0.5]()\n"
+    "  %y : Tensor = aten::clamp(%s, %a, %b)",
+    "%a : NoneType = prim::Constant()\n  %b : float = prim::Constant[value=0.5]()\n"
+    "  %y : Tensor = aten::clamp(%s, %a, %b)",
+])
+def test_formulas_that_branch_when_the_backward_runs_fold_and_run_natively(op, monkeypatch):
+    """symbolic_script's div (rounding mode), pow, lerp and clamp backwards test their
+    constant arguments when they run (`rounding_mode is None`, `float(exponent) == 0.0`, `min
+    is not None and ...`): the runner's specialization folds the tests and the branches, so df
+    runs natively, with the interpreter's gradients."""
+    cov, _, _ = _check(f"""graph(%x : Tensor, %w : Tensor):
+  %s : Tensor = aten::sigmoid(%x)
+  {op}
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""", [(2, 3), (2, 3) if "lerp" in op else (3,)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+
+
 def test_attention_like_graph_runs_natively_with_the_interpreters_gradients(monkeypatch):
     cov, _, _ = _check(ATTENTION, [(2, 3, 4), (2, 5, 4), (2, 5, 4)], monkeypatch)
     assert dict(cov.interpreted) == {}
