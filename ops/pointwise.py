@@ -143,10 +143,10 @@ SPELLED_UNARY = {
     "erfc": lambda e, g, x, y: mul(e, rmul(e, -_C_ERF, e.op("aten::exp", mul(e, neg(e, x), x))), g),
     "reciprocal": lambda e, g, x, y: mul(e, mul(e, neg(e, g), y), y),
     "abs": lambda e, g, x, y: mul(e, g, e.op("aten::sign", x)),
-    "floor": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
-    "ceil": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
-    "round": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
-    "trunc": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
+    "floor": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
+    "ceil": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
+    "round": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
+    "trunc": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
     "frac": lambda e, g, x, y: g,
 }
 

@@ -446,6 +446,21 @@ class SymbolicEmitter:
             if before_result:
                 self._fwd_after = saved
 
+    def context_literals(self, *values: Any) -> tuple:
+        """Literals that are all a symbolic_script backward captures (`memory_format=1` in
+        floor's `zeros_like`): TorchScript folds the closure's context tuple of constants into
+        a tuple constant of the forward graph (lifted into the backward), which the backward
+        unpacks where it starts. Returns the unpacked values."""
+        c = self.graph.create("prim::Constant", num_outputs=1)
+        c.set_attr("value", "ival", tuple(values))
+        from irjit.compiler.ir.constants import make_constant
+        c.output.type = TupleType(tuple(make_constant(self.graph, v).output.type for v in values))
+        if self._anchor is not None and self._anchor.owning_block is self.node.owning_block:
+            c.insert_after(self._anchor)
+        else:
+            c.insert_before(self.node)
+        return self.unpack_tuple(c.output)
+
     def list(self, *items: Any) -> Value:
         """A list literal (`[0]`): a `prim::ListConstruct`, as TorchScript compiles one."""
         return self._list([self._value(x) for x in items])

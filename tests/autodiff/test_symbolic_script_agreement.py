@@ -26,8 +26,6 @@ CASES = sorted(p.name for p in HERE.iterdir() if p.is_dir())
 PARTS = ("fields", "f", "df")
 ALL = frozenset(PARTS)
 
-_ZEROS_CONTEXT = ("symbolic_script's closure captures only the literal 1, which PyTorch folds "
-                  "into a tuple constant `(1,)` unpacked in df; ours passes the 1 itself")
 _STATIC = "ours needs static shapes here; symbolic_script computes the sizes at run time"
 _NN = ("symbolic_script's formula replaces the op in the forward graph (native_dropout, "
        "_batch_norm_impl_index, max_pool2d_with_indices, nll_loss_forward, ...) or calls a "
@@ -36,8 +34,6 @@ _NN = ("symbolic_script's formula replaces the op in the forward graph (native_d
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
 DIFFERS: dict[str, tuple] = {
-    "ceil": ({"df"}, _ZEROS_CONTEXT), "floor": ({"df"}, _ZEROS_CONTEXT),
-    "round": ({"df"}, _ZEROS_CONTEXT), "trunc": ({"df"}, _ZEROS_CONTEXT),
     "split": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
     "split_with_sizes": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
     "unbind": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),

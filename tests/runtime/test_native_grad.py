@@ -116,6 +116,7 @@ def test_linear_with_grad_runs_entirely_natively(monkeypatch):
     "  %y : Tensor = aten::clamp(%s, %a, %b)",
     "%a : NoneType = prim::Constant()\n  %b : float = prim::Constant[value=0.5]()\n"
     "  %y : Tensor = aten::clamp(%s, %a, %b)",
+    "%f : Tensor = aten::floor(%s)\n  %y : Tensor = aten::mul(%f, %s)",
 ])
 def test_formulas_that_branch_when_the_backward_runs_fold_and_run_natively(op, monkeypatch):
     """symbolic_script's div (rounding mode), pow, lerp and clamp backwards test their
