@@ -95,6 +95,7 @@ _SHAPE_PRESERVING = frozenset({
     "aten::detach", "aten::softmax", "aten::log_softmax", "aten::relu6", "aten::hardsigmoid",
     "aten::hardswish", "aten::sign", "aten::trunc", "aten::frac", "aten::sigmoid_",
     "aten::relu_", "aten::tanh_", "aten::layer_norm", "aten::batch_norm", "aten::type_as",
+    "aten::hardshrink",
 })
 # output shape = broadcast of the tensor inputs' shapes
 _BROADCASTING = frozenset({

@@ -184,12 +184,17 @@ class SymbolicEmitter:
         self._blocks: list = []  # blocks the formula opened (loop and if bodies)
 
     # ---- the emitter interface used by registry formulas
-    def op(self, kind: str, *args: Any, unpack: bool = True) -> Any:
+    def op(self, kind: str, *args: Any, unpack: bool = True, returns: Optional[Type] = None) -> Any:
         """`kind(*args)` in the backward block, every argument the formula leaves out given as
         its schema default (TorchScript materializes them all); a `Tensor[]` result comes back
-        as a list of values when its length is static, unless `unpack` is false."""
+        as a list of values when its length is static, unless `unpack` is false. `returns`
+        types the result as symbolic_script's signature does where the values are more
+        precise (`-lambd` of a `number` argument is a `Scalar`)."""
         entry = resolve(kind, list(args))
-        return self._emit(kind, entry, self._arguments(entry, args), unpack=unpack)
+        out = self._emit(kind, entry, self._arguments(entry, args), unpack=unpack)
+        if returns is not None:
+            out.type = returns
+        return out
 
     def sum_to(self, x: Any, like: Any) -> Any:
         if self._scalar_overload(like):

@@ -164,6 +164,18 @@ def test_powers_of_a_number(checks, base, dtype):
     assert_native_matches(text, [np.linspace(-3, 3, 12).astype(dtype).reshape(3, 4)])
 
 
+@pytest.mark.parametrize("lambd", ["0.5", "2"])
+def test_hardshrink_and_its_backward(checks, lambd):
+    kind = "float" if "." in lambd else "int"
+    text = f"""graph(%x : Tensor, %g : Tensor):
+  %l : {kind} = prim::Constant[value={lambd}]()
+  %y : Tensor = aten::hardshrink(%x, %l)
+  %d : Tensor = aten::hardshrink_backward(%g, %x, %l)
+  return (%y, %d)"""
+    x = np.array([-3, -2, -1, -0.5, -0.25, 0, 0.25, 0.5, 1, 2, 3, 4], np.float32).reshape(3, 4)
+    assert_native_matches(text, [x, np.arange(12, dtype=np.float32).reshape(3, 4)])
+
+
 def test_clamp_with_tensor_bounds(checks):
     text = """graph(%x : Tensor, %lo : Tensor, %hi : Tensor):
   %none : NoneType = prim::Constant()
