@@ -45,12 +45,6 @@ DIFFERS: dict[str, tuple] = {
     "max_pool2d_with_indices": ({"df"}, _NN), "avg_pool2d": ({"df"}, _NN),
     "adaptive_avg_pool1d": ({"df"}, _NN), "adaptive_avg_pool2d": ({"df"}, _NN),
     "adaptive_avg_pool2d_global": ({"df"}, _NN), "adaptive_avg_pool3d": ({"df"}, _NN),
-    "maximum": ({"shaped": {"df", "fields"}, "unshaped": set()},
-                "shape analysis gives the second input stride-0 sizes, and PyTorch's CSE keeps a "
-                "copy we merge"),
-    "minimum": ({"shaped": {"df", "fields"}, "unshaped": set()},
-                "shape analysis gives the second input stride-0 sizes, and PyTorch's CSE keeps a "
-                "copy we merge"),
 }
 
 _CASE = re.compile(r"^\d+_(.*)_(shaped|unshaped)$")
