@@ -205,6 +205,10 @@ _SYMBOLIC_SCRIPT: dict[str, Optional[frozenset]] = {
     # `aten::dropout` only when train is a constant True (checked by the autodiff)
     "aten::dropout": None,
 }
+# autodiff.cpp's needTrimGrad: ops with several outputs of which only the first gets a
+# gradient (its GradOf takes that one vjp only)
+_TRIM_GRAD = frozenset({"aten::kthvalue", "aten::topk", "aten::max_pool2d",
+                        "aten::max_pool2d_with_indices"})
 # nodes PyTorch's autodiff always treats as differentiable (autodiff.cpp)
 _ALWAYS_DIFFERENTIABLE = frozenset({"prim::Constant", "prim::AutogradZero", "prim::AutogradAdd",
                                     "prim::ConstantChunk"})
@@ -288,7 +292,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "fusible": frozenset(_FUSION_PATTERNS), "profiled": _PROFILED,
     "profiled_with_dims_only": _PROFILED_WITH_DIMS_ONLY, "profiled_producer": _PROFILED_PRODUCER,
     "differentiable": frozenset(_SYMBOLIC_SCRIPT) | _ALWAYS_DIFFERENTIABLE,
-    "always_differentiable": _ALWAYS_DIFFERENTIABLE,
+    "always_differentiable": _ALWAYS_DIFFERENTIABLE, "trim_grad": _TRIM_GRAD,
     "arithmetic": _ARITHMETIC, "right_identity_one": _RIGHT_IDENTITY_ONE,
     "tensor_to_number": _TENSOR_TO_NUMBER,
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,

@@ -437,6 +437,92 @@ _TEXT = {
       -> (%r1)
   return (%out)
 """,
+    "AD_adaptive_avg_pool1d_backward": """graph(%grad : Tensor, %input : Tensor, %output_size : int[]):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %pool2d : Function = prim::Constant[name="AD_adaptive_avg_pool2d_backward"]()
+  %o0 : int = aten::__getitem__(%output_size, %zero)
+  %output_size_2d : int[] = prim::ListConstruct(%one, %o0)
+  %grad_2d : Tensor = aten::unsqueeze(%grad, %two)
+  %input_2d : Tensor = aten::unsqueeze(%input, %two)
+  %r : Tensor = prim::CallFunction(%pool2d, %grad_2d, %input_2d, %output_size_2d)
+  %out : Tensor = aten::squeeze(%r, %two)
+  return (%out)
+""",
+    "AD_adaptive_avg_pool2d_backward": """graph(%grad : Tensor, %self : Tensor, %output_size : int[]):
+  %false : bool = prim::Constant[value=0]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %i1 : int = prim::Constant[value=1]()
+  %m1 : int = prim::Constant[value=-1]()
+  %m2 : int = prim::Constant[value=-2]()
+  %o0 : int = aten::__getitem__(%output_size, %zero)
+  %c0 : bool = aten::eq(%o0, %one)
+  %g1 : bool = prim::If(%c0)
+    block0():
+      %o1 : int = aten::__getitem__(%output_size, %i1)
+      %c1 : bool = aten::eq(%o1, %one)
+      -> (%c1)
+    block1():
+      -> (%false)
+  %out : Tensor = prim::If(%g1)
+    block0():
+      %self_size : int[] = aten::size(%self)
+      %target : int[] = aten::size(%self)
+      %expanded : Tensor = aten::expand(%grad, %target, %false)
+      %n1 : int = aten::__getitem__(%self_size, %m1)
+      %d2 : int = aten::__getitem__(%self_size, %m2)
+      %n2 : int = aten::mul(%n1, %d2)
+      %global : Tensor = aten::div(%expanded, %n2)
+      -> (%global)
+    block1():
+      %windows : Tensor = aten::_adaptive_avg_pool2d_backward(%grad, %self)
+      -> (%windows)
+  return (%out)
+""",
+    "AD_adaptive_avg_pool3d_backward": """graph(%grad : Tensor, %self : Tensor, %output_size : int[]):
+  %false : bool = prim::Constant[value=0]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %i1 : int = prim::Constant[value=1]()
+  %i2 : int = prim::Constant[value=2]()
+  %m1 : int = prim::Constant[value=-1]()
+  %m2 : int = prim::Constant[value=-2]()
+  %m3 : int = prim::Constant[value=-3]()
+  %o0 : int = aten::__getitem__(%output_size, %zero)
+  %c0 : bool = aten::eq(%o0, %one)
+  %g1 : bool = prim::If(%c0)
+    block0():
+      %o1 : int = aten::__getitem__(%output_size, %i1)
+      %c1 : bool = aten::eq(%o1, %one)
+      -> (%c1)
+    block1():
+      -> (%false)
+  %g2 : bool = prim::If(%g1)
+    block0():
+      %o2 : int = aten::__getitem__(%output_size, %i2)
+      %c2 : bool = aten::eq(%o2, %one)
+      -> (%c2)
+    block1():
+      -> (%false)
+  %out : Tensor = prim::If(%g2)
+    block0():
+      %self_size : int[] = aten::size(%self)
+      %target : int[] = aten::size(%self)
+      %expanded : Tensor = aten::expand(%grad, %target, %false)
+      %n1 : int = aten::__getitem__(%self_size, %m1)
+      %d2 : int = aten::__getitem__(%self_size, %m2)
+      %n2 : int = aten::mul(%n1, %d2)
+      %d3 : int = aten::__getitem__(%self_size, %m3)
+      %n3 : int = aten::mul(%n2, %d3)
+      %global : Tensor = aten::div(%expanded, %n3)
+      -> (%global)
+    block1():
+      %windows : Tensor = aten::_adaptive_avg_pool3d_backward(%grad, %self)
+      -> (%windows)
+  return (%out)
+""",
 }
 
 # what a native runner inlines (the fold is internal); the helpers with loops are folded
@@ -617,6 +703,55 @@ def _logsumexp_backward(graph: Graph, grad: Value, self: Value, result: Value, d
     return _op(graph, "aten::mul", grad, exp, like=self, sizes=_broadcast(grad, exp))
 
 
+def _expand_strides(grad: Value, sizes: list):
+    """The strides of `grad` expanded to `sizes` (0 along new and broadcast dims)."""
+    layout = _layout(grad)
+    if layout is None:
+        return None
+    gs, st = layout
+    lead = len(sizes) - len(gs)
+    return [0 if i < lead or gs[i - lead] != s else st[i - lead] for i, s in enumerate(sizes)]
+
+
+def _adaptive_avg_pool_backward(nd: int):
+    """`AD_adaptive_avg_pool{nd}d_backward` (2-D and 3-D): a global pool's gradient is the
+    expanded gradient over the window size, any other the backward op."""
+    def rule(graph: Graph, grad: Value, self: Value, output_size: list):
+        layout = _layout(self)
+        if layout is None:
+            return None
+        sizes = layout[0]
+        if any(o != 1 for o in output_size[:nd]):
+            return _op(graph, f"aten::_adaptive_avg_pool{nd}d_backward", grad, self, like=self, sizes=sizes)
+        count = 1
+        for s in sizes[-nd:]:
+            count *= s
+        expanded = _op(graph, "aten::expand", grad, sizes, False, like=self, sizes=sizes,
+                       strides=_expand_strides(grad, sizes))
+        return _op(graph, "aten::div", expanded, count, like=self, sizes=sizes)
+    return rule
+
+
+def _adaptive_avg_pool1d_backward(graph: Graph, grad: Value, self: Value, output_size: list):
+    """`AD_adaptive_avg_pool1d_backward`: the 2-D one on the inputs unsqueezed at dim 2."""
+    layout = _layout(self)
+    if layout is None or len(layout[0]) < 2:
+        return None
+    sizes = layout[0]
+    if output_size[0] == 1:
+        count = sizes[-1]  # (the 2-D pool's window: the length and the unsqueezed 1)
+        expanded = _op(graph, "aten::expand", grad, sizes, False, like=self, sizes=sizes,
+                       strides=_expand_strides(grad, sizes))
+        return _op(graph, "aten::div", expanded, count, like=self, sizes=sizes)
+    grad2, self2 = (_unsqueeze_multiple(graph, v, [2], len(_layout(v)[0]) + 1) if _layout(v) else None
+                    for v in (grad, self))
+    if grad2 is None or self2 is None:
+        return None
+    sizes2 = _layout(self2)[0]
+    pooled = _op(graph, "aten::_adaptive_avg_pool2d_backward", grad2, self2, like=self, sizes=sizes2)
+    return _op(graph, "aten::squeeze", pooled, 2, like=self, sizes=sizes2[:2] + sizes2[3:])
+
+
 # name -> (how many leading arguments are values, the rule on those and the constants after;
 # a rule that needs a tensor's complete type returns None without it)
 _FOLDS = {"AD_permute_backward": (1, _permute_inverse), "AD_unsqueeze_to_0": (1, _unsqueeze_to_0),
@@ -624,7 +759,10 @@ _FOLDS = {"AD_permute_backward": (1, _permute_inverse), "AD_unsqueeze_to_0": (1,
           "AD_sum_backward": (1, _sum_backward), "AD_safe_size": (0, _safe_size),
           "AD_bool_to_int": (0, _bool_to_int), "AD_var_backward_0": (2, _var_backward_0),
           "AD_var_backward_1": (2, _var_backward_1), "AD_var_backward_2": (2, _var_backward_2),
-          "AD_logsumexp_backward": (3, _logsumexp_backward)}
+          "AD_logsumexp_backward": (3, _logsumexp_backward),
+          "AD_adaptive_avg_pool1d_backward": (2, _adaptive_avg_pool1d_backward),
+          "AD_adaptive_avg_pool2d_backward": (2, _adaptive_avg_pool_backward(2)),
+          "AD_adaptive_avg_pool3d_backward": (2, _adaptive_avg_pool_backward(3))}
 
 
 def fold_helper_calls(graph: Graph) -> bool:

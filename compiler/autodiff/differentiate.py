@@ -403,8 +403,12 @@ class _Reverse:
             else:
                 flat_outs.append(o)
                 grads.append(p)
+        if facts.has_tag(node.kind, "trim_grad"):  # PyTorch's needTrimGrad: the first vjp only
+            grads = grads[:1] + [None] * (len(grads) - 1)
         known = [g if self._defined(g) else None for g in grads]
         gof_inputs = [g if g is not None else self.zero() for g in grads]
+        if facts.has_tag(node.kind, "trim_grad"):
+            gof_inputs = gof_inputs[:1]
         self.insert_here()
         gof = self.f.insert("prim::GradOf", gof_inputs, num_outputs=0, name=("s", node.kind))
         body = gof.add_block()

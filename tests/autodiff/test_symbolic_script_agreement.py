@@ -41,10 +41,7 @@ DIFFERS: dict[str, tuple] = {
     "grad_sum_to_size": ({"shaped": ALL, "unshaped": ALL}, _STATIC),
     "embedding": ({"shaped": ALL, "unshaped": ALL}, _NN),
     "nll_loss": ({"shaped": ALL, "unshaped": ALL}, _NN),
-    "batch_norm": (ALL, _NN), "dropout": (ALL, _NN), "max_pool2d": (ALL, _NN),
-    "max_pool2d_with_indices": ({"df"}, _NN), "avg_pool2d": ({"df"}, _NN),
-    "adaptive_avg_pool1d": ({"df"}, _NN), "adaptive_avg_pool2d": ({"df"}, _NN),
-    "adaptive_avg_pool2d_global": ({"df"}, _NN), "adaptive_avg_pool3d": ({"df"}, _NN),
+    "batch_norm": (ALL, _NN), "dropout": (ALL, _NN),
 }
 
 _CASE = re.compile(r"^\d+_(.*)_(shaped|unshaped)$")

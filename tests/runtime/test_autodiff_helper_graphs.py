@@ -290,3 +290,68 @@ def test_reductions_under_grad_run_natively_through_their_helpers(reduction, sha
   %z : Tensor = aten::tanh(%y)
   return (%z)""", [shape], monkeypatch)
     assert dict(cov.interpreted) == {}
+
+
+# ---- the adaptive average pools' helpers
+
+_P = _RNG.standard_normal((2, 3, 4, 6)).astype(np.float32)
+_P3 = _RNG.standard_normal((2, 2, 3, 4, 2)).astype(np.float32)
+_L = _RNG.standard_normal((2, 3, 6)).astype(np.float32)
+
+
+def _pool_grad(x, g, nd):
+    from irjit.ops.nn_pool import adaptive_avg_pool_backward
+    return adaptive_avg_pool_backward(g, x, nd)
+
+
+@pytest.mark.parametrize("name,args,want", [
+    ("AD_adaptive_avg_pool2d_backward", [_P[:, :, :1, :1], _P, [1, 1]], _pool_grad(_P, _P[:, :, :1, :1], 2)),
+    ("AD_adaptive_avg_pool2d_backward", [_P[:, :, :2, :3], _P, [2, 3]], _pool_grad(_P, _P[:, :, :2, :3], 2)),
+    ("AD_adaptive_avg_pool2d_backward", [_P[0, :, :1, :1], _P[0], [1, 1]], _pool_grad(_P[0], _P[0, :, :1, :1], 2)),
+    ("AD_adaptive_avg_pool3d_backward", [_P3[..., :1, :1, :1], _P3, [1, 1, 1]],
+     _pool_grad(_P3, _P3[..., :1, :1, :1], 3)),
+    ("AD_adaptive_avg_pool3d_backward", [_P3[..., :1, :2, :1], _P3, [1, 2, 1]],
+     _pool_grad(_P3, _P3[..., :1, :2, :1], 3)),
+    ("AD_adaptive_avg_pool1d_backward", [_L[:, :, :1], _L, [1]], _pool_grad(_L, _L[:, :, :1], 1)),
+    ("AD_adaptive_avg_pool1d_backward", [_L[:, :, :4], _L, [4]], _pool_grad(_L, _L[:, :, :4], 1)),
+])
+def test_the_adaptive_pool_helpers_compute_the_backward_and_fold_to_the_same(name, args, want):
+    """symbolic_script's `AD_adaptive_avg_pool{1,2,3}d_backward` (a global pool's gradient an
+    expand over the window size, others the backward op; 1-D through 2-D) against the pooling
+    backward, run through their graphs and folded with constant output sizes."""
+    from irjit.runtime.autodiff_helper_graphs import fold_helper_calls
+    tensors = [Tensor(np.ascontiguousarray(a)) for a in args if isinstance(a, np.ndarray)]
+    with no_grad():
+        (got,) = Interpreter(parse_ir(_call(name, args)), functions=helper_graphs()).run(tensors)
+        folded = parse_ir(_call(name, args))
+        for v, t in zip(folded.inputs, tensors):
+            v.type = _tensor_type(t)
+        assert fold_helper_calls(folded)
+        assert all(n.kind != "prim::CallFunction" for n in folded.walk())
+        (again,) = Interpreter(folded).run(tensors)
+    np.testing.assert_allclose(got.data, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(again.data, got.data, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("pool,shape", [
+    ("%o : int[] = prim::Constant[value=[1, 1]]()\n  %y : Tensor = aten::adaptive_avg_pool2d(%x, %o)", (2, 3, 4, 4)),
+    ("%o : int[] = prim::Constant[value=[2, 2]]()\n  %y : Tensor = aten::adaptive_avg_pool2d(%x, %o)", (2, 3, 4, 4)),
+    ("%o : int[] = prim::Constant[value=[1]]()\n  %y : Tensor = aten::adaptive_avg_pool1d(%x, %o)", (2, 3, 6)),
+    ("%k : int[] = prim::Constant[value=[2, 2]]()\n  %p : int[] = prim::Constant[value=[0, 0]]()\n"
+     "  %d : int[] = prim::Constant[value=[1, 1]]()\n  %f : bool = prim::Constant[value=0]()\n"
+     "  %y : Tensor = aten::max_pool2d(%x, %k, %k, %p, %d, %f)", (2, 3, 4, 4)),
+    ("%k : int[] = prim::Constant[value=[2, 2]]()\n  %p : int[] = prim::Constant[value=[0, 0]]()\n"
+     "  %f : bool = prim::Constant[value=0]()\n  %t : bool = prim::Constant[value=1]()\n"
+     "  %n : NoneType = prim::Constant()\n  %y : Tensor = aten::avg_pool2d(%x, %k, %k, %p, %f, %t, %n)",
+     (2, 3, 4, 4)),
+])
+def test_pools_under_grad_run_natively_through_their_helpers(pool, shape, monkeypatch):
+    """Pooling differentiated as symbolic_script does (max_pool2d through
+    max_pool2d_with_indices and its captured indices, the adaptive pools through their
+    `AD_` helpers): forward and backward native, with the interpreter's gradients."""
+    from ..runtime.test_native_grad import _check
+    cov, _, _ = _check(f"""graph(%x : Tensor):
+  {pool}
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""", [shape], monkeypatch)
+    assert set(cov.interpreted) <= {"aten::adaptive_avg_pool1d"}  # (1-D adaptive pooling: no lowering yet)
