@@ -180,6 +180,7 @@ class SymbolicEmitter:
         self._anchor = node.prev if node is not None else None  # the node being replaced
         self._pool: dict = {}
         self._literals: dict = {}
+        self._forward_literals: list = []  # literals made while writing the forward graph
         self._forward_mode = 0
         self._blocks: list = []  # blocks the formula opened (loop and if bodies)
 
@@ -339,7 +340,7 @@ class SymbolicEmitter:
     def _key(a: Any):
         return (type(a).__name__, repr(a))
 
-    def _literal(self, a: Any) -> Value:
+    def _literal(self, a: Any, first: bool = False) -> Value:
         """A number (or a list of them) the formula passes: a constant of the forward graph,
         right before the op that computes the result (in the forward part of a formula, every
         constant)."""
@@ -351,9 +352,23 @@ class SymbolicEmitter:
             from irjit.compiler.ir.constants import make_constant
             c = make_constant(self.graph, a)
             # before the result's op (so it dominates every forward use), the latest first, as
-            # ConstantPooling leaves the constants of a symbolic_script forward graph
+            # ConstantPooling leaves the constants of a symbolic_script forward graph; those the
+            # forward statements use (dropout's `1. - p`), in the order the formula makes them
+            # and before those statements, as torch 2.13 leaves dropout's forward graph
             if self._anchor is not None and self._anchor.owning_block is self.node.owning_block:
-                c.insert_after(self._anchor)
+                if self._forward_mode and first:
+                    c.insert_after(self._anchor)
+                    if self._fwd_after is self._anchor:
+                        self._fwd_after = c
+                    self._forward_literals.insert(0, c)
+                elif self._forward_mode:
+                    tail = self._forward_literals[-1] if self._forward_literals else self._anchor
+                    c.insert_after(tail)
+                    if self._fwd_after is tail:
+                        self._fwd_after = c
+                    self._forward_literals.append(c)
+                else:
+                    c.insert_after(self._anchor)
             else:
                 c.insert_before(self.node)
             v = self._literals[key] = c.output
@@ -471,8 +486,11 @@ class SymbolicEmitter:
         return self._list([self._value(x) for x in items])
 
     def loop(self, trip_count: Any, body) -> None:
-        """`for i in range(trip_count): body(i)`, without carried values."""
-        true = self._value(True)
+        """`for i in range(trip_count): body(i)`, without carried values. In a forward, the
+        loop's condition constant comes before the other literals, as torch 2.13 leaves the
+        forward graphs of cat and meshgrid."""
+        true = self._literal(True, first=True) if self._forward_mode and self.forward_block is not None \
+            else self._value(True)
         n = self._insert_node(self.graph.create("prim::Loop", [self._value(trip_count), true], num_outputs=0))
         block = n.add_block()
         i = block.add_input(INT)

@@ -720,3 +720,39 @@ MORE = {
 def test_more_symbolic_script_ops(name):
     text, domain = MORE[name]
     check(text, domain=domain)
+
+
+@pytest.mark.parametrize("p,train", [(0.5, 0), (0.0, 1)])
+def test_dropout_that_keeps_everything(p, train):
+    """symbolic_script's dropout (native_dropout in f, its mask and scale captured): in eval
+    mode or with p=0 the mask keeps every element and the scale is 1."""
+    grad = check(f"""graph(%x : {T(3, 4)}):
+  %p : float = prim::Constant[value={p}]()
+  %t : bool = prim::Constant[value={train}]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""")
+    assert "aten::native_dropout" in kinds(grad.f)
+    assert "aten::native_dropout_backward" in kinds(grad.df)
+
+
+def test_dropout_in_training_mode_scales_the_kept_elements():
+    """p and train are graph inputs: the scale `1 / (float(p1m == 0.) + p1m)` is computed when
+    f runs; df's gradient is the vjp where the forward kept an element, times 1 / (1 - p)."""
+    text = f"""graph(%x : {T(40, 50)}, %p : float, %t : bool):
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)"""
+    grad = differentiate(irjit.parse_ir(text))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 50)).astype(np.float32) + 10  # no element is 0
+    for p, train in [(0.25, True), (0.25, False), (1.0, True)]:
+        outs = run_forward(grad, [Tensor(x), p, train])
+        y = outs[0].data
+        kept = y != 0
+        if train and p < 1:
+            assert 0.6 < kept.mean() < 0.9
+        og = rng.standard_normal(y.shape).astype(np.float32)
+        got = run_backward(grad, [Tensor(x), p, train], outs, [og])[0].data
+        scale = (1 / (1 - p) if p < 1 else 0.0) if train else 1.0
+        np.testing.assert_allclose(y, np.where(kept, x * scale, 0), rtol=1e-6)
+        np.testing.assert_allclose(got, np.where(kept, og * scale, 0), rtol=1e-6)

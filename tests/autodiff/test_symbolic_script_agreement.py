@@ -39,9 +39,8 @@ DIFFERS: dict[str, tuple] = {
     "unbind": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
     "meshgrid": (ALL, _STATIC),
     "grad_sum_to_size": ({"shaped": ALL, "unshaped": ALL}, _STATIC),
-    "embedding": ({"shaped": ALL, "unshaped": ALL}, _NN),
     "nll_loss": ({"shaped": ALL, "unshaped": ALL}, _NN),
-    "batch_norm": (ALL, _NN), "dropout": (ALL, _NN),
+    "batch_norm": (ALL, _NN),
 }
 
 _CASE = re.compile(r"^\d+_(.*)_(shaped|unshaped)$")
