@@ -33,15 +33,25 @@ class EnumMember:
         return f"{self.enum}.{self.name}"
 
 
+def set_enum_values(table: Mapping[str, Mapping[str, Any]]):
+    """Make `table` (enum class name -> member name -> int, float or str) the enum values of
+    what runs next in this thread; returns the token `reset_enum_values` takes to bring the
+    previous table back (a context manager costs more than a small graph's native call)."""
+    return _ACTIVE.set(table)
+
+
+def reset_enum_values(token) -> None:
+    _ACTIVE.reset(token)
+
+
 @contextmanager
 def enum_values(table: Mapping[str, Mapping[str, Any]]):
-    """Make `table` (enum class name -> member name -> int, float or str) the enum values of
-    what runs inside the block, in this thread; the previous table comes back after it."""
-    token = _ACTIVE.set(table)
+    """`table` as the enum values of what runs inside the block, in this thread."""
+    token = set_enum_values(table)
     try:
         yield
     finally:
-        _ACTIVE.reset(token)
+        reset_enum_values(token)
 
 
 def enum_value(member: EnumMember) -> Any:

@@ -230,6 +230,11 @@ _MAY_ALIAS_INPUT = frozenset({
     "aten::contiguous", "aten::alias", "prim::TupleIndex",
 })
 _CONTROL_FLOW = frozenset({"prim::If", "prim::Loop"})
+# nodes whose `Subgraph` the runtime runs as one unit (the executor's DifferentiableGraphOp,
+# a fusion group, a backward graph's fallback): through the plan's subgraph runner
+_SUBGRAPH = frozenset({"prim::DifferentiableGraph", "prim::FusionGroup", "prim::TensorExprGroup",
+                       "prim::CudaFusionGroup", "prim::TensorExprDynamicGroup",
+                       "prim::StaticSubgraph", "prim::oneDNNFusionGroup", "prim::FallbackGraph"})
 _CALL = frozenset({"prim::CallFunction", "prim::CallMethod"})
 # do no work at run time (not counted in loop-body sizes)
 _NO_COST = frozenset({"prim::Constant", "prim::profile", "prim::profile_ivalue"})
@@ -296,7 +301,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "arithmetic": _ARITHMETIC, "right_identity_one": _RIGHT_IDENTITY_ONE,
     "tensor_to_number": _TENSOR_TO_NUMBER,
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,
-    "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST,
+    "control_flow": _CONTROL_FLOW, "call": _CALL, "no_cost": _NO_COST, "subgraph": _SUBGRAPH,
     "tuple_access": _TUPLE_ACCESS, "tuple_forwarding": _TUPLE_FORWARDING,
     "backward_only": _BACKWARD_ONLY, "no_autograd": _NO_AUTOGRAD, "identity": _IDENTITY,
     "aliases_only_same_dtype": _ALIASES_ONLY_SAME_DTYPE, "identity_test": _IDENTITY_TEST,

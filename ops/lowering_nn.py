@@ -248,6 +248,20 @@ def _avg_pool2d(e, x, kernel_size, stride=(), padding=0, ceil_mode=False, count_
     return _avg_pool(e, x, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+def _even_windows(x, output_size):
+    """(output size, window size) when adaptive pooling's windows are all alike and tile the
+    input (each input size a multiple of its output size) and too large to unroll, else None."""
+    if not _is_tensor(x) or len(x.sizes) not in (3, 4) or any(n == 0 for n in x.sizes) or \
+            not all(isinstance(o, int) for o in _flat(output_size)):
+        return None
+    out = _params(output_size, 2)
+    sp = list(x.sizes[-2:])
+    if len(out) != 2 or min(out) < 1 or any(n % o for n, o in zip(sp, out)):
+        return None
+    window = [n // o for n, o in zip(sp, out)]
+    return (out, window) if window[0] * window[1] > MAX_WINDOW else None
+
+
 def _adaptive_windows(e, x, output_size):
     """(taps as `_windows` gives them, element count of each window) of adaptive pooling: windows
     [floor(o * n / out), ceil((o + 1) * n / out)) unrolled to the widest one."""
@@ -286,6 +300,13 @@ def _adaptive_windows(e, x, output_size):
 def _adaptive_avg_pool2d(e, x, output_size):
     if not _is_tensor(x) or not e.is_float(x):
         raise NotLowerable("adaptive average pooling of integers")
+    even = _even_windows(x, output_size)
+    if even is not None:  # equal windows that tile the input: a mean over the window dims
+        out, window = even
+        if out == [1, 1]:  # a global average pool
+            return e.div(e.reduce("sum", x, [-2, -1], True), window[0] * window[1])
+        tiled = e.reshape(x, list(x.sizes[:-2]) + [out[0], window[0], out[1], window[1]])
+        return e.div(e.reduce("sum", tiled, [-3, -1], False), window[0] * window[1])
     windows, counts = _adaptive_windows(e, x, output_size)
     total = None
     for value, cond, _ in windows:

@@ -22,11 +22,16 @@ from irjit.ops.evaluate import unwrap as as_array
 from irjit.ops.registry import OpEntry, find_op
 from irjit.ops.tensor import Tensor
 
-_state = threading.local()
+class _GradMode(threading.local):
+    enabled = True  # (a class attribute: every thread starts with grad mode on)
+
+
+_state = _GradMode()
+GRAD_MODE = _state  # hot paths switch `GRAD_MODE.enabled` in a try/finally (a `with` costs 3 calls)
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 class set_grad_enabled:
@@ -62,14 +67,22 @@ class GradNode:
 
     __slots__ = ("entry", "inputs", "outputs", "edges", "versions", "n_outputs", "label")
 
-    def __init__(self, entry: OpEntry, inputs: list, outputs: list, edges: list, label: str = ""):
+    def __init__(self, entry: OpEntry, inputs: list, outputs: list, edges: list, label: str = "",
+                 versions: Optional[list] = None):
+        """`versions`: the (tensor, version) pairs backward checks; by default the edges'."""
         self.entry = entry
         self.inputs = inputs
         self.outputs = outputs
         self.edges = edges
         self.n_outputs = len(outputs)
-        self.versions = [(t, t.version) for e in edges if e is not None
-                         for t in (e if isinstance(e, list) else [e]) if isinstance(t, Tensor)]
+        if versions is None:
+            versions = []
+            for e in edges:  # (None, a Tensor, or a list of them)
+                if type(e) is list:
+                    versions += [(t, t._version[0]) for t in e if isinstance(t, Tensor)]
+                elif e is not None:
+                    versions.append((e, e._version[0]))
+        self.versions = versions
         self.label = label
 
     def __repr__(self) -> str:
@@ -320,76 +333,183 @@ def run_op(kind: str, *args: Any) -> Any:
 
 
 
+_ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a read-only array of ones to copy
+
+
+def ones_like(a: np.ndarray) -> np.ndarray:
+    """A fresh array of ones of `a`'s shape and dtype, copied from a cached one (numpy's
+    `ones_like` costs ten times a copy for the small arrays of a training step)."""
+    key = (a.shape, a.dtype)
+    one = _ONES.get(key)
+    if one is None:
+        if a.size > 1 << 16 or len(_ONES) >= 256:
+            return np.ones(a.shape, a.dtype)
+        one = np.ones(a.shape, a.dtype)
+        one.flags.writeable = False
+        _ONES[key] = one
+    return one.copy()
+
+
+class WindowEntry:
+    """A tape entry for views of one tensor (its only edge): `add_into(acc, grads)` adds the
+    views' gradients into their windows of `acc` (C-contiguous, of the tensor's `shape` and
+    `dtype`), in place; `derivative` returns that of zeros, as other entries' do."""
+
+    __slots__ = ()
+    shape: tuple
+    dtype: np.dtype
+
+    def add_into(self, acc: np.ndarray, grads: list) -> None:
+        raise NotImplementedError
+
+
+class _Sums:
+    """Gradient sums of one backward pass: the arrays a sum made belong to the pass, so later
+    gradients are added to them in place (no array per addition); an array handed on to a
+    derivative or delivered elsewhere may be shared, so it is never written."""
+
+    __slots__ = ("owned",)
+
+    def __init__(self):
+        self.owned: dict[int, np.ndarray] = {}  # id -> array (held, so ids stay unique)
+
+    def add(self, acc: Optional[np.ndarray], g: np.ndarray) -> np.ndarray:
+        if acc is None:
+            return g
+        if self.owned.get(id(acc)) is acc and acc.shape == g.shape and acc.dtype == g.dtype:
+            np.add(acc, g, out=acc)
+            return acc
+        total = acc + g
+        if isinstance(total, np.ndarray):
+            self.owned[id(total)] = total
+        return total
+
+    def add_windows(self, acc: Optional[np.ndarray], entry, grads: list) -> np.ndarray:
+        """`acc` plus a view's backward (`entry.add_into` adds each gradient into its window of
+        a C-contiguous array of the base's shape and dtype): into `acc` itself when the pass
+        made it, else into a copy of it or zeros that the pass owns from then on."""
+        if acc is not None and (acc.shape != entry.shape or acc.dtype != entry.dtype):
+            return self.add(acc, entry.derivative(EAGER, grads, [], [])[0])
+        if acc is None or self.owned.get(id(acc)) is not acc or not acc.flags.c_contiguous:
+            acc = np.zeros(entry.shape, entry.dtype) if acc is None else np.array(acc, order="C")
+            self.owned[id(acc)] = acc
+        entry.add_into(acc, grads)
+        return acc
+
+    def release(self, arrays: list) -> None:
+        for a in arrays:
+            if a is not None:
+                self.owned.pop(id(a), None)
+
+
 def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None,
              inputs: Optional[Sequence[Tensor]] = None) -> Optional[list[Optional[np.ndarray]]]:
     """Reverse-mode differentiation from `roots`. With `inputs`, return d(roots)/d(inputs)
     (None where unconnected) instead of accumulating into leaves' `.grad`."""
     roots = list(roots)
     if grad_outputs is None:
-        grad_outputs = [np.ones_like(r.data) for r in roots]
+        grad_outputs = [ones_like(r.data) for r in roots]
     want = {id(t): i for i, t in enumerate(inputs)} if inputs is not None else None
     result: list[Optional[np.ndarray]] = [None] * (len(inputs) if inputs is not None else 0)
+    sums = _Sums()
+    pending: dict[int, list] = {}
 
-    def deliver(t: Tensor, g: np.ndarray, pending: dict) -> None:
-        if want is not None and id(t) in want:
-            i = want[id(t)]
-            result[i] = g if result[i] is None else result[i] + g
-            if t.grad_fn is None:
-                return
-        if t.grad_fn is not None:
-            node, idx = t.grad_fn
-            slots = pending.setdefault(id(node), [None] * node.n_outputs)
-            slots[idx] = g if slots[idx] is None else slots[idx] + g
+    def deliver(t: Tensor, g: np.ndarray) -> None:
+        grad_fn = t.grad_fn
+        if want is not None:
+            i = want.get(id(t))
+            if i is not None:
+                acc = result[i]
+                result[i] = g if acc is None else sums.add(acc, g)
+                if grad_fn is None:
+                    return
+        if grad_fn is not None:
+            node, idx = grad_fn
+            slots = pending.get(id(node))
+            if slots is None:
+                slots = pending[id(node)] = [None] * node.n_outputs
+            acc = slots[idx]
+            slots[idx] = g if acc is None else sums.add(acc, g)
         elif t.requires_grad and want is None:
             g = np.asarray(g, dtype=t.dtype)
             t.grad = Tensor(g.copy() if t.grad is None else t.grad.data + g)
 
-    # dependency counts over the reachable part of the tape
-    nodes: dict[int, GradNode] = {}
+    def deliver_windows(t: Tensor, entry, grads: list) -> None:
+        """What `deliver` does with the dense gradient of a view's base, adding the view's
+        gradients into their windows instead (see `_Sums.add_windows`)."""
+        if want is not None:
+            i = want.get(id(t))
+            if i is not None:
+                result[i] = sums.add_windows(result[i], entry, grads)
+                if t.grad_fn is None:
+                    return
+        if t.grad_fn is not None:
+            node, idx = t.grad_fn
+            slots = pending.get(id(node))
+            if slots is None:
+                slots = pending[id(node)] = [None] * node.n_outputs
+            slots[idx] = sums.add_windows(slots[idx], entry, grads)
+        elif t.requires_grad and want is None:
+            deliver(t, entry.derivative(EAGER, grads, [], [])[0])
+
+    # the reachable part of the tape: each node's children (the nodes its edges' tensors come
+    # from, once per edge) and how many edges lead to each node
+    children: dict[int, list] = {}
     deps: dict[int, int] = {}
+    nodes: list[GradNode] = []
     stack = [r.grad_fn[0] for r in roots if r.grad_fn is not None]
     while stack:
         node = stack.pop()
-        if id(node) in nodes:
+        if id(node) in children:
             continue
-        nodes[id(node)] = node
-        for e in node.edges:
-            for t in (e if isinstance(e, list) else [e]):
-                if isinstance(t, Tensor) and t.grad_fn is not None:
-                    child = t.grad_fn[0]
-                    deps[id(child)] = deps.get(id(child), 0) + 1
-                    stack.append(child)
+        nodes.append(node)
+        kids = children[id(node)] = []
+        for e in node.edges:  # (None, a Tensor, or a list of them)
+            if e is None:
+                continue
+            if type(e) is list:
+                kids += [t.grad_fn[0] for t in e if isinstance(t, Tensor) and t.grad_fn is not None]
+            elif e.grad_fn is not None:
+                kids.append(e.grad_fn[0])
+        for child in kids:
+            deps[id(child)] = deps.get(id(child), 0) + 1
+            stack.append(child)
 
-    pending: dict[int, list] = {}
     for r, g in zip(roots, grad_outputs):
         if g is not None:
-            deliver(r, np.asarray(g), pending)
-    ready = [n for k, n in nodes.items() if deps.get(k, 0) == 0]
+            deliver(r, np.asarray(g))
+    ready = [n for n in nodes if id(n) not in deps]
     while ready:
         node = ready.pop()
         grads = pending.pop(id(node), None)
-        if grads is not None and any(g is not None for g in grads):
+        if grads is not None and (grads[0] is not None if len(grads) == 1 else
+                                  any(g is not None for g in grads)):
+            if sums.owned:
+                sums.release(grads)
             for t, v in node.versions:
-                if t.version != v:
+                if t._version[0] != v:
                     raise IRRuntimeError(
                         f"a tensor needed to differentiate {node.entry.schema.name}"
                         f"{' at ' + node.label if node.label else ''} was modified by an "
                         "in-place operation afterwards")
-            in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
+            if isinstance(node.entry, WindowEntry):  # a view's: into the base's gradient in place
+                base = node.edges[0]
+                if base is not None and base.requires_grad:
+                    deliver_windows(base, node.entry, grads)
+                in_grads = ()
+            else:
+                in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
             for e, g in zip(node.edges, in_grads):
                 if e is None or g is None:
                     continue
                 if isinstance(e, list):
                     for t, gi in zip(e, g):
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
-                            deliver(t, np.asarray(gi, dtype=t.dtype), pending)
+                            deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
-                    deliver(e, np.asarray(g, dtype=e.dtype), pending)
-        for e in node.edges:
-            for t in (e if isinstance(e, list) else [e]):
-                if isinstance(t, Tensor) and t.grad_fn is not None:
-                    child = t.grad_fn[0]
-                    deps[id(child)] -= 1
-                    if deps[id(child)] == 0:
-                        ready.append(child)
+                    deliver(e, np.asarray(g, e.data.dtype))
+        for child in children[id(node)]:
+            left = deps[id(child)] = deps[id(child)] - 1
+            if left == 0:
+                ready.append(child)
     return result if inputs is not None else None

@@ -11,13 +11,15 @@ import numpy as np
 from irjit.compiler import parse_ir
 from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
-from irjit.ops.enums import enum_values
+from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import backward as run_backward, no_grad, set_grad_enabled
+from .autograd import GRAD_MODE, backward as run_backward, ones_like
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
-from .values import flatten_value, from_array, to_python
+from .values import from_array, leaves, to_python
+
+_ARG_NAMES = tuple(f"arg{i}" for i in range(64))  # the gradients' names of the inputs
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -157,16 +159,24 @@ class Function:
         if len(inputs) != len(params):
             raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
                               f"({', '.join('%' + v.name for v in params)}) but {len(inputs)} were given")
-        values = []
-        for v, x in zip(params, inputs):
-            if isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
+        values = list(inputs)
+        for i, x in enumerate(values):
+            kind = type(x)
+            if kind is Tensor:  # (as it is, unless it must require grad)
+                if requires_grad and not x.requires_grad and x.data.dtype.kind == "f":
+                    values[i] = Tensor(x.data, True)
+                continue
+            v = params[i]
+            if kind is np.ndarray and type(v.type) is TensorType:  # (from_array's common case)
+                x = Tensor(np.array(x), requires_grad and x.dtype.kind == "f")
+            elif isinstance(x, np.ndarray) or (isinstance(x, np.generic)):
                 try:
                     x = from_array(np.asarray(x), v.type, requires_grad)
                 except IRTypeError as e:
                     raise IRTypeError(f"{self.filename}: input %{v.name}: {e}") from None
             elif isinstance(x, Tensor) and requires_grad and x.dtype.kind == "f" and not x.requires_grad:
                 x = Tensor(x.data, True)
-            values.append(x)
+            values[i] = x
         return values
 
     def parameters(self) -> dict[str, Tensor]:
@@ -196,15 +206,29 @@ class Function:
 
     def run(self, *inputs: Any, requires_grad: bool = True) -> list:
         """Run and return the raw run-time outputs (Tensors and Python values)."""
+        if not requires_grad and self.executor is None and not self.has_self and not self.enum_values:
+            # a native runner whose latest plan takes the caller's arrays as they are
+            run_arrays = getattr(self.interpreter, "run_arrays", None)
+            outs = run_arrays(inputs) if run_arrays is not None else None
+            if outs is not None:
+                self._calls.last = (inputs, {}, outs)
+                return outs
         values = self.prepare_inputs(inputs, requires_grad)
-        with self._params_lock:  # turns params-file arrays into the module's Tensors, once
-            params = self.parameters() if requires_grad else {}
-            for p in params.values():
-                p.requires_grad = True
-                p.grad = None
-        args = ([self.module] if self.has_self else []) + values
-        with set_grad_enabled(requires_grad), enum_values(self.enum_values):
+        params: dict = {}
+        if requires_grad and self.module is not None:
+            with self._params_lock:  # turns params-file arrays into the module's Tensors, once
+                params = self.parameters()
+                for p in params.values():
+                    p.requires_grad = True
+                    p.grad = None
+        args = [self.module, *values] if self.has_self else values
+        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, bool(requires_grad)
+        token = set_enum_values(self.enum_values)
+        try:
             outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
+        finally:
+            GRAD_MODE.enabled = enabled
+            reset_enum_values(token)
         self._calls.last = (values, params, outs)
         return outs
 
@@ -221,24 +245,39 @@ class Function:
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
         values, params, outs = last
-        leaves = [x for _, x in flatten_value(tuple(outs))]
         roots, grads = [], []
-        for i, leaf in enumerate(leaves):
-            if isinstance(leaf, Tensor) and leaf.dtype.kind == "f":
-                g = np.ones_like(leaf.data) if grad_outputs is None else grad_outputs[i]
+        for i, leaf in enumerate(leaves(outs)):
+            if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
+                if grad_outputs is None:
+                    if leaf.requires_grad:
+                        roots.append(leaf)
+                        grads.append(ones_like(leaf.data))
+                    continue
+                g = grad_outputs[i]
                 if g is not None and leaf.requires_grad:
                     roots.append(leaf)
                     grads.append(np.asarray(g, dtype=leaf.dtype))
-        targets: dict[str, Tensor] = {}
-        for i, v in enumerate(values):
-            if isinstance(v, Tensor) and v.dtype.kind == "f":
-                targets[f"arg{i}"] = v
-        targets.update(params)
-        with no_grad():
-            got = run_backward(roots, grads, inputs=list(targets.values())) if roots else \
-                [None] * len(targets)
+        names, tensors = [], []
+        for name, v in zip(_ARG_NAMES if len(values) <= len(_ARG_NAMES) else
+                           [f"arg{i}" for i in range(len(values))], values):
+            if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
+                v = Tensor(v)
+            if isinstance(v, Tensor) and v.data.dtype.kind == "f":
+                names.append(name)
+                tensors.append(v)
+        for name, v in params.items():
+            if name not in names:  # (as a dict's update: an input named like a parameter)
+                names.append(name)
+                tensors.append(v)
+            else:
+                tensors[names.index(name)] = v
+        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+        try:
+            got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
+        finally:
+            GRAD_MODE.enabled = enabled
         return {name: (g if g is not None else np.zeros_like(t.data))
-                for (name, t), g in zip(targets.items(), got)}
+                for name, t, g in zip(names, tensors, got)}
 
 
 def load(source: Union[str, os.PathLike, Graph], params=None, constants=None,

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, fields
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
-from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, OptionalType, TensorType
@@ -25,7 +24,7 @@ from .interpreter import FunctionRef, Interpreter, check_input
 from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
-from .native_plan import plan_for, share_view_bases
+from .native_plan import StraightPlan, plan_for, share_view_bases
 from .native_specialization import (attribute_reads, is_dtype_code, is_size_list, prepare_copy,
                                     sink_views, specialize_shapes, transpose_products)
 from .prims import _results, prim
@@ -153,11 +152,27 @@ class NativeRunner:
         self._generic: Optional[Interpreter] = None
         self._units: dict[int, tuple] = {}  # id(group node) -> (unit or None, node)
         self.lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
-        self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename))
+        self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename),
+                                         lambda node: self.unit_of(node))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
         self._dtype_codes = frozenset(i for i, v in enumerate(graph.inputs) if is_dtype_code(v))
+        self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
+
+    value_key = staticmethod(_value_key)
+
+    def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
+        """The outputs of a call without gradients whose tensor inputs are numpy arrays, when
+        the latest call's plan takes them as they are (`StraightPlan.run_arrays`); else None
+        (then wrap them in Tensors and `run`)."""
+        last = self._last
+        return last.run_arrays(arrays, raw) if last is not None else None
 
     def run(self, inputs: list) -> list:
+        last = self._last
+        if last is not None:  # the last plan's program checks the inputs (natively, mostly)
+            outs = last.try_run(inputs)
+            if outs is not None:
+                return outs
         key = _layout_key(inputs, self._attributes, self._dtype_codes)
         plan = self._plans.get(key)
         if plan is None:
@@ -165,6 +180,8 @@ class NativeRunner:
                 plan = self._plans.get(key)
                 if plan is None:
                     return self._profile_and_specialize(key, list(inputs))
+        if isinstance(plan, StraightPlan) and not self._attributes:
+            self._last = plan  # (attributes are keyed like inputs, but not checked by programs)
         return plan.run(list(inputs))
 
     def _profile_and_specialize(self, key: tuple, inputs: list) -> list:
@@ -206,7 +223,7 @@ class NativeRunner:
         native_partition(g)
         native, interpreted = _count_nodes(g)
         self._count(nodes_native=native, nodes_interpreted=interpreted)
-        plan = self._plans[key] = plan_for(self, g, self._interpreter(g))
+        plan = self._plans[key] = plan_for(self, g, self._interpreter(g), key)
         return plan.run(list(inputs)) if outputs is None else outputs
 
     def count_bailout(self) -> None:
@@ -246,17 +263,20 @@ class NativeRunner:
                     found = self._units[id(node)] = (unit, node)
         return found[0]
 
+    def decisions(self, node: Node) -> dict:
+        """How the group runs under grad mode, by its arguments' requires-grad flags."""
+        return self._gradients.decisions(node)
+
     def run_subgraph(self, interp: Interpreter, node: Node, args: list) -> list:
         sub = node.attr("Subgraph")
         if node.kind != GROUP and self.context is not None:
             return self.context.run_subgraph(interp, node, args)
         if node.kind != GROUP:
             return interp.sub_interpreter(sub).run(args)
-        if is_grad_enabled() and not is_scalar_program(sub) and any(  # numbers need no tape
-                isinstance(a, Tensor) and a.requires_grad for a in args) and \
-                self._gradients.needs_tape(node, args):
-            outs = self._gradients.run(node, args)  # f and df run natively; the tape records df
-            return outs if outs is not None else _interpreted(interp, sub, args)
+        if is_grad_enabled():
+            op = self._gradients.for_call(node, args)
+            if op is not None:  # f and df run natively; the tape records df
+                return op(args) if op is not False else _interpreted(interp, sub, args)
         unit = self.unit_of(node)
         if unit is None:
             return _interpreted(interp, sub, args)

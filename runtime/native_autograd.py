@@ -1,8 +1,9 @@
 """Native groups under grad mode, the way PyTorch runs a DifferentiableGraph: a
 `prim::NativeGroup` whose arguments require grad is differentiated once per requires-grad
 pattern of its arguments into a forward graph `f` and a backward graph `df`, each run by a
-native runner of its own (so both are partitioned and compiled), and a DifferentiableGraphOp
-records the backward on the tape. A group none of whose outputs needs a gradient (comparisons,
+native runner of its own (so both are partitioned and compiled), and a NativeGroupOp records
+the backward on the tape (`native_group_ops`; a group that only views one argument records
+the windows it views instead). A group none of whose outputs needs a gradient (comparisons,
 integer casts, `zeros_like`) runs natively without recording anything; one that cannot be
 differentiated, or that writes an input in place, stays interpreted under grad; outputs that
 view an argument share its memory, version and base, as the interpreter's views do."""
@@ -12,20 +13,19 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Optional
 
-import numpy as np
-
 from irjit.compiler.autodiff import Gradient, differentiate
 from irjit.compiler.autodiff.differentiate import DifferentiationError, drops_input_gradients, requires_grad
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
+from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
 from irjit.compiler.passes import get_pass
 from irjit.ops import facts
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
-from .executor.differentiable_graph import DifferentiableGraphOp
 from .executor.runnable_gradient import runnable_gradient
+from .native_group_ops import NativeGroupOp, ViewGroupOp, view_group_base
 
 
 
@@ -35,20 +35,6 @@ def writes_in_place(node: Node) -> bool:
         return True
     entry = entry_of(node)
     return entry is not None and entry.schema.is_inplace
-
-
-def _share_bases(results: list, args: list) -> None:
-    """Outputs that are views of an argument share its version counter and base, as the
-    interpreter's views do (f ran on detached copies of the arguments)."""
-    for r in results:
-        if not isinstance(r, Tensor):
-            continue
-        for a in args:
-            if isinstance(a, Tensor) and np.may_share_memory(r.data, a.data) and \
-                    np.shares_memory(r.data, a.data):
-                r._version = a._version
-                r._base = a._base if a._base is not None else a
-                break
 
 
 def _prepared_backward(df: Graph) -> Graph:
@@ -123,63 +109,73 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
 
 
 
+_UNDECIDED = object()
+
+
 class GroupGradients:
-    """Per native runner: the DifferentiableGraphOps of its groups (keyed by group node and
-    the arguments' requires-grad pattern) and the runners of their `f` and `df` graphs,
-    made by `make_runner(graph)`."""
+    """Per native runner: how each group runs under grad mode for a requires-grad pattern of
+    its arguments (a NativeGroupOp, a ViewGroupOp, nothing to record, or interpreted),
+    and the runners of the ops' `f` and `df` graphs, made by `make_runner(graph)`;
+    `unit_of(node)` is the runner's compiled unit of a group."""
 
-    def __init__(self, make_runner: Callable[[Graph], Any]):
+    def __init__(self, make_runner: Callable[[Graph], Any], unit_of: Callable[[Node], Any]):
         self.make_runner = make_runner
-        self._ops: dict[tuple, tuple[Node, Optional[DifferentiableGraphOp]]] = {}
+        self.unit_of = unit_of
+        self._nodes: dict[int, tuple[Node, dict]] = {}  # id(group) -> (group, its decisions)
         self._runners: dict[int, tuple[Graph, Any]] = {}
-        self._tape: dict[tuple, tuple[Node, bool]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (deciding makes runners)
 
-    def needs_tape(self, node: Node, args: list) -> bool:
-        """`needs_tape` of the group for these arguments' requires-grad pattern (cached)."""
-        key = (id(node), tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        found = self._tape.get(key)
-        if found is None:
-            found = self._tape[key] = (node, needs_tape(node.attr("Subgraph"), key[1]))
-        return found[1]
-
-    def run(self, node: Node, args: list) -> Optional[list]:
-        """The group's outputs with its backward recorded, or None: interpret the group."""
-        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        key = (id(node), flags)
-        found = self._ops.get(key)
+    def decisions(self, node: Node) -> dict:
+        """The group's decisions so far, by the requires-grad flags of its arguments (see
+        `for_call`): a program reads the flags of its call there."""
+        found = self._nodes.get(id(node))
         if found is None:
             with self._lock:
-                found = self._ops.get(key)
-                if found is None:
-                    grad = group_gradient(node.attr("Subgraph"), flags)
-                    op = None if grad is None else DifferentiableGraphOp(grad, self._run_graph)
-                    found = self._ops[key] = (node, op)
-        op = found[1]
-        if op is None:
-            return None
-        results = op(args)
-        _share_bases(results, args)
-        differentiable = set(op.gradient.df_input_vjps)
-        recorded = next((r.grad_fn[0] for r in results if isinstance(r, Tensor) and r.grad_fn), None)
-        if recorded is not None:
-            # as the tape does for every tensor an op saves: backward fails if one is written
-            # in place afterwards (df reads the arguments that do not require grad too)
-            recorded.versions = [(a, a.version) for a in args if isinstance(a, Tensor)]
-        for i, r in enumerate(results):
-            if isinstance(r, Tensor) and i not in differentiable:
-                # the interpreter records only what depends on an input that requires grad
-                r.requires_grad, r.grad_fn = False, None
-        return results
+                found = self._nodes.setdefault(id(node), (node, {}))
+        return found[1]
+
+    def all_decisions(self) -> list:
+        return [d for _, found in list(self._nodes.values()) for d in list(found.values())]
+
+    def for_call(self, node: Node, args: list) -> Any:
+        """How the group runs for these arguments under grad mode: None when it records
+        nothing (no argument requires grad, no output would: its unit runs as without grad),
+        a callable running it with its backward recorded (`op(args) -> outputs`), or False:
+        interpret it."""
+        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        decisions = self.decisions(node)
+        found = decisions.get(flags, _UNDECIDED)
+        if found is _UNDECIDED:
+            with self._lock:
+                found = decisions.get(flags, _UNDECIDED)
+                if found is _UNDECIDED:
+                    found = decisions[flags] = self._decide(node, flags)
+        return found
+
+    def _decide(self, node: Node, flags: tuple[bool, ...]) -> Any:
+        sub = node.attr("Subgraph")
+        if not any(flags) or is_scalar_program(sub) or not needs_tape(sub, flags):
+            return None  # (numbers need no tape)
+        grad = group_gradient(sub, flags)
+        if grad is None:
+            return False
+        op = NativeGroupOp(grad, self._runner(grad.f), self._runner(grad.df))
+        unit = self.unit_of(node)
+        base = view_group_base(unit, flags)
+        if base is None:
+            return op
+        kinds = [n.kind for n in sub.nodes() if n.kind != "prim::Constant"]
+        return ViewGroupOp(node, self.unit_of, base,
+                           kinds[0] if len(kinds) == 1 else "prim::NativeGroup", op)
 
     def runners(self) -> list:
         return [r for _, r in list(self._runners.values())]
 
-    def _run_graph(self, graph: Graph, inputs: list) -> list:
+    def _runner(self, graph: Graph) -> Any:
         found = self._runners.get(id(graph))
         if found is None:
             with self._lock:
                 found = self._runners.get(id(graph))
                 if found is None:
                     found = self._runners[id(graph)] = (graph, self.make_runner(graph))
-        return found[1].run(list(inputs))
+        return found[1]

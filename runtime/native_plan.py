@@ -1,33 +1,44 @@
 """Straight plans: a specialized graph made only of native groups, constants, pure `prim::`
-nodes (tuples, lists) and branches runs as a fixed sequence of unit calls instead of through
-the interpreter (a branch that is not made of those runs interpreted). What a call would otherwise recompute is fixed when the plan is made: the slot of
-every value, which tensors travel as bare arrays, the constants, and the arrays of the
-intermediates, which come from a per-plan arena and are reused by the next call."""
+nodes (tuples, lists), the profiling executor's requires-grad guards, DifferentiableGraphs and
+branches runs as a program of unit calls instead of through the interpreter (a branch that is
+not made of those runs interpreted). What a call would otherwise recompute is fixed when the
+plan is made: the slot of every value, which tensors travel as bare arrays, the constants,
+and the arrays of the intermediates, which come from a per-plan arena and are reused by the
+next call."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.ir import Graph, Node, Value
+from irjit.ops import facts
 from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NamedType, OptionalType, TensorType
 
-from .autograd import is_grad_enabled
-from .interpreter import Interpreter, check_input
+from .interpreter import Interpreter
 from .prims import PRIM_HANDLERS
 
-TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
+from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program
 
 
 def _is_straight_node(n: Node) -> bool:
+    # besides groups, constants and pure prims: the profiling executor's requires-grad guard,
+    # and DifferentiableGraphs (a backward graph's fallback, ...) through the plan's run_subgraph
+    if n.kind == "prim::RequiresGradCheck" or facts.has_tag(n.kind, "subgraph"):
+        return True
     return not n.blocks and (n.kind == GROUP or n.kind == "prim::Constant" or (
         n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
 
 
 def _is_straight_block(block) -> bool:
-    return all(_is_straight_node(n) or _is_branch(n) for n in block.nodes())
+    return all(_is_straight_node(n) or _is_branch(n) or _is_loop(n) for n in block.nodes())
+
+
+def _is_loop(n: Node) -> bool:
+    """A `prim::Loop` whose body a straight plan runs as steps."""
+    return n.kind == "prim::Loop" and _is_straight_block(n.blocks[0])
 
 
 def _is_branch(n: Node) -> bool:
@@ -38,7 +49,8 @@ def _is_branch(n: Node) -> bool:
 
 def is_straight(graph: Graph) -> bool:
     """Whether a straight plan can run `graph`: every node a native group, a constant, a pure
-    `prim::` node or a `prim::If`."""
+    `prim::` node, a guard or a DifferentiableGraph, a `prim::If`, or a `prim::Loop` whose
+    body is made of those."""
     return _is_straight_block(graph.block)
 
 
@@ -70,6 +82,19 @@ class _GroupStep:
         self.arena_index = 0
 
 
+class _LoopStep:
+    """A `prim::Loop` with a straight body: the slots of its trip count, condition and
+    initial carried values, of the body's inputs (the iteration, the carried values), the
+    body's steps and the slots of its results (the condition, the carried values), and the
+    loop's output slots."""
+
+    def __init__(self, node: Node, trips: int, cond: int, initial: list[int], outs: list[int]):
+        self.node, self.trips, self.cond, self.initial, self.outs = node, trips, cond, initial, outs
+        self.body_inputs: list[int] = []
+        self.body: list = []
+        self.results: list[int] = []
+
+
 class _BranchStep:
     """A `prim::If`: per branch, its steps (None: the interpreter runs that block, given the
     outer values it reads, `reads`), the slots of the branch's results, and the If's slots."""
@@ -98,18 +123,21 @@ def _outer_reads(block) -> list[Value]:
 
 
 class StraightPlan:
-    """Runs a straight graph (see `is_straight`) for one input layout: `run(inputs)`. The
-    runner's key already proved every tensor input's dtype, sizes and strides and every other
-    input's type, so inputs are not checked again; a unit that refuses its arguments (a
-    bailout) runs interpreted for that call, as do calls that need gradients."""
+    """Runs a straight graph (see `is_straight`) for one input layout: `run(inputs)` for
+    inputs the runner's key matched, `try_run(inputs)` for any (it checks them). Both run the
+    plan's program (`native_program`): one for calls without gradients, one for calls whose
+    inputs require grad under grad mode; a unit that refuses its arguments (a bailout) runs
+    interpreted for that call."""
 
-    def __init__(self, runner, graph: Graph, interpreter: Interpreter):
+    def __init__(self, runner, graph: Graph, interpreter: Interpreter, key: Optional[tuple] = None):
         self.runner = runner  # the NativeRunner: compiles units, counts bailouts
         self.graph = graph
-        self.interpreter = interpreter  # for bailouts and calls under grad
+        self.key = key  # the runner's layout key of the inputs this plan was made for
+        self.interpreter = interpreter  # for bailouts and interpreted blocks
         self._steps: Optional[list] = None  # made on the first run (units compile then)
-        self._tail: list = []  # initial contents of the slots after the inputs
-        self._outputs: list[int] = []  # the slots of the graph outputs
+        self._program = None  # the steps as one generated function (see native_program)
+        self._array_program = None  # the same for the caller's arrays without grad, if it may
+        self._raw_program = None  # the same, returning arrays (for native groups' ops)
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -122,7 +150,8 @@ class StraightPlan:
         (`native`) read stay bare arrays."""
         storage: dict[Value, int] = {}
         outputs = set(self.graph.outputs)
-        for v in list(self.graph.inputs) + [o for n in self.graph.walk() for o in n.outputs]:
+        for v in list(self.graph.inputs) + [o for n in self.graph.walk() for o in n.outputs] + \
+                [v for n in self.graph.walk() for b in n.blocks for v in b.inputs]:
             if not isinstance(v.type, TensorType):
                 storage[v] = VALUE
             elif v.node in native and v not in outputs and all(u.user in native for u in v.uses):
@@ -141,7 +170,7 @@ class StraightPlan:
             for n in block.nodes():
                 if n.kind == GROUP:
                     native.add(n)
-                for b in n.blocks if _is_branch(n) else ():
+                for b in n.blocks if _is_branch(n) or _is_loop(n) else ():
                     if _is_straight_block(b):
                         find_native(b)
         find_native(g.block)
@@ -187,6 +216,16 @@ class StraightPlan:
                         else:
                             step.branches.append((None, [], [(v, slots[v]) for v in _outer_reads(b)]))
                     steps.append(step)
+                elif _is_loop(n):
+                    body = n.blocks[0]
+                    step = _LoopStep(n, slots[n.inputs[0]], slots[n.inputs[1]],
+                                     [slots[v] for v in n.inputs[2:]], [slot(o) for o in n.outputs])
+                    step.body_inputs = [slot(v) for v in body.inputs]
+                    inner = steps_of(body)
+                    if inner is None:
+                        return None
+                    step.body, step.results = inner, [slots[v] for v in body.outputs]
+                    steps.append(step)
                 else:
                     steps.append((PRIM_HANDLERS[n.kind], n, [slots[v] for v in n.inputs],
                                   [slot(o) for o in n.outputs]))
@@ -203,7 +242,9 @@ class StraightPlan:
                 for s in self._groups]
 
     # ---- running
-    def run(self, inputs: list) -> list:
+    def _programs(self) -> bool:
+        """Make the steps and their programs on the first run (units compile then); False
+        when a group has no unit (the interpreter then runs every call)."""
         if self._steps is None:
             with self.runner.lock:
                 if self._steps is None and not self._interpret:
@@ -211,85 +252,60 @@ class StraightPlan:
                     if built is None:
                         self._interpret = True
                     else:
-                        self._tail, self._outputs, self._steps = built[1], built[2], built[0]
-        if self._interpret or (is_grad_enabled() and any(_needs_grad(x) for x in inputs)):
+                        steps, tail, outputs = built
+                        self._program = plan_program(
+                            self, steps, tail, outputs, self.key, self._bail, share_view_bases,
+                            _needs_grad, self.runner.value_key, self.runner.run_subgraph,
+                            self.runner.decisions)
+                        if self.key is not None:
+                            self._array_program, self._raw_program = (array_program(
+                                self, steps, tail, outputs, self.key, self._bail,
+                                share_view_bases, self.runner.value_key, raw) for raw in (False, True))
+                        self._steps = steps
+        return not self._interpret
+
+    def run(self, inputs: list) -> list:
+        """Run inputs the runner's key matched to this plan."""
+        if not self._programs():
             return self.interpreter.run(inputs)
-        for i in self._checked:
-            check_input(self.graph.inputs[i], inputs[i], self.interpreter.filename)
+        done = self._run(inputs, True)
+        return done if done is not None else self.interpreter.run(inputs)
+
+    def try_run(self, inputs: list) -> Optional[list]:
+        """The outputs when these inputs are ones the plan's key would match (the layouts
+        and values it recorded) and its units accept them; None, having done nothing visible,
+        when they are not: then the runner finds the plan the inputs belong to."""
+        return self._run(inputs, False) if self._program is not None else None
+
+    def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
+        """`try_run` of inputs whose tensors are the caller's numpy arrays, for a call that
+        needs no gradient, when the plan's program for them can take the arrays as they are
+        (see `native_program.array_program`; `raw`: outputs that units made and are only
+        returned stay bare arrays); None when it cannot or refuses them."""
+        program = self._raw_program if raw else self._array_program
+        return self._run(arrays, False, program) if program is not None else None
+
+    def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
         try:
             arena = self._arenas.pop()
         except IndexError:
             arena = self._new_arena()
-        env = list(inputs)
-        env.extend(self._tail)
-        if self._run_steps(self._steps, env, arena):
+        done = (program or self._program)(inputs, arena, keyed)
+        if done is None:
+            self._arenas.append(arena)  # (refused before any step had an effect)
+            return None
+        outs, reusable = done
+        if reusable:  # (no output of the program is an arena array)
             self._arenas.append(arena)
-        return [env[i] for i in self._outputs]
+        return outs
 
-    def _run_steps(self, steps: list, env: list, arena: list) -> bool:
-        """Run `steps` into `env`; False when a group bailed out (its interpreted outputs
-        may be views of arena arrays, so the arena is not reused)."""
-        reusable = True
-        for step in steps:
-            if isinstance(step, _GroupStep):
-                reusable = self._run_group(step, env, arena[step.arena_index]) and reusable
-            elif isinstance(step, _BranchStep):
-                reusable = self._run_branch(step, env, arena) and reusable
-            else:
-                self._run_prim(step, env)
-        return reusable
-
-    def _run_branch(self, step: _BranchStep, env: list, arena: list) -> bool:
-        cond = env[step.cond]
-        if isinstance(cond, Tensor):
-            cond = bool(cond.data)
-        steps, results, reads = step.branches[0 if cond else 1]
-        if steps is None:
-            outs = self.interpreter.run_block(step.node.blocks[0 if cond else 1], [],
-                                              {v: env[i] for v, i in reads})
-            reusable = True
-        else:
-            reusable = self._run_steps(steps, env, arena)
-            outs = [env[i] for i in results]
-        for i, o in zip(step.outs, outs):
-            env[i] = o
-        return reusable
-
-    def _run_prim(self, step: tuple, env: list) -> None:
-        handler, node, args, outs = step
-        if handler is None:  # a list or dict constant
-            env[outs[0]] = self.interpreter.constant(node)
-            return
-        try:
-            result = handler(self.interpreter, node, [env[i] for i in args], None)
-        except Exception as e:  # noqa: BLE001 - located, as the interpreter reports op failures
-            raise self.interpreter.node_error(node, e) from None
-        if len(outs) == 1:
-            env[outs[0]] = result
-        else:
-            for i, r in zip(outs, result):
-                env[i] = r
-
-    def _run_group(self, step: _GroupStep, env: list, arrays: dict) -> bool:
-        """Run one group natively into `env`; False when it bailed out and ran interpreted."""
-        args = [env[i].data if how == TENSOR or (how == VALUE and isinstance(env[i], Tensor))
-                else env[i] for i, how in step.args]
-        unit = self.runner.unit_of(step.node)  # the runner hands out units (a dict lookup)
-        status, outs = unit.call(args, arrays) if step.arena_positions else unit.call(args)
-        if not status:
-            for (i, how), o in zip(step.outs, outs):
-                env[i] = o if how == ARRAY or isinstance(o, (bool, int, float, list)) else Tensor(o)
-            aliases = getattr(unit, "aliases", None)
-            if aliases and any(aliases):
-                share_view_bases([env[i] for i, _ in step.outs], [env[i] for i, _ in step.args], aliases)
-            return True
+    def _bail(self, step: _GroupStep, values: list) -> list:
+        """A unit refused its arguments: its group runs interpreted for this call (a bailout)."""
         self.runner.count_bailout()
         sub = step.node.attr("Subgraph")
         outs = self.interpreter.sub_interpreter(sub).run_block(
-            sub.block, [Tensor(a) if how == ARRAY else env[i] for (i, how), a in zip(step.args, args)], {})
-        for (i, how), o in zip(step.outs, outs):
-            env[i] = o.data if how == ARRAY else o
-        return False
+            sub.block, [Tensor(x) if how == ARRAY else x for (_, how), x in zip(step.args, values)], {})
+        return [o.data if how == ARRAY else o for (_, how), o in zip(step.outs, outs)]
 
 
 def share_view_bases(results: list, args: list, aliases: list) -> None:
@@ -320,7 +336,8 @@ def _arena_positions(step: _GroupStep) -> tuple[int, ...]:
     return tuple(sorted(set(private) | (inner - escaping)))
 
 
-def plan_for(runner, graph: Graph, interpreter: Interpreter) -> Union[StraightPlan, Interpreter]:
+def plan_for(runner, graph: Graph, interpreter: Interpreter, key: Optional[tuple] = None
+             ) -> Union[StraightPlan, Interpreter]:
     """What runs a specialized graph (`run(inputs)`): a straight plan when it can, else the
     interpreter."""
-    return StraightPlan(runner, graph, interpreter) if is_straight(graph) else interpreter
+    return StraightPlan(runner, graph, interpreter, key) if is_straight(graph) else interpreter

@@ -304,6 +304,11 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
             for o, inner in zip(n.outputs, taken.outputs):
                 o.replace_all_uses_with(inner)
             n.destroy()
+        elif n.kind in ("prim::AutogradAllNonZero", "prim::AutogradAllZero") and n.inputs and \
+                all(v in defined for v in n.inputs):
+            # specializeAutogradZero's guard on the vjps it assumed defined: defined here
+            _replace_by_constant(n, n.kind == "prim::AutogradAllNonZero")
+            changed = True
         elif n.blocks:
             for b in n.blocks:
                 changed |= fold_defined_gradients(b, set(defined))

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from irjit.compiler.ir import Node
+from irjit.ops import facts
 from irjit.ops.errors import IRRuntimeError, IRTypeError
 from irjit.ops.prims import PURE_PRIMS, is_instance_of
 from irjit.ops.tensor import Tensor
@@ -257,9 +258,7 @@ def _wait(interp, node, args, env):
     return args[0].value
 
 
-@prim("prim::DifferentiableGraph", "prim::FusionGroup", "prim::TensorExprGroup",
-      "prim::CudaFusionGroup", "prim::TensorExprDynamicGroup", "prim::StaticSubgraph",
-      "prim::oneDNNFusionGroup", "prim::FallbackGraph")
+@prim(*sorted(facts.kinds_with("subgraph")))
 def _subgraph(interp, node, args, env):
     runner = interp.subgraph_runner
     if runner is not None:

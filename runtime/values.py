@@ -73,6 +73,25 @@ def flatten_value(v: Any, path: str = "<root>") -> list[tuple[str, Any]]:
     return [(path, v)]
 
 
+def leaves(v: Any) -> list:
+    """The leaves of `flatten_value(tuple(v))` (for a list of outputs), without their paths."""
+    out: list = []
+    _collect_leaves(tuple(v), out)
+    return out
+
+
+def _collect_leaves(v: Any, out: list) -> None:
+    if isinstance(v, tuple) or isinstance(v, list) and any(
+            isinstance(x, (Tensor, list, tuple, dict)) for x in v):
+        for x in v:
+            _collect_leaves(x, out)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _collect_leaves(x, out)
+    else:
+        out.append(v)
+
+
 def to_numpy(v: Any) -> np.ndarray:
     """A leaf of a flattened output as an array (tensors as their data, scalars 0-d)."""
     if isinstance(v, Tensor):

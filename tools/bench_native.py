@@ -1,6 +1,7 @@
 """Time the six benchmark workloads (tests/fixtures/bench) per call, forward and
 forward+backward, for every contender in this one process: irjit native and irjit's
-interpreter (both under the profiling executor), hand-written numpy and, when torch is
+interpreter (both under the profiling executor), `irjit.compile` with the inputs' types
+declared, hand-written numpy and, when torch is
 importable, torch eager, TorchScript's profiling executor and torch.compile. Each result is
 printed with its ratio to the best peer and to the workload's bound (compulsory bytes over
 the all-core copy bandwidth, or flops over the sgemm rate, both measured in the same run).
@@ -94,13 +95,28 @@ def format_ratio(value: Optional[float], reference: Optional[float]) -> str:
     return f"{value / reference:.2f}x"
 
 
+def input_types(workload) -> str:
+    """The workload's inputs as `irjit.compile`'s input types: "Float(3, 4), ..."."""
+    from irjit.ops.types import DTYPE_TO_SCALAR_TYPE
+    return ", ".join(f"{DTYPE_TO_SCALAR_TYPE[i['dtype']]}({', '.join(map(str, i['shape']))})"
+                     for i in workload.meta["inputs"])
+
+
 def irjit_contenders(workload, args) -> dict[str, tuple[Callable, Callable]]:
-    """irjit native and interpreter; inputs are irjit Tensors made once (as the torch
-    contenders get torch tensors made once): arrays would be copied on every call."""
+    """irjit native and interpreter under the profiling executor, whose inputs are irjit
+    Tensors made once (as the torch contenders get torch tensors made once), and
+    `irjit.compile` with its input types declared, called with the numpy arrays (which it
+    copies where the call could otherwise see a difference, as under grad)."""
     import irjit
     from irjit.ops.tensor import Tensor
+    arrays = args
     args = [Tensor(a) for a in args]
-    out = {}
+    compiled = irjit.compile(workload.ir_path.read_text(), input_types(workload))
+
+    def compiled_fwd_bwd():
+        compiled.run(*arrays)
+        return compiled.backward()
+    out = {"irjit compile": (lambda: compiled.run(*arrays, requires_grad=False), compiled_fwd_bwd)}
     for backend in ("native", "interp"):
         # one Function per mode, as inference and training code each hold theirs: a profiling
         # executor specialized for calls without grad runs later calls with grad on its
@@ -159,8 +175,9 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
           f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8}")
     for label, r in rows.items():
         cells = []
-        for k in ("fwd", "fwd+bwd"):
-            peers = [o[k] for other, o in rows.items() if other != label]
+        for k in ("fwd", "fwd+bwd"):  # (irjit's rows are not each other's peers)
+            peers = [o[k] for other, o in rows.items() if other != label and not (
+                label.startswith("irjit") and other.startswith("irjit"))]
             cells += [f"{r[k]:10.1f}", f"{format_ratio(r[k], min(peers) if peers else None):>10}",
                       f"{format_ratio(r[k], bounds[k][0]):>8}"]
         print(f"  {label:15} " + " ".join(cells))

@@ -50,6 +50,11 @@ def generator_version() -> str:
     return digest.hexdigest()[:16]
 
 
+# Taken when the code generator is imported, not at the first disk lookup: a process that edits
+# a source file after loading the old code must not store that code under the new digest.
+generator_version()
+
+
 def disk_key(key: tuple) -> str:
     """What a unit's code depends on besides the host: its in-memory key, the generator, the
     threads its kernels may use and the BLAS they call."""

@@ -4,14 +4,16 @@ accumulators, optional bounds checks on every load and store (status 15 when one
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Optional
 
+import numpy as np
 from llvmlite import ir
 
 from . import scalar_ops
 from .ir_loops import unroll_fully
 from .kernel import (Access, Buffer, CheckedIndex, Const, Expr, Gather, Kernel, Load, Op, Position,
-                     Reduce, dynamic_indices, expr_children)
+                     Reduce, dynamic_indices, expr_children, walk)
 
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -72,6 +74,11 @@ class KernelEmitter:
         self.cuts = cat_cuts(k)
         outer_stores = [s for s in k.stores if not s.inner]
         inner_stores = [s for s in k.stores if s.inner]
+        if row_reduction(k):
+            last = len(k.outer) - 1
+            self.loops(list(range(last)), lambda: self.row_reductions(last))
+            self.builder.ret(ir.Constant(I32, 0))
+            return self.fn
 
         def outer_body():
             for s in outer_stores:
@@ -244,6 +251,45 @@ class KernelEmitter:
         for c in expr_children(e):
             self.prepare_reduces(c, seen)
 
+    def row_reductions(self, last: int) -> None:
+        """The kernel's reductions with its last outer axis innermost (see `row_reduction`):
+        per reduction a stack row of accumulators along that axis, summed over the inner axes
+        one reduction after another (a later one may read an earlier one's row), then the
+        stores along the row."""
+        k = self.kernel
+        b = self.builder
+        size = k.outer[last]
+        rows: dict[Reduce, ir.Value] = {}
+        inner = list(range(len(k.outer), k.rank))
+
+        def done_reductions():
+            j = self.indices[last]
+            for done, row in rows.items():
+                self.scope.values[done] = b.load(b.gep(row, [ir.Constant(I64, 0), j]))
+
+        for e in reductions_in_order(k):
+            lty = scalar_ops.register_type(e.dtype)
+            row = self.alloca_builder.alloca(ir.ArrayType(lty, size))
+
+            def init(row=row, e=e):
+                b.store(scalar_ops.reduce_identity(e.combine, e.dtype),
+                        b.gep(row, [ir.Constant(I64, 0), self.indices[last]]))
+
+            def step(row=row, e=e, lty=lty):
+                done_reductions()
+                slot = b.gep(row, [ir.Constant(I64, 0), self.indices[last]])
+                b.store(scalar_ops.combine(b, e.combine, b.load(slot, typ=lty), self.value(e.value), e.dtype), slot)
+
+            self.loops([last], init)
+            self.loops(inner + [last], step)
+            rows[e] = row
+
+        def stores():
+            done_reductions()
+            for st in k.stores:
+                self.store(st.access, self.value(st.value))
+        self.loops([last], stores)
+
     def reduce(self, e: Reduce) -> ir.Value:
         self.prepare_reduces(e.value)
         lty = scalar_ops.register_type(e.dtype)
@@ -260,13 +306,90 @@ class KernelEmitter:
         return self.builder.load(acc, typ=lty)
 
 
+# A row of accumulators per reduction lives on the stack: at most this many elements.
+MAX_ROW_REDUCTION = 8192
+
+
+def row_reduction(kernel: Kernel) -> bool:
+    """Whether the kernel's reductions run with its last outer axis innermost: they read along
+    that axis contiguously but along their own innermost axis with a stride (a sum over a
+    matrix's rows, as a bias gradient is), which in the usual order would walk down columns,
+    a cache line an element (a whole 4 KiB page apart for rows of 1024 floats)."""
+    k = kernel
+    if not k.inner or not k.outer or any(st.inner for st in k.stores) or \
+            k.outer[-1] > MAX_ROW_REDUCTION or k.outer[-1] < 2:
+        return False
+    last, innermost = len(k.outer) - 1, k.rank - 1
+    along_row = [e.access.strides for e in walk(r.value for r in reductions_in_order(k))
+                 if isinstance(e, Load) and e.access.strides[last] == 1]
+    return bool(along_row) and any(strides[innermost] not in (0, 1) for strides in along_row)
+
+
+def reductions_in_order(kernel: Kernel) -> list[Reduce]:
+    """The kernel's distinct reductions, each after those its value reads."""
+    order: list[Reduce] = []
+    seen: set = set()
+
+    def visit(e) -> None:
+        if id(e) in seen:
+            return
+        seen.add(id(e))
+        for c in expr_children(e):
+            visit(c)
+        if isinstance(e, Reduce) and e not in order:
+            order.append(e)
+
+    for st in kernel.stores:
+        visit(st.value)
+    return order
+
+
+class EpilogueEmitter(KernelEmitter):
+    """A group's loop nest as the epilogue of its last tiled product (gemm_epilogue.py), over
+    one tile: `i32 name(ptr p0, ..., ptr tile, ptr bounds)` with bounds = (i0, i1, j0, j1),
+    reading the product's output at (i, j) from tile[(i - i0) * width + (j - j0)]."""
+
+    def __init__(self, module: ir.Module, kernel: Kernel, product_out: Buffer, width: int,
+                 bounds_checks: bool):
+        n = len(kernel.buffers)
+        tile = Buffer(n, product_out.dtype, (width * width,), (1,), False)  # (as large as any tile)
+        bounds = Buffer(n + 1, np.dtype(np.int64), (4,), (1,), False)
+        super().__init__(module, dataclasses.replace(kernel, name=kernel.name + "_epilogue",
+                                                      buffers=[*kernel.buffers, tile, bounds]),
+                         bounds_checks)
+        self.fn.attributes.add("noinline")  # (inlined, LLVM unrolls the short rows and vectorizes across them)
+        self.product_out = product_out.position
+        self.width = width
+
+    def emit(self) -> ir.Function:
+        b, bounds = self.builder, self.fn.args[-1]
+        self.bounds = [b.load(b.gep(bounds, [ir.Constant(I64, k)], source_etype=I64), typ=I64)
+                       for k in range(4)]
+        return super().emit()
+
+    def loop_range(self, axis: int, size: int) -> tuple[ir.Value, ir.Value]:
+        return (self.bounds[0], self.bounds[1]) if axis == 0 else (self.bounds[2], self.bounds[3])
+
+    def address(self, access: Access) -> ir.Value:
+        if access.buffer != self.product_out:
+            return super().address(access)
+        b = self.builder
+        i, j = self.indices[0], self.indices[1]
+        index = b.add(b.mul(b.sub(i, self.bounds[0]), ir.Constant(I64, self.width)), b.sub(j, self.bounds[2]))
+        etype = scalar_ops.memory_type(self.kernel.buffers[-2].dtype)
+        return b.gep(self.fn.args[-2], [index], inbounds=True, source_etype=etype)
+
+
 def emit_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool = False) -> ir.Function:
     return KernelEmitter(module, kernel, bounds_checks).emit()
 
 
 def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) -> ir.Function:
-    """`i32 name(ptr...)`: the convolution product `conv` (kernel.Convolution) by its mode,
-    through conv.py's emitters."""
+    """`i32 name(ptr...)`: the convolution product `conv` (kernel.Convolution) by its mode and
+    algorithm, through conv.py's emitters (im2col + GEMM) or conv_direct.py's."""
+    if conv.algorithm == "direct":
+        from .conv_direct import emit_direct_function
+        return emit_direct_function(module, name, buffers, conv)
     from .conv import emit_conv2d_forward, emit_conv2d_grad_input, emit_conv2d_grad_weight
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
@@ -287,12 +410,24 @@ def emit_convolution(module: ir.Module, name: str, buffers: list[Buffer], conv) 
     return fn
 
 
-def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product) -> ir.Function:
+def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product,
+                 bounds_checks: bool = False) -> ir.Function:
     """`i32 name(ptr...)`: the matrix product, through `matmul.emit_matmul` (BLAS or its loop
-    kernel), reading strided operands in place."""
-    from .matmul import emit_matmul
+    kernel), reading strided operands in place, or gemm_tiled.py's kernel (with the group's
+    loop nest as its epilogue, bounds-checked with `bounds_checks`, when it has one)."""
+    from .matmul import emit_matmul, matmul_layout
     # typed pointer parameters (printed as `ptr` like the others): blas.py indexes through them
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
+    if product.algorithm == "tiled":
+        from .gemm_tiled import batched_plan, emit_tiled_function
+        a, m = product.a, product.b
+        plan = batched_plan(matmul_layout(a.sizes, a.strides, m.sizes, m.strides), product.dtype.name)
+        epilogue = None
+        if product.epilogue is not None:
+            epilogue = EpilogueEmitter(module, product.epilogue, product.epilogue_input, plan.plan.nr,
+                                       bounds_checks).emit()
+        return emit_tiled_function(module, name, params, plan, (a.buffer, a.offset),
+                                   (m.buffer, m.offset), product.out, product.scratch, epilogue)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))

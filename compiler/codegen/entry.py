@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Optional
 
 import numpy as np
+from llvmlite import binding as llvm
 from llvmlite import ir
 
 from .emit import I32, I64, PTR, STATUS_OUT_OF_BOUNDS
@@ -46,6 +47,20 @@ def check_array_layout() -> bool:
     return (word(OFFSET_TYPE) == id(np.ndarray) and word(OFFSET_DATA) == a.__array_interface__["data"][0]
             and word(OFFSET_ND, ctypes.c_int) == 2 and (dims[0], dims[1]) == (3, 4)
             and (strides[0], strides[1]) == (20, 4) and word(OFFSET_DESCR) == id(a.dtype))
+
+
+# the C functions of the Python runtime a fast entry calls
+_PYTHON_API = {"PyLong_FromLong": (PTR, [I64]), "PyEval_SaveThread": (PTR, []),
+               "PyEval_RestoreThread": (ir.VoidType(), [PTR])}
+METH_FASTCALL = 0x0080
+STATUS_ARGUMENT_COUNT = 15  # a fast entry called with another number of arguments
+
+
+@lru_cache(maxsize=None)
+def register_symbols() -> None:
+    """Make the Python runtime's functions a fast entry calls resolvable by the JIT linker."""
+    for name in _PYTHON_API:
+        llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
 
 
 def process_address(what: str) -> int:
@@ -156,3 +171,54 @@ def emit_entry(module: ir.Module, name: str, buffers: list[Buffer],
         b.position_at_end(ran)
     b.ret(ir.Constant(I32, 0))
     return guards.addresses
+
+
+def emit_fast_entry(module: ir.Module, entry: ir.Function, release_gil: bool) -> None:
+    """`PyObject* <entry>_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs)`: the
+    entry as a METH_FASTCALL C function, so Python calls it as it calls a builtin (no ctypes
+    conversion of each argument), returning the status as a Python int. With `release_gil`
+    (kernels long enough to pay for it) the GIL is released around the entry, as a ctypes call
+    releases it, so other threads run meanwhile. Linking needs `register_symbols()`."""
+    def api(name: str) -> ir.Function:
+        found = module.globals.get(name)
+        if found is None:
+            result, params = _PYTHON_API[name]
+            found = ir.Function(module, ir.FunctionType(result, params), name=name)
+        return found
+
+    n = len(entry.args)
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64]), name=f"{entry.name}_fast")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    wrong = fn.append_basic_block("wrong_count")
+    run = fn.append_basic_block("run")
+    b.cbranch(b.icmp_signed("==", fn.args[2], ir.Constant(I64, n)), run, wrong)
+    with b.goto_block(wrong):
+        b.ret(b.call(api("PyLong_FromLong"), [ir.Constant(I64, STATUS_ARGUMENT_COUNT)]))
+    b.position_at_end(run)
+    args = [b.load(b.gep(fn.args[1], [ir.Constant(I64, k)], source_etype=PTR), typ=PTR)
+            for k in range(n)]
+    if release_gil:
+        state = b.call(api("PyEval_SaveThread"), [])
+        status = b.call(entry, args)
+        b.call(api("PyEval_RestoreThread"), [state])
+    else:
+        status = b.call(entry, args)
+    b.ret(b.call(api("PyLong_FromLong"), [b.sext(status, I64)]))
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
+                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
+
+
+_NEW_BUILTIN = ctypes.pythonapi.PyCFunction_NewEx
+_NEW_BUILTIN.restype = ctypes.py_object
+_NEW_BUILTIN.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+
+
+def builtin_function(name: str, address: int) -> tuple:
+    """(a Python builtin calling the METH_FASTCALL C function at `address` (`emit_fast_entry`),
+    its method definition): the builtin reads the definition on every call, so whoever holds
+    the builtin holds the definition too."""
+    definition = _MethodDef(name.encode(), address, METH_FASTCALL, None)
+    return _NEW_BUILTIN(ctypes.addressof(definition), None, None), definition

@@ -115,7 +115,8 @@ class LoweringEmitter(ExprEmitter):
     def conv_transpose2d(self, x, weight, stride, padding, output_padding, groups, dilation) -> View:
         """conv_transpose2d (no bias) of contiguous input views, run before the loop nest: the
         input gradient of the convolution whose output has `x`'s shape."""
-        from .conv import Conv2dShape, conv2d_scratch_elems
+        from .conv import Conv2dShape
+        from .conv_algorithm import conv_algorithm, scratch_elems
         if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
                    for v in (x, weight)) or self.allocate is None:
             raise NotLowerable("conv_transpose2d of computed or non-contiguous values")
@@ -140,10 +141,11 @@ class LoweringEmitter(ExprEmitter):
             raise NotLowerable("conv_transpose2d output size")
         out_sizes = (n, shape.in_channels, *out_hw)
         out = self.allocate(x.dtype, out_sizes)
-        elems = conv2d_scratch_elems(shape)
+        algorithm = conv_algorithm(shape, "grad_input", x.dtype.name)
+        elems = scratch_elems(shape, "grad_input", x.dtype.name, algorithm)
         scratch = self.allocate(x.dtype, (elems,)) if elems else None
         self.products.append(Convolution(shape, None, weight.buffer, None, out, scratch, x.dtype,
-                                         mode="grad_input", grad=x.buffer))
+                                         mode="grad_input", grad=x.buffer, algorithm=algorithm))
         return View(out, x.dtype, out_sizes, _contiguous(out_sizes))
 
     def convolution_backward(self, grad, x, weight, stride, padding, dilation, transposed: bool,
@@ -152,7 +154,8 @@ class LoweringEmitter(ExprEmitter):
         conv_transpose2d when `transposed`), None where `mask` leaves one out: products run before
         the loop nest (BLAS through conv.py) sharing one im2col scratch, returned as contiguous
         tensors of `sizes` (as many elements: a 1-D convolution's or an unbatched one's)."""
-        from .conv import Conv2dShape, conv2d_scratch_elems
+        from .conv import Conv2dShape
+        from .conv_algorithm import conv_algorithm, scratch_elems
         if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
                    for v in (grad, x, weight)) or self.allocate is None:
             raise NotLowerable("convolution_backward of computed or non-contiguous values")
@@ -171,14 +174,17 @@ class LoweringEmitter(ExprEmitter):
             raise NotLowerable(str(e)) from None
         if (shape.batch, shape.out_channels, shape.out_h, shape.out_w) != tuple(conv_out.sizes):
             raise NotLowerable("convolution_backward shapes do not match its geometry")
-        elems = conv2d_scratch_elems(shape)
-        scratch = self.allocate(x.dtype, (elems,)) if elems and (mask[0] or mask[1]) else None
+        modes = (["forward" if transposed else "grad_input"] if mask[0] else []) + \
+            (["grad_weight"] if mask[1] else [])
+        algorithms = {m: conv_algorithm(shape, m, x.dtype.name) for m in modes}
+        elems = max([scratch_elems(shape, m, x.dtype.name, a) for m, a in algorithms.items()], default=0)
+        scratch = self.allocate(x.dtype, (elems,)) if elems else None  # shared: products run in turn
 
         def product(out_sizes, mode, **operands) -> View:
             out = self.allocate(x.dtype, out_sizes)
             fields = dict(x=None, weight=None, bias=None, grad=None) | operands
             self.products.append(Convolution(shape, out=out, scratch=scratch, dtype=x.dtype, mode=mode,
-                                             **fields))
+                                             algorithm=algorithms[mode], **fields))
             return View(out, x.dtype, tuple(out_sizes), _contiguous(out_sizes))
 
         grad_input = grad_weight = None

@@ -124,24 +124,34 @@ class Operand:
 
 @dataclass(frozen=True)
 class Product:
-    """`out = torch.matmul(a, b)` into contiguous buffer `out` (BLAS through blas.py)."""
+    """`out = torch.matmul(a, b)` into contiguous buffer `out`, by `algorithm`: "blas" (BLAS or
+    loop kernels through blas.py) or "tiled" (gemm_tiled.py; `scratch` holds packed panels)."""
 
     a: Operand
     b: Operand
     out: int
     dtype: np.dtype
+    algorithm: str = "blas"
+    scratch: Optional[int] = None
+    # the group's element-wise loop nest, run on each tile of `out` (gemm_epilogue.py), and
+    # `out` as it was (the product then writes no output of its own)
+    epilogue: Optional["Kernel"] = field(default=None, compare=False)
+    epilogue_input: Optional[Buffer] = field(default=None, compare=False)
 
 
 CONVOLUTION_MODES = ("forward", "grad_input", "grad_weight")
+CONVOLUTION_ALGORITHMS = ("im2col", "direct")
 
 
 @dataclass(frozen=True)
 class Convolution:
-    """A convolution product of contiguous NCHW/OIHW buffers (conv.py: im2col into buffer
-    `scratch` + GEMM), by `mode`, for the convolution `shape` describes:
+    """A convolution product of contiguous NCHW/OIHW buffers, by `mode`, for the convolution
+    `shape` describes:
     "forward": out = conv2d(x, weight, bias);
     "grad_input": out = the input gradient for output gradient `grad` (conv_transpose2d(grad, weight));
-    "grad_weight": out = the weight gradient for input `x` and output gradient `grad`."""
+    "grad_weight": out = the weight gradient for input `x` and output gradient `grad`;
+    computed by `algorithm` (conv.py: "im2col" into buffer `scratch` + GEMM; conv_direct.py:
+    "direct", from a zero-padded copy in `scratch`), as conv.conv_algorithm chose."""
 
     shape: object  # conv.Conv2dShape
     x: Optional[int]
@@ -152,9 +162,11 @@ class Convolution:
     dtype: np.dtype
     mode: str = "forward"
     grad: Optional[int] = None
+    algorithm: str = "im2col"
 
     def __post_init__(self):
         assert self.mode in CONVOLUTION_MODES, self.mode
+        assert self.algorithm in CONVOLUTION_ALGORITHMS, self.algorithm
 
 
 @dataclass
@@ -178,6 +190,21 @@ def expr_children(e: Expr) -> tuple:
     if isinstance(e, Gather):
         return (e.offset,)
     return ()
+
+
+def walk(roots) -> list:
+    """Every distinct expression reachable from `roots`, each once (expressions are DAGs)."""
+    found: list = []
+    seen: set = set()
+    stack = list(roots)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        found.append(e)
+        stack.extend(expr_children(e))
+    return found
 
 
 def contains_reduce(e: Expr, seen: Optional[set] = None) -> bool:

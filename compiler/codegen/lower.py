@@ -17,6 +17,7 @@ from irjit.ops.lowering_common import NotLowerable
 from irjit.ops.registry import OpEntry, find_op, with_defaults
 from irjit.ops.types import SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
+from .gemm_epilogue import fuse_epilogue
 from .index_emitter import LoweringEmitter
 from .kernel import Access, Buffer, Kernel, Load, Product, Store
 from .scalar_emitter import (DIMENSIONED, NUMBER, ZERO_DIM, ExprEmitter, NeedSpace, Space, Val, View,
@@ -231,7 +232,9 @@ class GroupLowering:
                     strides[ax] = st
             inner = any(ax is not None and ax >= n_outer for ax in val.axes)
             kernel.stores.append(Store(Access(buf.position, tuple(strides)), val.expr, inner))
-        return LoweredGroup(buffers, list(e.products), kernel if kernel.stores else None, results, views)
+        products, kernel, buffers = fuse_epilogue(list(e.products), kernel if kernel.stores else None,
+                                                  buffers, results, views)
+        return LoweredGroup(buffers, products, kernel, results, views)
 
     def node_axes(self, e: ExprEmitter, node: Node, env: dict, sizes: tuple) -> Optional[tuple]:
         """The kernel axes of the node's output: those of its computed operands where they

@@ -492,6 +492,7 @@ class ExprEmitter(Comparisons):
     # ---- matrix products (BLAS), into scratch buffers read by the rest of the kernel
     def matmul(self, a, b) -> View:
         """`torch.matmul(a, b)` of two input views, as a product run before the loop nest."""
+        from .gemm_tiled import batched_plan, gemm_algorithm
         from .kernel import Operand, Product
         from .matmul import matmul_layout
         if not (isinstance(a, View) and isinstance(b, View)) or self.allocate is None:
@@ -505,14 +506,18 @@ class ExprEmitter(Comparisons):
         if any(n == 0 for n in a.sizes + b.sizes):
             raise NotLowerable("empty product")
         out = self.allocate(a.dtype, layout.out_shape)
+        algorithm = gemm_algorithm(layout, a.dtype.name, dynamic=bool(a.dynamic or b.dynamic))
+        elems = batched_plan(layout, a.dtype.name).scratch_elems if algorithm == "tiled" else 0
+        scratch = self.allocate(a.dtype, (elems,)) if elems else None
         self.products.append(Product(Operand(a.buffer, a.sizes, a.strides, a.offset, a.dynamic),
                                      Operand(b.buffer, b.sizes, b.strides, b.offset, b.dynamic),
-                                     out, a.dtype))
+                                     out, a.dtype, algorithm, scratch))
         return View(out, a.dtype, layout.out_shape, _contiguous(layout.out_shape))
 
     def conv2d(self, x, weight, bias, stride, padding, dilation, groups) -> View:
         """conv2d of contiguous input views (NCHW, OIHW), run before the loop nest."""
-        from .conv import Conv2dShape, conv2d_scratch_elems
+        from .conv import Conv2dShape
+        from .conv_algorithm import conv_algorithm, scratch_elems
         from .kernel import Convolution
         views = [v for v in (x, weight, bias) if v is not None]
         if not all(isinstance(v, View) and not v.dynamic and v.offset == 0 and is_contiguous_view(v)
@@ -529,11 +534,12 @@ class ExprEmitter(Comparisons):
             raise NotLowerable(str(e)) from None
         out_sizes = (shape.batch, shape.out_channels, shape.out_h, shape.out_w)
         out = self.allocate(x.dtype, out_sizes)
-        elems = conv2d_scratch_elems(shape)
+        algorithm = conv_algorithm(shape, "forward", x.dtype.name)
+        elems = scratch_elems(shape, "forward", x.dtype.name, algorithm)
         scratch = self.allocate(x.dtype, (elems,)) if elems else None
         self.products.append(Convolution(shape, x.buffer, weight.buffer,
                                          bias.buffer if bias is not None else None, out,
-                                         scratch, x.dtype))
+                                         scratch, x.dtype, algorithm=algorithm))
         return View(out, x.dtype, out_sizes, _contiguous(out_sizes))
 
     # ---- views (index arithmetic on input buffers; size-1 dims of computed values)

@@ -7,18 +7,16 @@ single-threaded kernel. Kernels below `WORK_THRESHOLD` stay single-threaded."""
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import os
-from functools import lru_cache
 from typing import Optional
 
-import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
-from .emit import I32, I64, PTR, KernelEmitter, emit_kernel
+from .collapse import collapse_axes
+from .emit import I64, KernelEmitter, emit_kernel
 from .kernel import Buffer, Kernel, Load, expr_children
+from .parallel import emit_parallel_range, register_symbols, thread_count  # noqa: F401  (re-exported)
 
 # Estimated work (loop iterations x expression nodes, see `kernel_work`) above which two
 # threads beat one on this 2-core VM: `python -m irjit.tools.bench_threads` measured the
@@ -30,11 +28,6 @@ WORK_THRESHOLD = 1 << 21
 # long enough, so threads do not write to the same cache lines.
 BOUNDARY_ALIGNMENT = 64
 CHUNKS_PER_THREAD = 8
-
-
-def thread_count() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0))
 
 
 def kernel_work(kernel: Kernel) -> int:
@@ -113,87 +106,22 @@ class _RangeEmitter(KernelEmitter):
         return self.bounds if axis == self.split else super().loop_range(axis, size)
 
 
-@lru_cache(maxsize=None)
-def register_symbols() -> None:
-    """Make `pthread_create` and `pthread_join` resolvable from JIT-linked modules."""
-    libc = ctypes.CDLL(None)
-    for name in ("pthread_create", "pthread_join"):
-        llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
-
-
-def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
-    existing = module.globals.get(name)
-    return existing if existing is not None else ir.Function(module, fnty, name=name)
-
-
 def emit_threaded_kernel(module: ir.Module, kernel: Kernel, bounds_checks: bool,
                          threads: int, axis: int) -> ir.Function:
     """`i32 name(ptr p0, ...)`: the calling thread and `threads - 1` created ones claim chunks
     of `axis` from an atomic counter until none is left (a thread that cannot be created
     leaves its chunks to the others). Returns the first non-zero status, else 0."""
-    register_symbols()
-    n = len(kernel.buffers)
     size = (kernel.outer + kernel.inner)[axis]
-    chunk = ir.Constant(I64, chunk_size(size, threads))
     range_fn = _RangeEmitter(module, kernel, bounds_checks, axis).emit()
-    slot = lambda b, base, k: b.gep(base, [ir.Constant(I64, k)], source_etype=I64)  # noqa: E731
-    # shared: n buffer pointers, then the next unclaimed iteration; a task: shared, status
-    worker = ir.Function(module, ir.FunctionType(PTR, [PTR]), name=kernel.name + "_worker")
-    worker.linkage = "internal"
-    wb = ir.IRBuilder(worker.append_basic_block("entry"))
-    task = worker.args[0]
-    shared = wb.inttoptr(wb.load(slot(wb, task, 0), typ=I64), PTR)
-    ptrs = [wb.inttoptr(wb.load(slot(wb, shared, k), typ=I64), PTR) for k in range(n)]
-    bounds = wb.alloca(I64, size=2)
-    claim, run, done = (worker.append_basic_block(x) for x in ("claim", "run", "done"))
-    wb.branch(claim)
-    wb.position_at_end(claim)
-    start = wb.atomic_rmw("add", slot(wb, shared, n), chunk, "monotonic")
-    wb.cbranch(wb.icmp_signed("<", start, ir.Constant(I64, size)), run, done)
-    wb.position_at_end(run)
-    stop = wb.add(start, chunk)
-    stop = wb.select(wb.icmp_signed("<", stop, ir.Constant(I64, size)), stop, ir.Constant(I64, size))
-    wb.store(start, slot(wb, bounds, 0))
-    wb.store(stop, slot(wb, bounds, 1))
-    status = wb.call(range_fn, [*ptrs, bounds])
-    wb.store(wb.zext(status, I64), slot(wb, task, 1))
-    wb.cbranch(wb.icmp_unsigned("==", status, ir.Constant(I32, 0)), claim, done)
-    wb.position_at_end(done)
-    wb.ret(ir.Constant(PTR, None))
-
-    create = _declare(module, "pthread_create", ir.FunctionType(I32, [PTR, PTR, PTR, PTR]))
-    join = _declare(module, "pthread_join", ir.FunctionType(I32, [I64, PTR]))
-    fn = ir.Function(module, ir.FunctionType(I32, [PTR] * n), name=kernel.name)
-    fn.linkage = "internal"
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    shared = b.alloca(I64, size=n + 1)
-    for k in range(n):
-        b.store(b.ptrtoint(fn.args[k], I64), slot(b, shared, k))
-    b.store(ir.Constant(I64, 0), slot(b, shared, n))
-    tasks = [b.alloca(I64, size=2) for _ in range(threads)]
-    tids = [b.alloca(I64) for _ in range(threads)]
-    for t in range(threads):
-        b.store(b.ptrtoint(shared, I64), slot(b, tasks[t], 0))
-        b.store(ir.Constant(I64, 0), slot(b, tasks[t], 1))
-    created = []
-    for t in range(1, threads):
-        rc = b.call(create, [tids[t], ir.Constant(PTR, None), worker, tasks[t]])
-        created.append((t, b.icmp_signed("==", rc, ir.Constant(I32, 0))))
-    b.call(worker, [tasks[0]])
-    for t, ok in created:
-        with b.if_then(ok):
-            b.call(join, [b.load(tids[t], typ=I64), ir.Constant(PTR, None)])
-    result = ir.Constant(I64, 0)
-    for t in reversed(range(threads)):
-        s = b.load(slot(b, tasks[t], 1), typ=I64)
-        result = b.select(b.icmp_unsigned("!=", s, ir.Constant(I64, 0)), s, result)
-    b.ret(b.trunc(result, I32))
-    return fn
+    return emit_parallel_range(module, kernel.name, range_fn, len(kernel.buffers), size,
+                               chunk_size(size, threads), threads)
 
 
 def emit_kernel_on_threads(module: ir.Module, kernel: Kernel, bounds_checks: bool) -> ir.Function:
-    """The kernel's function, split across the cores when it is large enough (see
-    `planned_threads`), else the single-threaded loop nest."""
+    """The kernel's function (its axes merged where every access allows, collapse.py), split
+    across the cores when it is large enough (see `planned_threads`), else the
+    single-threaded loop nest."""
+    kernel = collapse_axes(kernel)
     threads, axis = planned_threads(kernel)
     if threads > 1:
         return emit_threaded_kernel(module, kernel, bounds_checks, threads, axis)

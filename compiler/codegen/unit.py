@@ -13,9 +13,9 @@ import numpy as np
 from irjit.compiler.ir import Graph
 from irjit.ops.types import TensorType
 
-from . import blas, threads
+from . import blas, entry, threads
 from .emit import STATUS_OUT_OF_BOUNDS, emit_convolution, emit_product
-from .entry import check_array_layout, emit_entry, process_address
+from .entry import builtin_function, check_array_layout, emit_entry, emit_fast_entry, process_address
 from .kernel import Buffer, Convolution, Kernel
 from .library import CodeLibrary, load_library, new_module
 from .lower import LoweredGroup, lower_group
@@ -29,10 +29,26 @@ def bounds_checks_enabled() -> bool:
 
 
 def _register_symbols(metadata: str) -> None:
-    """What emitting a unit registers for the linker: pthreads, and BLAS if the unit calls it."""
+    """What emitting a unit registers for the linker: pthreads, the Python runtime functions
+    its fast entry calls, and BLAS if the unit calls it."""
     threads.register_symbols()
+    entry.register_symbols()
     if json.loads(metadata)["blas"]:
         blas.register_symbols()
+
+
+GIL_WORK = 1 << 15  # estimated work (kernel_work, or a product's multiply-adds) worth releasing the GIL for
+
+
+def _releases_gil(kernel: Optional[Kernel], products: list) -> bool:
+    """Whether the entry releases the GIL while its kernels run (as a ctypes call would), so
+    other threads run meanwhile: when they do enough work that releasing it costs little."""
+    work = threads.kernel_work(kernel) if kernel is not None else 0
+    for p in products:
+        if isinstance(p, Convolution):
+            return True
+        work += int(np.prod(p.a.sizes, dtype=np.int64)) * int(p.b.sizes[-1])
+    return work >= GIL_WORK
 
 
 class NativeUnit:
@@ -61,8 +77,8 @@ class NativeUnit:
             ctypes.c_int64.from_address(self.library.global_address(global_name)).value = address
         self.aliases = self.views.aliases
         self.outputs = [b for b in self.buffers if b.is_output]  # outputs, then scratch
-        proto = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.py_object] * len(self.buffers))
-        self._fn = proto(self.library.address(name))
+        # the entry as a builtin: `_fn(*arrays)` returns the status (see entry.emit_fast_entry)
+        self._fn, self._fn_definition = builtin_function(name, self.library.address(f"{name}_fast"))
         self._plan_calls(graph)
 
     def _compile(self, graph: Graph, cache_key: Optional[str],
@@ -75,12 +91,14 @@ class NativeUnit:
         self.buffers, self.results = lowered.buffers, lowered.results
         self.views = ViewOutputs.of_lowered(lowered.views, self.n_inputs, self.results)
         module = new_module(name)
-        fns = [(emit_convolution if isinstance(p, Convolution) else emit_product)(
-                   module, f"{name}_product{i}", self.buffers, p)
+        fns = [emit_convolution(module, f"{name}_product{i}", self.buffers, p) if isinstance(p, Convolution)
+               else emit_product(module, f"{name}_product{i}", self.buffers, p, self.bounds_checks)
                for i, p in enumerate(lowered.products)]
         if self.kernel is not None:
             fns.append(emit_kernel_on_threads(module, self.kernel, self.bounds_checks))
         addresses = emit_entry(module, name, self.buffers, fns)
+        emit_fast_entry(module, module.get_global(name), _releases_gil(self.kernel, lowered.products))
+        entry.register_symbols()
         if lowered.products:
             blas.register_symbols()
         self.library = CodeLibrary(module)

@@ -38,6 +38,7 @@ class ViewOutput:
 
     def __init__(self, base: int, offset: int, dynamic, shape, strides, typestr: str):
         self.base, self.offset, self.typestr = base, offset, typestr
+        self.dtype = np.dtype(typestr)
         self.dynamic = tuple(tuple(d) for d in dynamic)
         self.shape, self.strides = tuple(shape), tuple(strides)
 
@@ -65,9 +66,13 @@ class ViewOutput:
         return offset
 
     def array(self, base: np.ndarray, offset: int) -> np.ndarray:
-        if offset == 0 and base.shape == self.shape and all(
-                n == 1 or a == b for n, a, b in zip(self.shape, base.strides, self.strides)):
+        if offset == 0 and base.shape == self.shape and (base.strides == self.strides or all(
+                n == 1 or a == b for n, a, b in zip(self.shape, base.strides, self.strides))):
             return base  # the op returned its input: the same array, as the interpreter's
+        try:  # a window of the base's buffer (a contiguous base exports one): 8x faster
+            return np.ndarray(self.shape, self.dtype, base, offset, self.strides)
+        except (TypeError, ValueError):
+            pass
         data, readonly = base.__array_interface__["data"]
         interface = {"version": 3, "typestr": self.typestr, "shape": self.shape,
                      "strides": self.strides, "data": (data + offset, readonly)}
@@ -123,12 +128,17 @@ class ViewOutputs:
         return results
 
 
-def check_inputs(buffers: list[Buffer], positions: list[int], args: list) -> int:
+def check_inputs(buffers: list[Buffer], positions: list[int], args: list,
+                 layouts: Optional[list] = None) -> int:
     """The checks a native entry makes of the tensor inputs at `positions` (type, dtype, rank,
     sizes, strides of dimensions longer than one), made in Python for a unit with no native
-    code; 0 when every one has its specialized layout."""
-    for i in positions:
+    code; 0 when every one has its specialized layout. `layouts` (per position: dtype, sizes,
+    byte strides) answers an exact match without the checks one by one."""
+    for k, i in enumerate(positions):
         buf, a = buffers[i], args[i]
+        if layouts is not None and isinstance(a, np.ndarray) and \
+                (a.dtype, a.shape, a.strides) == layouts[k]:
+            continue
         if not isinstance(a, np.ndarray):
             return _NOT_AN_ARRAY + 16 * i
         if a.dtype != buf.dtype:
@@ -153,14 +163,23 @@ class ViewUnit:
         self.name = name
         self.buffers = lowered.buffers
         self.tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
+        self._layouts = [(np.dtype(self.buffers[i].dtype), tuple(self.buffers[i].sizes),
+                          tuple(s * self.buffers[i].dtype.itemsize for s in self.buffers[i].strides))
+                         for i in self.tensors]
         self.views = ViewOutputs.of_lowered(lowered.views, len(graph.inputs), lowered.results)
         self.aliases = self.views.aliases
 
     def call(self, args: list) -> tuple[int, list]:
-        status = check_inputs(self.buffers, self.tensors, args)
+        status, views, _ = self.windows(args)
+        return status, views
+
+    def windows(self, args: list) -> tuple[int, list, Optional[dict[int, int]]]:
+        """(status, the views, per output its byte offset in its base): `call` with where
+        each view starts."""
+        status = check_inputs(self.buffers, self.tensors, args, self._layouts)
         if status:
-            return status, []
+            return status, [], None
         offsets = self.views.offsets(args)
         if offsets is None:
-            return STATUS_OUT_OF_BOUNDS, []
-        return 0, self.views.fill([None] * len(self.aliases), offsets, args, [])
+            return STATUS_OUT_OF_BOUNDS, [], None
+        return 0, self.views.fill([None] * len(self.aliases), offsets, args, []), offsets

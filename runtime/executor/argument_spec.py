@@ -23,10 +23,13 @@ def executor_inputs(graph, inputs: Sequence[Any]) -> list:
     graph's input types say (a Tensor for a tensor input), as `load`ed functions take them;
     everything else is passed as it is."""
     values = list(inputs)
-    for i, (v, x) in enumerate(zip(graph.inputs, values)):
-        if isinstance(x, (np.ndarray, np.generic)):
-            values[i] = from_array(np.asarray(x), v.type)
+    for i, x in enumerate(values):
+        if isinstance(x, _ARRAYS) and i < len(graph.inputs):
+            values[i] = from_array(np.asarray(x), graph.inputs[i].type)
     return values
+
+
+_ARRAYS = (np.ndarray, np.generic)
 
 
 def argument_spec(inputs: Sequence[Any], grad_enabled: bool) -> tuple:

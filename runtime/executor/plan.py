@@ -120,10 +120,12 @@ class ExecutionPlan:
         self.context = RunnerContext(graph, functions or {}, filename, self._run_subgraph,
                                      fallback, bailout)
         self.runner = runner_factory(self.backend)(self.context)
+        # `run_arrays(arrays, raw)` of runners that take inputs' arrays as they are (native)
+        self.run_arrays = getattr(self.runner, "run_arrays", None)
         self._interpreter: Optional[Interpreter] = None
         self._ops: dict[int, DifferentiableGraphOp] = {}
         self._executors: dict[int, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (making an op makes its graphs' executors)
 
     def run(self, inputs: list) -> list:
         try:
@@ -167,8 +169,14 @@ class ExecutionPlan:
                 op = self._ops.get(id(node))
                 if op is None:
                     op = self._ops[id(node)] = DifferentiableGraphOp(
-                        gradient_for(node), lambda g, xs: self._executor(g).run(*xs))
+                        gradient_for(node), lambda g, xs: self._executor(g).run(*xs),
+                        self._arrays_runner)
         return op(args)
+
+    def _arrays_runner(self, graph: Graph) -> Optional[Callable[[list], Optional[list]]]:
+        """`run_arrays` of `graph`'s executor (outputs for arrays, without gradients, when its
+        plan takes them as they are; else None), if it has one."""
+        return getattr(self._executor(graph), "run_arrays", None)
 
 
 def stats_summary(stats: list) -> str:

@@ -95,6 +95,9 @@ class ProfilingGraphExecutor:
 
     def _plan(self):
         """The plan for the next run: ('profile', interpreter) or ('run', plan)."""
+        plan = self.optimized_plan  # (once made, it stays: no lock needed to read it)
+        if plan is not None and self.optimize and self.remaining_depth > 0:
+            return "run", plan
         with self._lock:
             if not self.optimize or self.remaining_depth <= 0:
                 return "run", self._unoptimized_plan()
@@ -132,6 +135,21 @@ class ProfilingGraphExecutor:
             outs = self._resume_after_bailout(b, list(inputs))
         self.last_graph = runner.graph
         record_last_executed(runner.graph)
+        return outs
+
+    def run_arrays(self, arrays: list) -> Optional[list]:
+        """`run` of a call without gradients whose tensor inputs are numpy arrays, when the
+        optimized plan's runner takes them as they are (a native straight plan's array
+        program: see `NativeRunner.run_arrays`; outputs its units made may stay arrays);
+        else None, having counted and run nothing (then wrap them in Tensors and `run`)."""
+        plan = self.optimized_plan
+        if plan is None or plan.run_arrays is None or not self.optimize or self.remaining_depth <= 0:
+            return None
+        outs = plan.run_arrays(arrays, True)
+        if outs is not None:
+            COUNTERS.inc("invocations")
+            self.last_graph = plan.graph
+            record_last_executed(plan.graph)
         return outs
 
     def _needs_gradient_plan(self, inputs: list) -> bool:

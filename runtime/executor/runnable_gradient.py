@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from irjit.compiler.autodiff.gradient import Gradient
+from irjit.compiler.autodiff.rematerialize import rematerializable, rematerialize
 from irjit.compiler.codegen.lower import entry_of
 from irjit.compiler.ir import Graph, Node, Value
 from irjit.compiler.passes import get_pass
@@ -95,11 +96,12 @@ def recompute_captured_views(grad: Gradient) -> None:
 
 def runnable_gradient(grad: Gradient) -> Gradient:
     """A copy of `grad` to run: no vjps of temporaries, captured views of inputs recomputed
-    in `df` (the node's own graphs stay as they are); `grad` itself when neither applies."""
+    in `df`, and so are cheap pointwise temporaries (`rematerialize`; the node's own graphs
+    stay as they are); `grad` itself when none of these applies."""
     f = grad.f
     if all(i < grad.f_real_outputs for i in grad.df_input_vjps) and not any(
             f.outputs[j] not in f.inputs and _view_of_inputs(f.outputs[j], f)
-            for j in grad.df_input_captured_outputs):
+            for j in grad.df_input_captured_outputs) and not rematerializable(grad):
         return grad
     grad = replace(grad, f=grad.f.copy(), df=grad.df.copy(),
                    df_input_vjps=list(grad.df_input_vjps),
@@ -108,4 +110,5 @@ def runnable_gradient(grad: Gradient) -> Gradient:
                    df_output_vjps=list(grad.df_output_vjps))
     drop_temporary_vjps(grad)
     recompute_captured_views(grad)
+    rematerialize(grad)
     return grad

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from irjit.compiler.codegen import library
 from irjit.compiler.codegen.disk_cache import DiskCache
@@ -91,10 +92,18 @@ import sys
 import numpy as np
 from irjit.compiler.codegen import cache, unit
 from tests.codegen import typed_graph
+lowered = []  # the products of a group lowered in this process
 if sys.argv[1] == "no-lowering":
     def refuse(*args, **kwargs):
         raise AssertionError("lowered a unit the disk cache holds")
     unit.lower_group = refuse
+else:
+    lower = unit.lower_group
+    def record(*args, **kwargs):
+        got = lower(*args, **kwargs)
+        lowered.extend(got.products)
+        return got
+    unit.lower_group = record
 g = typed_graph('''graph(%x : Tensor, %w : Tensor, %y : Tensor):
   %a : Tensor = aten::mm(%x, %w)
   %b : Tensor = aten::tanh(%a)
@@ -105,7 +114,7 @@ rng = np.random.default_rng(0)
 status, outs = u.call([rng.standard_normal(a.type.sizes).astype(np.float32) for a in g.inputs])
 assert status == 0
 np.save(sys.argv[3], np.concatenate([o.ravel() for o in outs]))
-print(u.library.from_disk, u.kernel is not None)
+print(u.library.from_disk, u.kernel is not None or any(p.epilogue is not None for p in lowered))
 """
 
 
@@ -115,9 +124,11 @@ def _unit_process(tmp_path: Path, mode: str, types: str, out: Path, **env) -> st
                           env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_a_unit_from_the_disk_cache_is_found_by_its_graph_and_computes_the_same(tmp_path):
-    """The product is large enough to call BLAS: its symbols must be known before linking."""
-    types = "Float(48, 64), Float(64, 32), Float(32)"
+@pytest.mark.parametrize("types", [
+    "Float(48, 64), Float(64, 8), Float(8)",  # a narrow product calls BLAS: its symbols are known before linking
+    "Float(48, 64), Float(64, 32), Float(32)",  # a tiled one, its loop nest as its epilogue
+])
+def test_a_unit_from_the_disk_cache_is_found_by_its_graph_and_computes_the_same(tmp_path, types):
     assert _unit_process(tmp_path, "compile", types, tmp_path / "fresh.npy") == "False True"
     assert _unit_files(tmp_path / "cache") == [".json", ".ll", ".o"]
     # found by graph: nothing is lowered (no kernel), and the results are the same
@@ -126,9 +137,12 @@ def test_a_unit_from_the_disk_cache_is_found_by_its_graph_and_computes_the_same(
 
 
 def test_the_disk_key_includes_the_layout_and_the_bounds_checks(tmp_path):
-    _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "a.npy")
+    # (without bounds checks even when the suite runs with IRJIT_NATIVE_CHECKS=1)
+    _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "a.npy",
+                  IRJIT_NATIVE_CHECKS="0")
     # another layout, and the same one with bounds checks, are new entries (compiled again)
-    assert _unit_process(tmp_path, "compile", "Float(40, 64), Float(64, 32), Float(32)", tmp_path / "b.npy") == "False True"
+    assert _unit_process(tmp_path, "compile", "Float(40, 64), Float(64, 32), Float(32)", tmp_path / "b.npy",
+                         IRJIT_NATIVE_CHECKS="0") == "False True"
     assert _unit_process(tmp_path, "compile", "Float(48, 64), Float(64, 32), Float(32)", tmp_path / "c.npy",
                          IRJIT_NATIVE_CHECKS="1") == "False True"
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "c.npy"))

@@ -120,6 +120,19 @@ def test_adaptive_avg_pool2d(out):
     assert_all_native(run_both(text, [_rand((2, 3, 7, 5))]))
 
 
+@pytest.mark.parametrize("shape, out", [((2, 3, 32, 32), [1, 1]), ((3, 20, 18), [1, 1]),
+                                        ((2, 3, 24, 36), [2, 3]), ((2, 2, 18, 27), [1, 3])])
+def test_adaptive_avg_pool2d_of_large_even_windows_is_a_mean(shape, out):
+    """Windows too large to unroll that tile the input (a global average pool among them)."""
+    text = f"""graph(%x : Tensor):
+  %o : int[] = prim::Constant[value={out}]()
+  %r : Tensor = aten::relu(%x)
+  %y : Tensor = aten::adaptive_avg_pool2d(%r, %o)
+  %z : Tensor = aten::adaptive_avg_pool2d(%x, %o)
+  return (%y, %z)"""
+    assert_all_native(run_both(text, [_rand(shape)]))
+
+
 def test_pool1d():
     text = """graph(%x : Tensor):
   %k : int[] = prim::Constant[value=[3]]()

@@ -107,3 +107,31 @@ def test_irjit_dump_writes_llvm_ir_and_assembly(tmp_path, monkeypatch):
     NativeUnit(graph, "dumped_unit")
     assert "define" in (tmp_path / "irjit_dumped_unit.ll").read_text()
     assert "dumped_unit:" in (tmp_path / "irjit_dumped_unit.s").read_text()
+
+
+def test_the_entry_is_a_builtin_taking_the_arrays_and_checking_their_count(chain_unit):
+    """Python calls the entry as a builtin (METH_FASTCALL, no ctypes conversion), with the
+    input and output arrays; another number of arguments is a status, not a crash."""
+    from irjit.compiler.codegen.entry import STATUS_ARGUMENT_COUNT
+    x, a, b = _inputs()
+    outs = [np.empty(buf.sizes, buf.dtype) for buf in chain_unit.outputs]
+    assert type(chain_unit._fn).__name__ == "builtin_function_or_method"
+    assert chain_unit._fn(x, a, b, *outs) == 0
+    np.testing.assert_allclose(outs[0], np.maximum(x * a + b - x * x, 0), rtol=1e-6)
+    assert chain_unit._fn(x, a, b) == STATUS_ARGUMENT_COUNT
+    assert chain_unit._fn(x, a, b, *outs, x) == STATUS_ARGUMENT_COUNT
+
+
+def test_only_entries_whose_kernels_do_enough_work_release_the_gil():
+    small = NativeUnit(typed_graph("""graph(%x : Tensor, %w : Tensor):
+  %y : Tensor = aten::mm(%x, %w)
+  return (%y)""", "Float(3, 4), Float(4, 4)"), "small_mm")
+    large = NativeUnit(typed_graph("""graph(%x : Tensor, %w : Tensor):
+  %y : Tensor = aten::mm(%x, %w)
+  return (%y)""", "Float(64, 128), Float(128, 128)"), "large_mm")
+    for unit, releases in ((small, False), (large, True)):
+        ir = unit.library.llvm_ir
+        assert ("PyEval_SaveThread" in ir) == releases and "PyLong_FromLong" in ir
+        x, w = (np.ones(b.sizes, b.dtype) for b in unit.buffers[:2])
+        status, (y,) = unit.call([x, w])
+        assert status == 0 and np.allclose(y, x @ w)

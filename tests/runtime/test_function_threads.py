@@ -8,6 +8,8 @@ import pytest
 
 import irjit
 
+from .threads import run_concurrently
+
 CASE = Path(__file__).resolve().parents[1] / "fixtures" / "run" / "conv_relu_script"
 
 
@@ -23,25 +25,14 @@ def test_threads_sharing_a_function_get_their_own_outputs_and_gradients(executor
         out = alone(x)
         want.append((out, alone.backward()))
     got: dict = {}
-    errors: list = []
-    barrier = threading.Barrier(len(xs))
 
     def work(i):
-        try:
-            barrier.wait()
-            for _ in range(3):
-                out = shared(xs[i])
-                grads = shared.backward()
-            got[i] = (out, grads)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(3):
+            out = shared(xs[i])
+            grads = shared.backward()
+        got[i] = (out, grads)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_concurrently(work, len(xs))
     for i, (out, grads) in enumerate(want):
         np.testing.assert_allclose(got[i][0], out, rtol=1e-5, atol=1e-6)
         for k in ("arg0", "conv.weight", "conv.bias"):

@@ -107,22 +107,18 @@ def test_outputs_the_caller_keeps_are_not_overwritten_by_later_calls():
             assert not any(np.shares_memory(a.data, b.data) for a in earlier for b in later)
 
 
-def test_one_group_is_one_unit_call_per_run(monkeypatch):
+def test_one_group_is_one_native_call_per_run(monkeypatch):
     runner = NativeRunner(parse_ir(CHAIN))
     xs = _inputs(0, ((5, 6), (5, 6)))
     with no_grad():
         runner.run(xs)
         runner.run(xs)
+        unit = _plan(runner)._steps[0].unit
         calls = []
-        unit_of = NativeRunner.unit_of
-
-        def counted(self, node):
-            unit = unit_of(self, node)
-            calls.append(unit)
-            return unit
-        monkeypatch.setattr(NativeRunner, "unit_of", counted)
+        entry = unit._fn
+        monkeypatch.setattr(unit, "_fn", lambda *args: calls.append(args) or entry(*args))
         got = runner.run(xs)
-    assert len(calls) == 1
+    assert len(calls) == 1 and calls[0][0] is xs[0].data  # the caller's arrays, as objects
     _close(got, _interpreted(CHAIN, xs))
 
 

@@ -1,0 +1,226 @@
+"""What runs a native group whose arguments require grad (GroupGradients decides which):
+
+- NativeGroupOp, as PyTorch runs a DifferentiableGraph: `f` runs natively and the tape records
+  a backward that runs `df` natively; both take and return bare arrays when their runners'
+  plans can (`NativeRunner.run_arrays`), so a call makes no Tensor but its results. It records
+  as the tape records an op: backward fails if a tensor `df` reads (the arguments that do not
+  require grad too) was written in place afterwards, and only the outputs `df` takes a vjp of
+  require grad (what depends on an input that requires grad).
+- ViewGroupOp, for a group that only views one argument (x[i] in a loop): it records the
+  windows its outputs view, and backward adds each gradient into the base's gradient in place.
+
+Outputs that view an argument share its memory, version counter and base, as the
+interpreter's views do."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from irjit.compiler.ir import Node
+from irjit.ops.tensor import Tensor
+
+from .autograd import GRAD_MODE, GradNode, WindowEntry
+
+
+def share_bases(results: list, args: list) -> None:
+    """Outputs that are views of an argument (or of an earlier output) share its version
+    counter and base, as the interpreter's views do. An array that owns its memory and is no
+    argument's was allocated after them: it cannot be a view of one."""
+    arrays = None
+    for j, r in enumerate(results):
+        if not isinstance(r, Tensor):
+            continue
+        d = r.data
+        if d.base is None:
+            arrays = arrays or [a.data for a in args if isinstance(a, Tensor)]
+            if not any(d is a for a in arrays):
+                continue
+        for a in args + results[:j]:
+            if isinstance(a, Tensor) and np.may_share_memory(d, a.data) and \
+                    np.shares_memory(d, a.data):
+                r._version = a._version
+                r._base = a._base if a._base is not None else a
+                break
+
+
+class _Schema:
+    __slots__ = ("name", "full_name")
+
+    def __init__(self, name: str):
+        self.name = self.full_name = name
+
+
+def _contiguous(g) -> np.ndarray:
+    """A gradient in row-major layout: one layout per shape, so df's specialization (keyed
+    by its inputs' layouts) does not depend on how the gradient was computed upstream."""
+    g = np.asarray(g)
+    return g if g.flags.c_contiguous else np.ascontiguousarray(g)
+
+
+def _run(runner, values: list) -> list:
+    """`runner`'s outputs for `values` (arrays where tensors go): of the arrays as they are
+    when its plan takes them, else of Tensors of them, with grad mode off."""
+    outs = runner.run_arrays(values, True)
+    if outs is not None:
+        return outs
+    enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+    try:
+        return runner.run([Tensor(v) if isinstance(v, np.ndarray) else v for v in values])
+    finally:
+        GRAD_MODE.enabled = enabled
+
+
+class _NativeBackward:
+    """One call's backward, the tape's entry for it (duck-types an OpEntry): `df` on the vjps
+    of the call's outputs and the arrays it captured."""
+
+    __slots__ = ("op", "captured")
+
+    def __init__(self, op: "NativeGroupOp", captured: list):
+        self.op, self.captured = op, captured
+
+    @property
+    def schema(self):
+        return self.op.schema
+
+    def derivative(self, emitter, grads: list, saved_inputs, outputs: list) -> list:
+        vjps = []
+        for i in self.op.vjp_outputs:
+            g = grads[i] if i < len(grads) else None
+            if g is None:  # (an output without a gradient: zeros of its shape)
+                ref = outputs[i]
+                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
+            vjps.append(_contiguous(g) if g is not None else None)
+        got = _run(self.op.df, vjps + self.captured)
+        if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
+            got = got[0]
+        return [g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
+                for g in got]
+
+
+class NativeGroupOp:
+    """A differentiated group (its Gradient) run by the runners of its `f` and `df` (see the
+    module docstring); `op(args) -> outputs`."""
+
+    schema = _Schema("prim::DifferentiableGraph")
+
+    def __init__(self, gradient, f_runner, df_runner):
+        self.gradient = gradient
+        self.f, self.df = f_runner, df_runner
+        self.vjp_outputs = tuple(gradient.df_input_vjps)
+        self._with_vjp = frozenset(gradient.df_input_vjps)
+        self._n_real = gradient.f_real_outputs
+        self._differentiable = tuple(gradient.df_output_vjps)
+        self._captured_inputs = tuple(gradient.df_input_captured_inputs)
+        self._captured_outputs = tuple(gradient.df_input_captured_outputs)
+
+    def __call__(self, args: list) -> list:
+        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        outs = [o.data if isinstance(o, Tensor) else o for o in _run(self.f, arrays)]
+        real = outs[:self._n_real]
+        edges = [args[i] if isinstance(args[i], Tensor) and args[i].requires_grad else None
+                 for i in self._differentiable]
+        node = None
+        if GRAD_MODE.enabled and any(e is not None for e in edges):
+            captured = [arrays[i] for i in self._captured_inputs]
+            captured += [outs[i] for i in self._captured_outputs]
+            node = GradNode(_NativeBackward(self, captured), [], real, edges, self.schema.name,
+                            [(a, a._version[0]) for a in args if isinstance(a, Tensor)])
+        results = []
+        for i, o in enumerate(real):
+            if isinstance(o, np.ndarray):
+                o = Tensor(o)
+                if node is not None and i in self._with_vjp and o.data.dtype.kind == "f":
+                    o.requires_grad, o.grad_fn = True, (node, i)
+            results.append(o)
+        share_bases(results, args)
+        return results
+
+
+class _WindowBackward(WindowEntry):
+    """The tape's entry for a view group: each output is a window of the base argument at a
+    byte offset; backward adds each output's gradient into its window of the base's gradient
+    (`autograd.backward` adds into an accumulator in place)."""
+
+    __slots__ = ("schema", "shape", "dtype", "windows")
+
+    def __init__(self, schema, base: np.ndarray, windows: list):
+        self.schema = schema
+        self.shape, self.dtype = base.shape, base.dtype
+        self.windows = windows  # per output: (shape, byte strides, byte offset)
+
+    def add_into(self, acc: np.ndarray, grads: list) -> None:
+        for (shape, strides, offset), g in zip(self.windows, grads):
+            if g is not None:
+                window = np.ndarray(shape, self.dtype, acc, offset, strides)
+                np.add(window, g, out=window)
+
+    def derivative(self, emitter, grads: list, saved_inputs, saved_outputs) -> list:
+        acc = np.zeros(self.shape, self.dtype)
+        self.add_into(acc, grads)
+        return [acc]
+
+
+def _windows_apart(shape: tuple, strides: tuple, itemsize: int) -> bool:
+    """Whether a strided window's elements are distinct (no zero or overlapping strides, as an
+    expand or unfold makes) and its strides positive, so adding into it adds once per element."""
+    extent = itemsize
+    for size, stride in sorted(((n, s) for n, s in zip(shape, strides) if n > 1), key=lambda p: p[1]):
+        if stride < extent:
+            return False
+        extent = stride * (size - 1) + extent
+    return True
+
+
+class ViewGroupOp:
+    """A group whose outputs are all views of one argument that requires grad (select, slice,
+    transpose: a ViewUnit): it records no backward graph but the windows its outputs view, so
+    backward adds each gradient into the base's gradient in place, where a backward graph
+    would scatter it into a fresh tensor of zeros per call (a loop selecting x[i] would then
+    add up one tensor of x's size per iteration). A call whose base is not C-contiguous, or
+    whose windows overlap, runs `fallback` (the group's NativeGroupOp)."""
+
+    def __init__(self, node: Node, unit_of: Callable[[Node], Any], base: int, kind: str,
+                 fallback: NativeGroupOp):
+        self.node, self.unit_of, self.base, self.fallback = node, unit_of, base, fallback
+        self.schema = _Schema(kind)
+        self._apart: dict[int, tuple] = {}  # id(unit) -> (unit, whether its windows are apart)
+
+    def __call__(self, args: list) -> list:
+        base = args[self.base]
+        unit = self.unit_of(self.node)
+        apart = self._apart.get(id(unit))
+        if apart is None:  # (a view unit's windows have fixed shapes and strides)
+            apart = self._apart[id(unit)] = (unit, all(
+                _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()))
+        if not apart[1] or not base.data.flags.c_contiguous:
+            return self.fallback(args)
+        status, outs, offsets = unit.windows([a.data if isinstance(a, Tensor) else a for a in args])
+        if status:
+            return self.fallback(args)
+        windows = [(o.shape, o.strides, offsets[j]) for j, o in enumerate(outs)]
+        node = GradNode(_WindowBackward(self.schema, base.data, windows), [], outs, [base],
+                        self.schema.name, [(base, base._version[0])])
+        version, root = base._version, base._base if base._base is not None else base
+        results = []
+        for j, o in enumerate(outs):
+            r = Tensor(o, True, (node, j), version)
+            r._base = root
+            results.append(r)
+        return results
+
+
+def view_group_base(unit, flags: tuple[bool, ...]) -> Optional[int]:
+    """The argument a group's outputs all view (its unit computes none of them: a ViewUnit)
+    when that argument alone requires grad; else None."""
+    if unit is None or not getattr(unit, "aliases", None) or not hasattr(unit, "windows"):
+        return None
+    bases = set(unit.aliases)
+    if len(bases) != 1:
+        return None
+    kind, k = next(iter(bases)) or (None, None)
+    if kind != "input" or [i for i, f in enumerate(flags) if f] != [k]:
+        return None
+    return k

@@ -1,0 +1,593 @@
+"""A straight plan's steps as one generated Python function: what a call would otherwise decide
+step by step (which slots hold Tensors or bare arrays, which output arrays come from the arena,
+which constants fill which slots, how each unit is called) is decided once, and the call runs
+as straight-line code over local variables, one call of its builtin entry per native unit (as
+dataclasses and numba generate their fast paths).
+
+`program(inputs, arena, keyed)` returns `(outputs, reusable)`, or None when the call is not
+one the plan may run: an input is not of the layout or value the plan's key recorded, or a
+unit's entry refused its arguments before any step with effects ran (the units read only the
+arrays they are given and write fresh ones or the arena's, so nothing happened). `keyed` says
+the caller already matched the inputs to the plan's key: a refusing unit is then a bailout,
+interpreted in place (and so is any refusal after a step with effects: an interpreted block, a
+DifferentiableGraph, a group recorded on the tape, by which time the inputs were checked);
+`reusable` is False after a bailout, whose interpreted outputs may be views of arena arrays.
+A step that fails raises the interpreter's error, located at its node."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from irjit.compiler.codegen.partition import GROUP
+from irjit.compiler.codegen.unit import NativeUnit
+from irjit.compiler.codegen.view_outputs import ViewUnit
+from irjit.ops import facts
+from irjit.ops.errors import IRRuntimeError
+from irjit.ops.prims import PURE_PRIMS
+from irjit.ops.tensor import Tensor
+from irjit.ops.types import TensorType
+
+from .autograd import is_grad_enabled
+from .interpreter import _accepts, _BailOut, check_input
+from .prims import _guards_enforced
+
+TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
+_NUMBERS = (bool, int, float)
+_PURE_GUARDS = frozenset({"prim::RequiresGradCheck"})  # prims without effects besides PURE_PRIMS
+_BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
+
+
+class _Source:
+    """The lines of the generated function and the objects its names refer to."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {
+            "Tensor": Tensor, "ndarray": np.ndarray, "empty": np.empty, "array": np.array,
+            "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut, RecursionError)}
+        self.depth = 1
+        self.count = 0
+
+    def name(self, prefix: str, obj: Any) -> str:
+        """A global name of the generated function for `obj`."""
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = obj
+        return name
+
+    def local(self, prefix: str) -> str:
+        """A fresh local variable name."""
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def line(self, text: str, extra: int = 0) -> None:
+        self.lines.append("    " * (self.depth + extra) + text)
+
+
+def _argument(slot: int, how: int) -> str:
+    """The expression a unit receives for a slot: a Tensor's array, a bare array or a value."""
+    v = f"v{slot}"
+    if how == TENSOR:
+        return f"{v}.data"
+    if how == ARRAY:
+        return v
+    return f"({v}.data if isinstance({v}, Tensor) else {v})"
+
+
+def _wrap(value: str, how: int) -> str:
+    if how == ARRAY:
+        return value
+    if how == TENSOR:
+        return f"Tensor({value})"
+    return f"({value} if isinstance({value}, (NUMBERS, list)) else Tensor({value}))"
+
+
+def _direct(unit) -> bool:
+    """Whether a program calls the unit's entry itself: a NativeUnit whose view outputs (if
+    any) are at fixed offsets."""
+    return type(unit) is NativeUnit and not any(v.dynamic for v in unit.views.outputs.values())
+
+
+def _is_whole(view, buffer) -> bool:
+    """Whether a view output is its base buffer as a whole (the entry's guard, or the unit's
+    allocation, fixed the base's layout): the program hands out the base itself, as
+    `ViewOutput.array` would."""
+    itemsize = buffer.dtype.itemsize
+    return view.offset == 0 and view.shape == tuple(buffer.sizes) and all(
+        n == 1 or a == b * itemsize for n, a, b in zip(view.shape, view.strides, buffer.strides))
+
+
+def _may_hold_tensors(key_element) -> bool:
+    """Whether a value with this key may be or hold a Tensor (a tensor's layout, a list or a
+    tuple; not None, a number, a bool or an int list)."""
+    if isinstance(key_element, str):
+        return key_element in ("list", "tuple")
+    return not (isinstance(key_element, tuple) and key_element[0].__class__ is str)
+
+
+def _proven(v, key_element) -> bool:
+    """Whether every value with this key element is of `v`'s type (an int list, a bool, None:
+    the key holds what the type check looks at), so the program need not check it."""
+    if isinstance(key_element, tuple) and key_element[0].__class__ is str:
+        sample = list(key_element[1]) if key_element[0] == "int[]" else key_element[1]
+    elif key_element == "NoneType":
+        sample = None
+    else:
+        return False
+    return _accepts(v.type, sample)
+
+
+def _is_group(step) -> bool:
+    return hasattr(step, "unit")
+
+
+def _is_branch(step) -> bool:
+    return hasattr(step, "branches")
+
+
+def _is_loop(step) -> bool:
+    return hasattr(step, "body")
+
+
+def is_pure(step) -> bool:
+    """Whether a step has no effect a repeated call could see: native groups, constants, pure
+    prims and branches and loops made only of those (not an interpreted block, a
+    DifferentiableGraph, a call recorded on the tape)."""
+    if _is_group(step):
+        return True
+    if _is_branch(step):
+        return all(steps is not None and all(is_pure(s) for s in steps)
+                   for steps, _, _ in step.branches)
+    if _is_loop(step):
+        return all(is_pure(s) for s in step.body)
+    handler, node, _, _ = step
+    return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_GUARDS
+
+
+def _written_slots(step) -> list[int]:
+    if _is_group(step):
+        return [slot for slot, _ in step.outs]
+    if _is_branch(step):
+        return list(step.outs) + [s for steps, _, _ in step.branches for inner in steps or ()
+                                  for s in _written_slots(inner)]
+    if _is_loop(step):
+        return list(step.outs) + step.body_inputs + [s for inner in step.body
+                                                     for s in _written_slots(inner)]
+    return list(step[3])
+
+
+class _Program:
+    """Emits one plan's program (see the module docstring)."""
+
+    def __init__(self, plan, key: Optional[tuple], run_group: Callable, decisions: Callable,
+                 bail: Callable, share_view_bases: Callable, needs_grad: Callable,
+                 value_key: Callable):
+        self.plan, self.key, self.decisions = plan, key, decisions
+        self.src = src = _Source()
+        src.names.update(grad_enabled=is_grad_enabled, needs_grad=needs_grad, value_key=value_key,
+                         check_input=check_input, interp=plan.interpreter, K=key,
+                         run_group=run_group, bail=bail, share=share_view_bases)
+        self.under_grad = False  # emitting the body for calls whose inputs require grad
+        self.pure = True  # no step with effects emitted yet: a refusal may still return None
+        self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
+        self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
+
+    # ---- the checks before any step, and the bodies
+    def checks(self, steps: list, arrays: bool) -> tuple[set[int], list[str]]:
+        """The lines that unpack and check the inputs (their tensors Tensors, or with `arrays`
+        numpy arrays) against the key: tensors' layouts where no unit's entry checks them
+        first, the other inputs' values or types. Returns (the tensor inputs left to the
+        units' entries, the expressions saying whether an input requires grad)."""
+        src, graph, key = self.src, self.plan.graph, self.key
+        n = len(graph.inputs)
+        src.lines.append("    try:")
+        src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
+        src.line("except ValueError:")
+        src.line("return None", 1)
+        guarded = _guarded_inputs(steps) & set(range(n))
+        tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
+        if arrays:
+            self.array_inputs = set(tensors)
+        if tensors:
+            test = "type(v{}) is ndarray" if arrays else "isinstance(v{}, Tensor)"
+            src.line(f"if not ({' and '.join(test.format(i) for i in tensors)}):")
+            src.line("return None", 1)
+        grad_checks = []
+        for i, v in enumerate(graph.inputs):
+            if i in tensors:
+                if i not in guarded:
+                    self._layout_check(i, arrays)
+                grad_checks.append(f"v{i}.requires_grad")
+                continue
+            if key is not None:
+                src.line(f"if {self._differs_from_key(f'v{i}', key[i])}:")
+                src.line("return None", 1)
+            if i in self.plan._checked and (key is None or not _proven(v, key[i])):
+                src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
+            if key is None or _may_hold_tensors(key[i]):
+                grad_checks.append(f"needs_grad(v{i})")
+        return guarded, grad_checks
+
+    def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Checks of the inputs, then the body for calls under grad whose inputs require grad
+        (every group through `run_group`, checking the inputs the other body leaves to the
+        units' entries), then the body for the other calls."""
+        src = self.src
+        guarded, grad_checks = self.checks(steps, arrays=False)
+        src.lines.extend("    " + line for line in constants)
+        if grad_checks:
+            src.line(f"if grad_enabled() and ({' or '.join(grad_checks)}):")
+            src.depth += 1
+            for i in sorted(guarded):
+                self._layout_check(i, arrays=False)
+            self.under_grad, self.pure = True, False  # (groups record on the tape)
+            self.body(steps, outputs)
+            src.depth -= 1
+        self.under_grad, self.pure = False, True
+        self.body(steps, outputs)
+
+    def array_program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Checks of inputs whose tensors are numpy arrays, then the body without grad."""
+        self.checks(steps, arrays=True)
+        self.src.lines.extend("    " + line for line in constants)
+        self.body(steps, outputs)
+
+    def _layout_check(self, i: int, arrays: bool) -> None:
+        """Input `i`'s dtype, sizes and strides as the key recorded them."""
+        if self.key is not None:
+            a = f"v{i}" if arrays else f"v{i}.data"
+            self.src.line(f"if ({a}.dtype, {a}.shape, {a}.strides) != K[{i}]:")
+            self.src.line("return None", 1)
+
+    def body(self, steps: list, outputs: list[int]) -> None:
+        """The steps, their failures located at their nodes, then the outputs."""
+        src = self.src
+        src.line("ok = True")
+        src.line("cur = None")
+        src.line("try:")
+        start = len(src.lines)
+        src.depth += 1
+        self.steps(steps)
+        if len(src.lines) == start:
+            src.line("pass")
+        src.depth -= 1
+        src.line("except PASS:")
+        src.line("raise", 1)
+        src.line("except Exception as e:  # located at the step's node")
+        src.line("raise interp.node_error(cur, e) from None", 1)
+        src.line(f"return [{', '.join(f'v{i}' for i in outputs)}], ok")
+
+    def _differs_from_key(self, v: str, key_element) -> str:
+        """An expression true when the value of variable `v` has another key than
+        `key_element` (NativeRunner's `_value_key` of a value that is not a Tensor)."""
+        src = self.src
+        if isinstance(key_element, str) and key_element in _BUILTIN_TYPES:
+            return f"type({v}) is not {src.name('T', _BUILTIN_TYPES[key_element])}"
+        kind = key_element[0] if isinstance(key_element, tuple) else None
+        if kind.__class__ is str and kind == "bool":
+            return f"{v} is not {key_element[1]!r}"
+        if kind.__class__ is str and kind == "int[]":
+            return (f"type({v}) is not list or {v} != {list(key_element[1])!r} or "
+                    f"any(type(e) is not int for e in {v})")
+        return f"value_key({v}) != {src.name('k', key_element)}"
+
+    # ---- steps
+    def steps(self, steps: list) -> None:
+        for step in steps:
+            if not is_pure(step):
+                self.pure = False  # (steps inside it may run after its effects)
+            if _is_branch(step):
+                self.branch(step)
+            elif _is_loop(step):
+                self.loop(step)
+            elif _is_group(step):
+                if self.under_grad:
+                    self.group_under_grad(step)
+                elif _direct(step.unit):
+                    self.native_unit(step)
+                else:
+                    self.unit_call(step)
+            else:
+                self.prim(step)
+
+    def argument(self, slot: int, how: int) -> str:
+        """The expression a unit receives for a slot (an input that holds an array as is)."""
+        return _argument(slot, ARRAY if slot in self.array_inputs else how)
+
+    def refused(self, step) -> None:
+        """The lines after a unit refused: no effect yet and the key unchecked, refuse the
+        call; else interpret the group (a bailout)."""
+        src = self.src
+        if self.pure:
+            src.line("if not keyed:", 1)
+            src.line("return None", 2)
+        src.line("ok = False", 1)
+        outs = "".join(f"v{slot}, " for slot, _ in step.outs)
+        args = ", ".join(f"Tensor(v{slot})" if slot in self.array_inputs else f"v{slot}"
+                         for slot, _ in step.args)
+        src.line(f"{outs + '= ' if outs else ''}bail({src.name('S', step)}, [{args}])", 1)
+
+    def native_unit(self, step) -> None:
+        """A NativeUnit: its entry called with the arguments' objects and the output arrays
+        (fresh ones, or the arena's); view outputs made from their bases after it."""
+        src, unit = self.src, step.unit
+        u = src.name("u", unit)
+        args = []
+        numbers = dict(unit._numbers)
+        for k, (slot, how) in enumerate(step.args):
+            a = self.argument(slot, how)
+            if k in numbers:  # a number input, passed as a 0-dim array (as `unit.call` does)
+                x = src.local("a")
+                src.line(f"{x} = {a}")
+                a = f"(array({x}, {src.name('D', numbers[k])}) if isinstance({x}, NUMBERS) else {x})"
+            args.append(a)
+        outs = []
+        for k, (sizes, dtype) in enumerate(unit._specs):
+            o = src.local("o")
+            if k in step.arena_positions:
+                src.line(f"{o} = arena[{step.arena_index}][{k}]")
+            else:
+                src.line(f"{o} = empty({sizes!r}, {src.name('D', dtype)})")
+            outs.append(o)
+        src.line(f"if {u}._fn({', '.join(args + outs)}):")
+        self.refused(step)
+        src.line("else:")
+        for j, ((slot, how), (k, sizes)) in enumerate(zip(step.outs, unit.result_buffers)):
+            if k is None:  # a view output: a window of an argument or of an output buffer
+                view = unit.views.outputs[j]
+                base = args[view.base] if view.base < unit.n_inputs else outs[view.base - unit.n_inputs]
+                value = base if _is_whole(view, unit.buffers[view.base]) else \
+                    f"{src.name('view', view)}.array({base}, {view.offset})"
+            else:
+                value = outs[k] if sizes is None else f"{outs[k]}.reshape({tuple(sizes)!r})"
+            src.line(f"v{slot} = {_wrap(value, ARRAY if slot in self.raw else how)}", 1)
+        self.share_bases(step, 1)
+        if not step.outs:
+            src.line("pass", 1)
+
+    def unit_call(self, step) -> None:
+        """Any other unit (views at run-time offsets, scalar programs, ...): its `call`."""
+        src = self.src
+        args = ", ".join(self.argument(slot, how) for slot, how in step.args)
+        arena = f", arena[{step.arena_index}]" if step.arena_positions else ""
+        src.line(f"status, r = {src.name('u', step.unit)}.call([{args}]{arena})")
+        src.line("if status:")
+        self.refused(step)
+        src.line("else:")
+        for j, (slot, how) in enumerate(step.outs):
+            src.line(f"v{slot} = {_wrap(f'r[{j}]', ARRAY if slot in self.raw else how)}", 1)
+        self.share_bases(step, 1)
+        if not step.outs:
+            src.line("pass", 1)
+
+    def share_bases(self, step, extra: int) -> None:
+        """Outputs that are views of an argument share its version and base (`aliases`)."""
+        aliases = getattr(step.unit, "aliases", None) or []
+        if any(alias and how != ARRAY and slot not in self.raw
+               for alias, (slot, how) in zip(aliases, step.outs)):
+            outs = ", ".join(f"v{slot}" for slot, _ in step.outs)
+            args = ", ".join(f"v{slot}" for slot, _ in step.args)
+            self.src.line(f"share([{outs}], [{args}], {self.src.name('A', aliases)})", extra)
+
+    def group_under_grad(self, step) -> None:
+        """A group under grad mode: its op for the arguments' requires-grad flags records it on
+        the tape; before that op is decided, and when the group records nothing or is
+        interpreted, the runner's `run_group` (which decides) runs it, as the interpreter
+        would."""
+        src = self.src
+        node = src.name("n", step.node)
+        src.line(f"cur = {node}")
+        outs = "".join(f"v{slot}, " for slot, _ in step.outs)
+        args = ", ".join(f"v{slot}" for slot, _ in step.args)
+        flags = "".join(f"v{slot}.requires_grad, " if how == TENSOR else
+                        f"isinstance(v{slot}, Tensor) and v{slot}.requires_grad, "
+                        for slot, how in step.args)
+        src.line(f"op = {src.name('decided', self.decisions(step.node))}.get(({flags}))")
+        src.line(f"{outs + '= ' if outs else ''}op([{args}]) if op else run_group(interp, {node}, [{args}])")
+
+    def prim(self, step) -> None:
+        src = self.src
+        handler, node, args, outs = step
+        n = src.name("n", node)
+        if handler is None:  # a list or dict constant: a fresh one per call
+            value = self.plan.interpreter.constant(node)
+            if isinstance(value, (list, dict)) and all(
+                    isinstance(x, (bool, int, float, str, type(None)))
+                    for x in (value.values() if isinstance(value, dict) else value)):
+                src.line(f"v{outs[0]} = {type(value).__name__}({src.name('c', value)})")
+            else:
+                src.line(f"v{outs[0]} = interp.constant({n})")
+            return
+        read = ", ".join(f"v{i}" for i in args)
+        if node.kind == "prim::TupleConstruct":  # (what their handlers make)
+            src.line(f"v{outs[0]} = ({read},)" if read else f"v{outs[0]} = ()")
+            return
+        if node.kind == "prim::ListConstruct":
+            src.line(f"v{outs[0]} = [{read}]")
+            return
+        src.line(f"cur = {n}")
+        if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
+            return
+        if facts.has_tag(node.kind, "subgraph") and self.plan.interpreter.subgraph_runner is not None:
+            # what the handler does: the runner's run_subgraph (an executor's op), all outputs
+            outs_list = "".join(f"v{i}, " for i in outs)
+            src.line(f"{outs_list + '= ' if outs_list else ''}interp.subgraph_runner(interp, {n}, [{read}])")
+            return
+        call = f"{src.name('h', handler)}(interp, {n}, [{read}], None)"
+        if len(outs) == 1:
+            src.line(f"v{outs[0]} = {call}")
+        elif outs:  # (as the interpreter assigns several outputs)
+            src.line(f"{''.join(f'v{i}, ' for i in outs)}= {call}")
+        else:
+            src.line(call)
+
+    def _requires_grad_check(self, node, args: list[int], outs: list[int]) -> bool:
+        """The guard inline when its types say only whether each tensor requires grad (as
+        `prims.type_matches` checks them); False when they say more."""
+        types = node.attr("types")
+        if not all(isinstance(t, TensorType) and t.requires_grad is not None and not t.undefined
+                   and t.scalar_type is None and t.sizes is None for t in types):
+            return False
+        src = self.src
+        checks = " and ".join(
+            f"isinstance(v{a}, Tensor) and (bool(v{a}.requires_grad) and g) == {bool(t.requires_grad)}"
+            for a, t in zip(args, types)) or "True"
+        enforced = _guards_enforced(self.plan.interpreter)  # (else the guarded code just runs)
+        src.line("g = grad_enabled()")
+        for a, o in zip(args, outs):
+            src.line(f"v{o} = v{a}")
+        src.line(f"v{outs[-1]} = ({checks})" + ("" if enforced else " or True"))
+        return True
+
+    def branch(self, step) -> None:
+        src = self.src
+        src.line(f"cur = {src.name('n', step.node)}")
+        src.line(f"c = v{step.cond}")
+        src.line("if (bool(c.data) if isinstance(c, Tensor) else c):")
+        for k, (steps, results, reads) in enumerate(step.branches):
+            if k == 1:
+                src.line("else:")
+            src.depth += 1
+            if steps is not None:
+                self.steps(steps)
+                for o, r in zip(step.outs, results):
+                    src.line(f"v{o} = v{r}")
+            else:  # the interpreter runs the block, given the outer values it reads
+                env = ", ".join(f"{src.name('V', v)}: v{slot}" for v, slot in reads)
+                block = src.name("B", step.node.blocks[k])
+                outs = "".join(f"v{o}, " for o in step.outs)
+                src.line(f"{outs + '= ' if outs else ''}interp.run_block({block}, [], {{{env}}})")
+            src.line("pass")
+            src.depth -= 1
+
+    def loop(self, step) -> None:
+        """As the interpreter runs a loop: while the condition holds and fewer iterations than
+        the trip count (None: no limit) ran, the body on (iteration, carried values)."""
+        src = self.src
+        src.line(f"cur = {src.name('n', step.node)}")
+        i, trips, c = src.local("i"), src.local("trips"), src.local("c")
+        src.line(f"{i} = 0")
+        src.line(f"{trips} = v{step.trips} if v{step.trips} is not None else float('inf')")
+        src.line(f"{c} = v{step.cond}")
+        carried = step.body_inputs[1:]
+        if carried:
+            src.line(f"{''.join(f'v{b}, ' for b in carried)}= "
+                     f"{''.join(f'v{a}, ' for a in step.initial)}")
+        src.line(f"while ({c}.data if isinstance({c}, Tensor) else {c}) and {i} < {trips}:")
+        src.depth += 1
+        src.line(f"v{step.body_inputs[0]} = {i}")
+        self.steps(step.body)
+        src.line(f"{c} = v{step.results[0]}")
+        if carried:
+            src.line(f"{''.join(f'v{b}, ' for b in carried)}= "
+                     f"{''.join(f'v{r}, ' for r in step.results[1:])}")
+        src.line(f"{i} += 1")
+        src.depth -= 1
+        if step.outs:
+            src.line(f"{''.join(f'v{o}, ' for o in step.outs)}= "
+                     f"{''.join(f'v{b}, ' for b in carried)}")
+
+    def constants(self, steps: list, tail: list) -> list[str]:
+        """The assignments of the constants' slots (`tail` holds the initial contents of the
+        slots after the inputs; steps write the others)."""
+        n_inputs = len(self.plan.graph.inputs)
+        written = {slot for step in steps for slot in _written_slots(step)}
+        return [f"v{n_inputs + k} = {self.src.name('c', value)}"
+                for k, value in enumerate(tail) if n_inputs + k not in written]
+
+    def finish(self, signature: str = "inputs, arena, keyed") -> Callable:
+        text = f"def program({signature}):\n" + "\n".join(self.src.lines) + "\n"
+        namespace = dict(self.src.names)
+        exec(compile(text, "<native plan program>", "exec"), namespace)  # noqa: S102
+        program = namespace["program"]
+        program.source = text
+        return program
+
+
+def _guarded_inputs(steps: list) -> set[int]:
+    """The input slots whose layout a unit's entry checks before any step with effects runs
+    (units that run unconditionally, and whose guards check every tensor argument's dtype,
+    sizes and strides)."""
+    found = set()
+    for step in steps:
+        if not is_pure(step):
+            break
+        if _is_group(step) and isinstance(step.unit, (NativeUnit, ViewUnit)):
+            found.update(slot for slot, how in step.args if how == TENSOR)
+    return found
+
+
+def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
+                 bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
+                 value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable
+                 ) -> Callable[[list, list, bool], Optional[tuple[list, bool]]]:
+    """The program running `steps` (see the module docstring); `tail` holds the constants
+    of the slots after the inputs, `outputs` the slots of the graph's outputs. Calls under
+    grad mode whose inputs require grad run every group through `run_group(interp, node,
+    args) -> outputs` (the runner's: it records the group on the tape, or runs its unit, or
+    interprets it) with every tensor a Tensor: the interpreter's loop unrolled; a group whose
+    op the runner decided for its arguments' requires-grad flags (`decisions(node)`, the
+    runner's `GroupGradients.decisions`) is called directly."""
+    emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key)
+    emit.program(steps, emit.constants(steps, tail), outputs)
+    return emit.finish()
+
+
+def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,
+                  share_view_bases: Callable, value_key: Callable[[Any], Any], raw: bool = False
+                  ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
+    """The program for calls whose tensor inputs are the caller's numpy arrays (of exactly
+    the key's layouts) and need no gradient, as `Function.run(..., requires_grad=False)`
+    makes them: the arrays go to the units as they are, never copied or wrapped (with `raw`,
+    as a native group's op calls its f and df, so are the outputs units made and the program
+    only returns: `_returned_only`). None unless that cannot be seen: only native units read
+    those inputs (units write only fresh or arena arrays), a view of one that a unit returns
+    is read only by later units, no output is one, and every step is pure."""
+    graph = plan.graph
+    inputs = {v for v in graph.inputs if isinstance(v.type, TensorType)}
+    if not all(is_pure(step) for step in steps) or any(v in inputs for v in graph.outputs) or \
+            any(u.user.kind != GROUP for v in inputs for u in v.uses):
+        return None
+    slots = {i for i, v in enumerate(graph.inputs) if v in inputs}
+    for step in _group_steps(steps):  # (a view only later units read does not escape)
+        aliases = getattr(step.unit, "aliases", None) or []
+        if any(alias and alias[0] == "input" and step.args[alias[1]][0] in slots and how != ARRAY
+               for alias, (_, how) in zip(aliases, step.outs)):
+            return None
+    emit = _Program(plan, key, None, None, bail, share_view_bases, None, value_key)
+    emit.raw = _returned_only(plan, steps) if raw else set()
+    emit.array_program(steps, emit.constants(steps, tail), outputs)
+    return emit.finish("inputs, arena, keyed=False")
+
+
+def _returned_only(plan, steps: list) -> set[int]:
+    """The slots of unit outputs that are only returned (as outputs, or in a tuple or list
+    that is)."""
+    graph, found = plan.graph, set()
+
+    def returned(v) -> bool:
+        return bool(v.uses) and all(
+            u.user is graph.return_node or _constructs_sequence(u.user) and u.user.owning_block
+            is graph.block and all(w.user is graph.return_node for w in u.user.output.uses)
+            for u in v.uses)
+    for step in steps:  # (top-level units only: their outputs are defined in every call)
+        if _is_group(step):
+            found.update(slot for (slot, how), v in zip(step.outs, step.node.outputs)
+                         if how == TENSOR and returned(v))
+    return found
+
+
+def _constructs_sequence(node) -> bool:
+    return node.kind == "prim::TupleConstruct" or node.kind == "prim::ListConstruct"
+
+
+def _group_steps(steps: list):
+    for step in steps:
+        if _is_group(step):
+            yield step
+        elif _is_branch(step):
+            for inner, _, _ in step.branches:
+                yield from _group_steps(inner or [])
+        elif _is_loop(step):
+            yield from _group_steps(step.body)

@@ -1,0 +1,272 @@
+"""Plan programs and the fast paths around them (runtime/native_program.py): a call first tries
+the latest plan's program without building the layout key, `Function.run(...,
+requires_grad=False)` hands the caller's arrays to it, native groups under grad run f and df
+on arrays. Each must give exactly what the general path gives: these tests change what the
+fast path would have to notice between calls (layouts, views, strides, alignment, keyed
+values, grad mode, errors, threads) and compare with the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irjit
+from irjit.compiler import parse_ir
+from irjit.ops.errors import IRRuntimeError, IRTypeError
+from irjit.ops.tensor import Tensor
+from irjit.runtime import no_grad
+from irjit.runtime.autograd import backward
+from irjit.runtime.interpreter import Interpreter
+from irjit.runtime.native import NativeRunner
+
+from .threads import run_concurrently
+
+LINEAR_TANH = """graph(%x : Tensor, %h : Tensor, %W : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %t : Tensor = aten::t(%W)
+  %m : Tensor = aten::matmul(%x, %t)
+  %a : Tensor = aten::add(%m, %b, %one)
+  %s : Tensor = aten::add(%a, %h, %one)
+  %y : Tensor = aten::tanh(%s)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %y)
+  return (%r)"""
+SHAPES = ((3, 4), (3, 4), (4, 4), (4,))
+
+# a product feeding a loop nest: two groups, the first's output an intermediate
+TWO_GROUPS = """graph(%x : Tensor, %w : Tensor):
+  %a : Tensor = aten::mm(%x, %w)
+  %b : Tensor = aten::tanh(%a)
+  %c : Tensor = aten::mm(%b, %w)
+  return (%c, %a)"""
+
+VIEW_OF_INPUT = """graph(%x : Tensor):
+  %t : Tensor = aten::t(%x)
+  return (%t)"""
+
+SELECT_LOOP = """graph(%x : Tensor, %w : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %n : int = prim::Constant[value=4]()
+  %true : bool = prim::Constant[value=1]()
+  %h0 : Tensor = aten::select(%x, %zero, %zero)
+  %h : Tensor = prim::Loop(%n, %true, %h0)
+    block0(%i : int, %hi : Tensor):
+      %xi : Tensor = aten::select(%x, %zero, %i)
+      %m : Tensor = aten::mm(%hi, %w)
+      %s : Tensor = aten::add(%m, %xi, %one)
+      %t : Tensor = aten::tanh(%s)
+      -> (%true, %t)
+  return (%h)"""
+
+FLAG = """graph(%x : Tensor, %flag : bool, %k : float):
+  %one : int = prim::Constant[value=1]()
+  %r : Tensor = prim::If(%flag)
+    block0():
+      %a : Tensor = aten::mul(%x, %k)
+      -> (%a)
+    block1():
+      %b : Tensor = aten::add(%x, %k, %one)
+      -> (%b)
+  return (%r)"""
+
+DIVIDE = """graph(%x : Tensor, %y : Tensor):
+  %d : Tensor = aten::floor_divide(%x, %y)
+  %e : Tensor = aten::mul(%d, %x)
+  return (%e)"""
+
+
+def _arrays(shapes=SHAPES, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def _interpreted(text, arrays, requires_grad=False):
+    fn = irjit.load(text)
+    outs = fn.run(*arrays, requires_grad=requires_grad)
+    return outs, (fn.backward() if requires_grad else None)
+
+
+def _leaves(outs):
+    return [o for out in outs for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _same(got, want):
+    for g, w in zip(_leaves(got), _leaves(want)):
+        g, w = (x.data if isinstance(x, Tensor) else x for x in (g, w))
+        assert np.asarray(g).shape == np.asarray(w).shape
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _compiled(text, types=None):
+    fn = irjit.compile(text, types)
+    return fn
+
+
+def test_the_latest_plan_is_tried_first_and_a_changed_layout_finds_its_own():
+    runner = NativeRunner(parse_ir(TWO_GROUPS))
+    x, w = _arrays(((3, 4), (4, 4)))
+    layouts = [[Tensor(x), Tensor(w)],
+               [Tensor(np.asfortranarray(x)), Tensor(w)],  # another layout: another plan
+               [Tensor(np.ascontiguousarray(x[:, ::-1])), Tensor(w)],
+               [Tensor(x), Tensor(w)]]
+    with no_grad():
+        for inputs in layouts * 2:
+            got = runner.run(inputs)
+            _same(got, Interpreter(parse_ir(TWO_GROUPS)).run(inputs))
+    assert len(runner._plans) == 2 and runner.stats.bailouts == 0
+
+
+def test_a_view_and_a_strided_input_give_the_interpreters_results():
+    runner = NativeRunner(parse_ir(TWO_GROUPS))
+    big = _arrays(((6, 8), (4, 4)))
+    with no_grad():
+        for x in (big[0][:3, :4], big[0][2:5, 1:5], big[0][::2, ::2], big[0][:3, :4]):
+            inputs = [Tensor(x), Tensor(big[1])]
+            _same(runner.run(inputs), Interpreter(parse_ir(TWO_GROUPS)).run(inputs))
+
+
+def test_function_without_grad_takes_the_callers_arrays_only_where_nothing_can_tell():
+    fn = _compiled(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    xs = _arrays()
+    for _ in range(3):
+        got = fn.run(*xs, requires_grad=False)
+    _same(got, _interpreted(LINEAR_TANH, xs)[0])
+    plan = fn.interpreter._last
+    assert plan._array_program is not None
+    assert got[0][0] is got[0][1]  # the tuple holds one Tensor twice, as the interpreter's
+    assert not any(np.shares_memory(got[0][0].data, x) for x in xs)
+    # a strided or unaligned array is not the plan's: the general path copies it
+    strided = np.zeros((3, 8), np.float32)
+    strided[:, ::2] = xs[0]
+    raw = np.zeros(3 * 4 * 4 + 1, np.uint8)[1:].view(np.float32).reshape(3, 4)
+    raw[...] = xs[0]
+    assert not raw.flags.aligned
+    for x in (strided[:, ::2], raw):
+        _same(fn.run(x, *xs[1:], requires_grad=False), got)
+    assert fn.backward()["arg0"].tolist() == np.zeros((3, 4)).tolist()  # (a call without grad)
+
+
+def test_an_output_viewing_an_input_keeps_function_runs_copy():
+    fn = _compiled(VIEW_OF_INPUT, "Float(3, 4)")
+    x = _arrays(((3, 4),))[0]
+    for _ in range(3):
+        out = fn.run(x, requires_grad=False)[0]
+    assert fn.interpreter._last._array_program is None  # (the output would be the caller's)
+    assert not np.shares_memory(out.data, x)
+    np.testing.assert_array_equal(out.data, x.T)
+
+
+def test_grad_on_and_off_between_calls_of_one_function():
+    fn = _compiled(LINEAR_TANH)
+    xs = _arrays()
+    want_outs, want_grads = _interpreted(LINEAR_TANH, xs, requires_grad=True)
+    for requires_grad in (False, True, True, False, True, False, False, True):
+        outs = fn.run(*xs, requires_grad=requires_grad)
+        _same(outs, want_outs)
+        assert outs[0][0].requires_grad == requires_grad
+        if requires_grad:
+            grads = fn.backward()
+            for k, g in want_grads.items():
+                np.testing.assert_allclose(grads[k], g, rtol=1e-4, atol=1e-5)
+
+
+def test_keyed_values_are_checked_by_the_program():
+    """A bool selects a branch and a number is keyed by its type (a float input takes ints
+    too): a call with the other bool, or the other type, must not run the latest plan."""
+    runner = NativeRunner(parse_ir(FLAG))
+    x = Tensor(_arrays(((2, 3),))[0])
+    with no_grad():
+        for flag, k in [(True, 2), (True, 2), (False, 2), (True, 3), (False, 2.5), (True, 2)]:
+            _same(runner.run([x, flag, k]), Interpreter(parse_ir(FLAG)).run([x, flag, k]))
+
+
+def test_a_kernel_status_is_the_interpreters_error_and_later_calls_still_run():
+    runner = NativeRunner(parse_ir(DIVIDE))
+    x = Tensor(np.arange(1, 7, dtype=np.int64).reshape(2, 3))
+    y = Tensor(np.full((2, 3), 2, np.int64))
+    zero = Tensor(np.array([[1, 0, 1], [1, 1, 1]], np.int64))
+    with no_grad():
+        for _ in range(2):
+            ok = runner.run([x, y])
+        with pytest.raises(IRRuntimeError) as native_error:
+            runner.run([x, zero])
+        with pytest.raises(IRRuntimeError) as interpreted_error:
+            Interpreter(parse_ir(DIVIDE)).run([x, zero])
+        assert str(native_error.value) == str(interpreted_error.value)
+        again = runner.run([x, y])
+    _same(again, ok)
+    assert runner.stats.bailouts == 1
+
+
+def test_wrong_inputs_are_the_general_paths_errors():
+    fn = _compiled(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    xs = _arrays()
+    for _ in range(3):
+        fn.run(*xs, requires_grad=False)
+    with pytest.raises(IRTypeError, match="takes 4 inputs"):
+        fn.run(*xs[:3], requires_grad=False)
+    with pytest.raises(IRRuntimeError, match="aten::"):
+        fn.run(xs[0], xs[1], xs[2], np.zeros(5, np.float32), requires_grad=False)
+
+
+def test_a_loop_of_selects_accumulates_each_gradient_into_its_window():
+    """A group that only views x (x[i]) records the windows its outputs view; backward adds
+    into x's gradient in place: the interpreter's gradients, for a contiguous x and for one
+    the windows cannot be taken from (a transposed copy)."""
+    runner = NativeRunner(parse_ir(SELECT_LOOP))
+    x, w = _arrays(((5, 3, 4), (4, 4)))
+    for layout in (x, np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2)):
+        for _ in range(3):
+            got = [Tensor(layout.copy(), True), Tensor(w.copy(), True)]
+            backward(runner.run(got))
+        want = [Tensor(layout.copy(), True), Tensor(w.copy(), True)]
+        backward(Interpreter(parse_ir(SELECT_LOOP)).run(want))
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g.grad, e.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_writing_a_viewed_input_in_place_before_backward_is_an_error():
+    runner = NativeRunner(parse_ir(SELECT_LOOP))
+    x, w = _arrays(((5, 3, 4), (4, 4)))
+    for _ in range(3):
+        xt, wt = Tensor(x.copy(), True), Tensor(w.copy(), True)
+        out = runner.run([xt, wt])
+    xt.bump_version()  # what an in-place op on x does
+    with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
+        backward(out)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_threads_sharing_a_compiled_function(requires_grad):
+    fn = _compiled(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    inputs = [_arrays(seed=s) for s in range(8)]
+    want = [_interpreted(LINEAR_TANH, xs, requires_grad) for xs in inputs]
+
+    def work(i):
+        for _ in range(20):
+            outs = fn.run(*inputs[i], requires_grad=requires_grad)
+            _same(outs, want[i][0])
+            if requires_grad:
+                for k, g in fn.backward().items():
+                    np.testing.assert_allclose(g, want[i][1][k], rtol=1e-4, atol=1e-5)
+
+    run_concurrently(work, len(inputs))
+
+
+def test_a_group_whose_outputs_nothing_reads_still_runs_under_grad_and_without():
+    text = """graph(%x : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %t : Tensor = aten::transpose(%x, %zero, %one)
+  %n : Tensor = aten::neg(%t)
+  %y : Tensor = aten::add(%x, %x, %one)
+  return (%y)"""
+    runner = NativeRunner(parse_ir(text))
+    x = _arrays(((2, 3),))[0]
+    for requires_grad in (False, True, True, False):
+        xs = [Tensor(x.copy(), requires_grad)]
+        out = runner.run(xs)
+        _same(out, Interpreter(parse_ir(text)).run([Tensor(x.copy())]))
+        if requires_grad:
+            backward(out)
+            np.testing.assert_allclose(xs[0].grad, np.full((2, 3), 2.0))
