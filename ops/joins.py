@@ -213,6 +213,11 @@ def tensor_split(self, sections_or_indices, dim=0):
     return _split_at(self, d, [q + 1 if i < r else q for i in range(k)])
 
 
+def _whole_list(e, grads) -> bool:
+    """Whether the result's gradient came as one `Tensor[]` value (see facts' "list_vjp")."""
+    return e.symbolic and len(grads) == 1 and e.is_tensor_list(grads[0])
+
+
 def _pieces_grad(e, grads, outputs, dim_of):
     pieces = [e.zeros_like(o) if g is None else g for g, o in zip(grads, outputs)]
     return e.op("aten::cat", pieces, dim_of)
@@ -223,6 +228,8 @@ def _pieces_grad(e, grads, outputs, dim_of):
             "aten::tensor_split.indices")
 def split_grad(e, grads, inputs, outputs):
     self, _, dim = inputs
+    if _whole_list(e, grads):  # symbolic_script: `torch.cat(grads, dim)`
+        return [e.op("aten::cat", grads[0], dim), None, None]
     d = dim % len(e.shape(self))
     if not outputs:
         return [e.zeros_like(self), None, None]
@@ -240,6 +247,8 @@ def unbind(self, dim=0):
 @derivative("aten::unbind.int")
 def unbind_grad(e, grads, inputs, outputs):
     self, dim = inputs
+    if _whole_list(e, grads):  # symbolic_script: `torch.stack(grads, dim)`
+        return [e.op("aten::stack", grads[0], dim), None]
     d = dim % len(e.shape(self))
     if not outputs:
         return [e.zeros_like(self), None]

@@ -227,7 +227,9 @@ def _type_list_consumers(graph: Graph) -> bool:
 # `prim::ListConstruct` that built it, or the outputs of the `prim::ListUnpack` that takes it
 # apart. Registry formulas receive a `Tensor[]` argument as the list of its elements and
 # return a list of gradients for it; the gradients of a `Tensor[]` result (chunk, split,
-# unbind) reach them flattened, one per element, as the tape's do.
+# unbind) reach them flattened, one per element, as the tape's do, except that a whole
+# `Tensor[]` gradient (the vjp of a list the graph returns) reaches the formulas of ops tagged
+# "list_vjp" as that one value, as symbolic_script's `grads: List[Tensor]` does.
 
 def _is_tensor_list(v: Value) -> bool:
     return is_tensor_list_type(v.type)
@@ -387,7 +389,10 @@ class _Reverse:
         one per element, with None for the statically undefined ones."""
         per_output = []
         for o in node.outputs:
-            if _is_tensor_list(o):
+            whole = self.grad_map.get(o)
+            if _is_tensor_list(o) and isinstance(whole, Value) and facts.has_tag(node.kind, "list_vjp"):
+                per_output.append(whole)  # symbolic_script's `grads: List[Tensor]`, one value
+            elif _is_tensor_list(o):
                 lg = self.list_grad(o)
                 per_output.append(None if lg is None else [g if self._defined(g) else None for g in lg])
             else:
@@ -396,7 +401,7 @@ class _Reverse:
             return [None] * len(node.inputs)  # statically zero: PyTorch leaves this to specializeAutogradZero
         flat_outs, grads = [], []
         for o, p in zip(node.outputs, per_output):
-            if _is_tensor_list(o):
+            if _is_tensor_list(o) and not isinstance(p, Value):
                 els = self.list_elements(o)
                 flat_outs += els
                 grads += p if p is not None else [None] * len(els)

@@ -213,6 +213,11 @@ class SymbolicEmitter:
     def is_tensor(self, x: Any) -> bool:
         return isinstance(x, Value) and isinstance(x.type, TensorType)
 
+    @staticmethod
+    def is_tensor_list(x: Any) -> bool:
+        """Whether `x` is one `Tensor[]` value of the graph (not a Python list of tensors)."""
+        return isinstance(x, Value) and is_tensor_list_type(x.type)
+
     def shape(self, x: Any) -> tuple:
         if isinstance(x, (list, tuple)):
             return tuple(x)

@@ -756,3 +756,27 @@ def test_dropout_in_training_mode_scales_the_kept_elements():
         scale = (1 / (1 - p) if p < 1 else 0.0) if train else 1.0
         np.testing.assert_allclose(y, np.where(kept, x * scale, 0), rtol=1e-6)
         np.testing.assert_allclose(got, np.where(kept, og * scale, 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op,args", [("split", "%n, %d"), ("split_with_sizes", "%s, %d"),
+                                     ("chunk", "%n, %d"), ("unbind", "%d")])
+def test_list_results_of_unknown_length(op, args):
+    """Without static shapes the length of split's (chunk's, unbind's) result is unknown: as
+    symbolic_script, df's GradOf takes the list's vjp whole and cats (stacks) it."""
+    text = f"""graph(%x : Tensor):
+  %n : int = prim::Constant[value=2]()
+  %s : int[] = prim::Constant[value=[1, 3]]()
+  %d : int = prim::Constant[value=0]()
+  %l : Tensor[] = aten::{op}(%x, {args})
+  return (%l)"""
+    grad = differentiate(irjit.parse_ir(text))
+    (gof,) = [n for n in grad.df.walk() if n.kind == "prim::GradOf"]
+    assert gof.inputs == [grad.df.inputs[0]] and str(gof.inputs[0].type) == "Tensor[]"
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    outs = run_forward(grad, [Tensor(x)])
+    ogs = [rng.standard_normal(p.data.shape).astype(np.float32) for p in outs[0]]
+    got = run_backward(grad, [Tensor(x)], outs, [ogs])[0]
+    fn = irjit.load(irjit.parse_ir(text))
+    fn.run(x)
+    np.testing.assert_allclose(got.data, fn.backward(ogs)["arg0"], rtol=1e-6)

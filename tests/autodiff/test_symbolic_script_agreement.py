@@ -34,9 +34,6 @@ _NN = ("symbolic_script's formula replaces the op in the forward graph (native_d
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
 DIFFERS: dict[str, tuple] = {
-    "split": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
-    "split_with_sizes": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
-    "unbind": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
     "meshgrid": (ALL, _STATIC),
     "grad_sum_to_size": ({"shaped": ALL, "unshaped": ALL}, _STATIC),
     "nll_loss": ({"shaped": ALL, "unshaped": ALL}, _NN),
