@@ -450,80 +450,51 @@ _TEXT = {
   %out : Tensor = aten::squeeze(%r, %two)
   return (%out)
 """,
-    "AD_adaptive_avg_pool2d_backward": """graph(%grad : Tensor, %self : Tensor, %output_size : int[]):
-  %false : bool = prim::Constant[value=0]()
-  %zero : int = prim::Constant[value=0]()
-  %one : int = prim::Constant[value=1]()
-  %i1 : int = prim::Constant[value=1]()
-  %m1 : int = prim::Constant[value=-1]()
-  %m2 : int = prim::Constant[value=-2]()
-  %o0 : int = aten::__getitem__(%output_size, %zero)
-  %c0 : bool = aten::eq(%o0, %one)
-  %g1 : bool = prim::If(%c0)
-    block0():
-      %o1 : int = aten::__getitem__(%output_size, %i1)
-      %c1 : bool = aten::eq(%o1, %one)
-      -> (%c1)
-    block1():
-      -> (%false)
-  %out : Tensor = prim::If(%g1)
-    block0():
-      %self_size : int[] = aten::size(%self)
-      %target : int[] = aten::size(%self)
-      %expanded : Tensor = aten::expand(%grad, %target, %false)
-      %n1 : int = aten::__getitem__(%self_size, %m1)
-      %d2 : int = aten::__getitem__(%self_size, %m2)
-      %n2 : int = aten::mul(%n1, %d2)
-      %global : Tensor = aten::div(%expanded, %n2)
-      -> (%global)
-    block1():
-      %windows : Tensor = aten::_adaptive_avg_pool2d_backward(%grad, %self)
-      -> (%windows)
-  return (%out)
-""",
-    "AD_adaptive_avg_pool3d_backward": """graph(%grad : Tensor, %self : Tensor, %output_size : int[]):
-  %false : bool = prim::Constant[value=0]()
-  %zero : int = prim::Constant[value=0]()
-  %one : int = prim::Constant[value=1]()
-  %i1 : int = prim::Constant[value=1]()
-  %i2 : int = prim::Constant[value=2]()
-  %m1 : int = prim::Constant[value=-1]()
-  %m2 : int = prim::Constant[value=-2]()
-  %m3 : int = prim::Constant[value=-3]()
-  %o0 : int = aten::__getitem__(%output_size, %zero)
-  %c0 : bool = aten::eq(%o0, %one)
-  %g1 : bool = prim::If(%c0)
-    block0():
-      %o1 : int = aten::__getitem__(%output_size, %i1)
-      %c1 : bool = aten::eq(%o1, %one)
-      -> (%c1)
-    block1():
-      -> (%false)
-  %g2 : bool = prim::If(%g1)
-    block0():
-      %o2 : int = aten::__getitem__(%output_size, %i2)
-      %c2 : bool = aten::eq(%o2, %one)
-      -> (%c2)
-    block1():
-      -> (%false)
-  %out : Tensor = prim::If(%g2)
-    block0():
-      %self_size : int[] = aten::size(%self)
-      %target : int[] = aten::size(%self)
-      %expanded : Tensor = aten::expand(%grad, %target, %false)
-      %n1 : int = aten::__getitem__(%self_size, %m1)
-      %d2 : int = aten::__getitem__(%self_size, %m2)
-      %n2 : int = aten::mul(%n1, %d2)
-      %d3 : int = aten::__getitem__(%self_size, %m3)
-      %n3 : int = aten::mul(%n2, %d3)
-      %global : Tensor = aten::div(%expanded, %n3)
-      -> (%global)
-    block1():
-      %windows : Tensor = aten::_adaptive_avg_pool3d_backward(%grad, %self)
-      -> (%windows)
-  return (%out)
-""",
 }
+
+
+def _adaptive_avg_pool_backward_graph(nd: int) -> str:
+    """symbolic_script's `AD_adaptive_avg_pool{nd}d_backward`: an output of size 1 in every
+    pooled dim is the mean over the window (the gradient expanded and divided by its size),
+    any other size the backward op."""
+    lines = ["graph(%grad : Tensor, %self : Tensor, %output_size : int[]):",
+             "  %false : bool = prim::Constant[value=0]()",
+             "  %zero : int = prim::Constant[value=0]()",
+             "  %one : int = prim::Constant[value=1]()"]
+    lines += [f"  %i{k} : int = prim::Constant[value={k}]()" for k in range(1, nd)]
+    lines += [f"  %m{k} : int = prim::Constant[value=-{k}]()" for k in range(1, nd + 1)]
+    lines += ["  %o0 : int = aten::__getitem__(%output_size, %zero)",
+              "  %c0 : bool = aten::eq(%o0, %one)"]
+    cond = "%c0"
+    for k in range(1, nd):  # `output_size[0] == 1 and output_size[1] == 1 and ...`
+        lines += [f"  %g{k} : bool = prim::If({cond})",
+                  "    block0():",
+                  f"      %o{k} : int = aten::__getitem__(%output_size, %i{k})",
+                  f"      %c{k} : bool = aten::eq(%o{k}, %one)",
+                  f"      -> (%c{k})",
+                  "    block1():",
+                  "      -> (%false)"]
+        cond = f"%g{k}"
+    lines += [f"  %out : Tensor = prim::If({cond})",
+              "    block0():",
+              "      %self_size : int[] = aten::size(%self)",
+              "      %target : int[] = aten::size(%self)",
+              "      %expanded : Tensor = aten::expand(%grad, %target, %false)",
+              "      %n1 : int = aten::__getitem__(%self_size, %m1)"]
+    for k in range(2, nd + 1):
+        lines += [f"      %d{k} : int = aten::__getitem__(%self_size, %m{k})",
+                  f"      %n{k} : int = aten::mul(%n{k - 1}, %d{k})"]
+    lines += [f"      %global : Tensor = aten::div(%expanded, %n{nd})",
+              "      -> (%global)",
+              "    block1():",
+              f"      %windows : Tensor = aten::_adaptive_avg_pool{nd}d_backward(%grad, %self)",
+              "      -> (%windows)",
+              "  return (%out)"]
+    return "\n".join(lines) + "\n"
+
+
+_TEXT.update({f"AD_adaptive_avg_pool{nd}d_backward": _adaptive_avg_pool_backward_graph(nd)
+                for nd in (2, 3)})
 
 # what a native runner inlines (the fold is internal); the helpers with loops are folded
 # (`fold_helper_calls`) once their list arguments are constants

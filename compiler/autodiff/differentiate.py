@@ -59,12 +59,10 @@ def is_differentiable(node: Node) -> bool:
         return False
     if "differentiable" not in entry.tags or entry.derivative is None:
         return False
-    if any(a.is_tensor_list for a in entry.schema.arguments + entry.schema.returns):
-        # cat/stack/split/unbind/...: differentiate() handles them when the list is built by a
-        # ListConstruct (or unpacked by a ListUnpack) in the same graph, but PyTorch's slicer
-        # leaves those list nodes outside the DifferentiableGraph, whose list-typed inputs and
-        # outputs we cannot differentiate (their lengths are unknown) nor the executor hook up
-        return False
+    # cat/stack/split/unbind/...: PyTorch's slicer leaves the list nodes (ListConstruct,
+    # ListUnpack) outside the DifferentiableGraph, whose `Tensor[]` inputs and outputs their
+    # symbolic_script formulas take whole; the dry run (a graph of the node alone, its lists
+    # graph inputs and outputs) says whether ours do
     return _dry_run(node)
 
 
@@ -755,8 +753,9 @@ def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
                                                          eliminate_dead_code_in_block)
     # vjps were emitted for every input of a node that needs one; drop the unneeded (PyTorch:
     # EliminateDeadCode(reverse_block, ALLOW_DELETING_NODES_WITH_SIDE_EFFECTS))
+    # (a list a formula fills in a loop, meshgrid's, is kept as torch 2.13 keeps it)
     eliminate_dead_code_in_block(rev.block, allow_deleting_side_effects=True,
-                                 alias_analysis=False)
+                                 alias_analysis=False, keep_mutations=True)
     # PyTorch's EliminateDeadCode(f->block()): without alias information, every op that
     # writes (the split sizes symbolic_script's cat fills in a loop) is kept
     eliminate_dead_code(graph, alias_analysis=False)

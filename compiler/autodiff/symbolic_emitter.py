@@ -471,6 +471,15 @@ class SymbolicEmitter:
             if before_result:
                 self._fwd_after = saved
 
+    def result_after_forward(self) -> None:
+        """For symbolic_script functions that compute their result after their other forward
+        statements (meshgrid's `return torch.meshgrid(tensors), backward`): the op being
+        differentiated moves after them (its copy, which CSE merges into it, is there)."""
+        original = self._anchor
+        if original is not None and original.kind == self.node.kind and \
+                original.owning_block is self.node.owning_block:
+            original.move_before(self.node)
+
     def context_literals(self, *values: Any) -> tuple:
         """Literals that are all a symbolic_script backward captures (`memory_format=1` in
         floor's `zeros_like`): TorchScript folds the closure's context tuple of constants into
@@ -489,6 +498,11 @@ class SymbolicEmitter:
     def list(self, *items: Any) -> Value:
         """A list literal (`[0]`): a `prim::ListConstruct`, as TorchScript compiles one."""
         return self._list([self._value(x) for x in items])
+
+    def empty_list(self, elem: Type) -> Value:
+        """`[]` of a declared element type (`grads_tensors: List[Tensor] = []`)."""
+        return self._insert_node(self.graph.create("prim::ListConstruct", [],
+                                                   output_types=[ListType(elem)])).output
 
     def loop(self, trip_count: Any, body) -> None:
         """`for i in range(trip_count): body(i)`, without carried values. In a forward, the
@@ -601,6 +615,11 @@ class SymbolicEmitter:
         """`v.size()` computed in the forward graph (every formula computes its own, as
         symbolic_script's do; CSE merges them)."""
         return self._forward("aten::size", v)
+
+    def size_if_not_equal(self, like: Value) -> Optional[Value]:
+        """`_size_if_not_equal(like.size(), result.size())` taken in the forward graph (None
+        outside a differentiated graph's forward)."""
+        return self._size_if_not_equal(like)
 
     def _size_if_not_equal(self, like: Value) -> Optional[Value]:
         """`aten::_size_if_not_equal(like.size(), result.size())` in the forward graph."""

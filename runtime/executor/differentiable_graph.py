@@ -18,6 +18,7 @@ import numpy as np
 from irjit.runtime.autograd import GRAD_MODE, GradNode
 from irjit.ops.tensor import Tensor
 
+from .counters import last_executed_optimized_graph, record_last_executed
 from .runnable_gradient import runnable_gradient
 
 
@@ -33,30 +34,54 @@ class _Schema:
     full_name = name
 
 
+def _array(g):
+    if isinstance(g, list):  # a `Tensor[]` input's gradient
+        return [_array(x) for x in g]
+    return g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
+
+
+def _zeros_like(ref):
+    ref = ref.data if isinstance(ref, Tensor) else ref
+    return np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
+
+
 class _Backward:
     """One call's backward, the tape's entry for it (duck-types an OpEntry): runs `df` on the
-    vjps and what the forward call captured (Tensors, or arrays when `f` ran on arrays)."""
+    vjps and what the forward call captured (Tensors, or arrays when `f` ran on arrays). The
+    tape's gradients come flat, one per tensor result; `lengths[i]` is the length of real
+    output i when it is a `Tensor[]` (its vjp is a list, zeros where none came), else None."""
 
-    __slots__ = ("op", "outs", "captured")
+    __slots__ = ("op", "outs", "captured", "lengths")
     schema = _Schema()
 
-    def __init__(self, op: "DifferentiableGraphOp", outs: list, captured: list):
-        self.op, self.outs, self.captured = op, outs, captured
+    def __init__(self, op: "DifferentiableGraphOp", outs: list, captured: list,
+                 lengths: Optional[list] = None):
+        self.op, self.outs, self.captured, self.lengths = op, outs, captured, lengths
 
     def derivative(self, emitter, grads: list, saved_inputs, saved_outputs) -> list:
-        op, outs = self.op, self.outs
+        op, outs, lengths = self.op, self.outs, self.lengths
+        if lengths is not None:  # regroup the flat gradients of `Tensor[]` results
+            grouped, k = [], 0
+            for n in lengths:
+                grouped.append(grads[k] if n is None else grads[k:k + n])
+                k += 1 if n is None else n
+            grads = grouped
         vjps = []
         for i in op.gradient.df_input_vjps:
             g = grads[i] if i < len(grads) else None
+            if isinstance(g, list):
+                vjps.append([_contiguous(x) if x is not None else _zeros_like(o)
+                             for x, o in zip(g, outs[i])])
+                continue
             if g is None:
-                ref = outs[i].data if isinstance(outs[i], Tensor) else outs[i]
-                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
+                g = _zeros_like(outs[i])
             vjps.append(_contiguous(g) if g is not None else None)
+        ran = last_executed_optimized_graph()
         got = op.run(op.gradient.df, vjps + self.captured, arrays=True)
+        record_last_executed(ran)  # the graph the latest (forward) call ran stays the one shown
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
-                for g in got]
+        return [_array(g) for g in got]
 
 
 class DifferentiableGraphOp:
@@ -88,8 +113,7 @@ class DifferentiableGraphOp:
                               [x.data if isinstance(x, Tensor) else x for x in values])
             if outs is not None:
                 return outs
-        detached = [x.detach() if isinstance(x, Tensor) else Tensor(x) if isinstance(x, np.ndarray)
-                    else x for x in values]
+        detached = [_detached(x) for x in values]
         enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
         try:
             return self.run_graph(graph, detached)
@@ -99,23 +123,54 @@ class DifferentiableGraphOp:
     def __call__(self, inputs: list) -> list:
         outs = self.run(self.gradient.f, inputs)
         real = outs[:self._n_real]
-        edges = [x if isinstance(x, Tensor) and x.requires_grad else None
+        edges = [x if isinstance(x, Tensor) and x.requires_grad else
+                 list(x) if isinstance(x, list) and any(_needs_grad(t) for t in x) else None
                  for x in (inputs[i] for i in self._differentiable)]
         if not GRAD_MODE.enabled or all(e is None for e in edges):
-            return [Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
+            return [_result(o) for o in real]
         captured = [inputs[i].data if isinstance(inputs[i], Tensor) else inputs[i]
                     for i in self._captured_inputs]
         captured += [outs[i] for i in self._captured_outputs]
         # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
-        results = [Tensor(o.data, False, None, o._version)
-                   if isinstance(o, Tensor) and o.dtype.kind == "f" else
-                   Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
-        node = GradNode(_Backward(self, outs, captured), [],
-                        [r.data if isinstance(r, Tensor) else r for r in results], edges,
-                        "prim::DifferentiableGraph",
-                        [(e, e._version[0]) for e in edges if e is not None])
-        for i, r in enumerate(results):
+        results = [[_fresh(t) for t in o] if isinstance(o, list) else _fresh(o) for o in real]
+        lists = any(isinstance(r, list) for r in results)
+        flat = [t for r in results for t in (r if isinstance(r, list) else [r])] if lists else results
+        node = GradNode(_Backward(self, outs, captured,
+                                  [len(r) if isinstance(r, list) else None for r in results] if lists else None),
+                        [], [r.data if isinstance(r, Tensor) else r for r in flat], edges,
+                        "prim::DifferentiableGraph")
+        for i, r in enumerate(flat):
             if isinstance(r, Tensor) and r.dtype.kind == "f":
                 r.requires_grad = True
                 r.grad_fn = (node, i)
         return results
+
+
+def _needs_grad(x) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _detached(x):
+    if isinstance(x, Tensor):
+        return x.detach()
+    if isinstance(x, np.ndarray):
+        return Tensor(x)
+    if isinstance(x, list) and x and isinstance(x[0], (Tensor, np.ndarray)):  # a `Tensor[]`
+        return [_detached(t) for t in x]
+    return x
+
+
+def _result(o):
+    """A result of a call that records no gradient."""
+    if isinstance(o, np.ndarray):
+        return Tensor(o)
+    if isinstance(o, list):
+        return [Tensor(t) if isinstance(t, np.ndarray) else t for t in o]
+    return o
+
+
+def _fresh(o):
+    """A result's own tensor object (floating point ones will carry the node's grad_fn)."""
+    if isinstance(o, Tensor) and o.dtype.kind == "f":
+        return Tensor(o.data, False, None, o._version)
+    return Tensor(o) if isinstance(o, np.ndarray) else o

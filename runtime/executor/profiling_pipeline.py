@@ -105,6 +105,7 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
             inner.type = v.type  # what differentiate() sees (traced graphs declare stale types)
         elif (isinstance(v.type, OptionalType) and isinstance(v.type.elem, TensorType)) or \
                 (isinstance(v.type, TensorType) and v.type.with_(undefined=None) == TENSOR):
+            _requires_grad_unknown(sub)  # UpdateDifferentiableGraphRequiresGrad(sub, nullopt)
             unmerge_subgraph(dnode)
             return False
     # requires_grad inside the subgraph follows from its (now profiled) inputs
@@ -161,6 +162,15 @@ def _forward_requires_no_grad(f: Graph) -> None:
         for v in n.outputs:
             if isinstance(v.type, TensorType):
                 v.type = TENSOR.with_(requires_grad=False)
+
+
+def _requires_grad_unknown(g: Graph) -> None:
+    """Forget what the slicer assumed of the subgraph's values' requires_grad before it is
+    inlined back (its nodes then run under the tape, whatever they were typed)."""
+    for n in [g.param_node] + list(g.walk()):
+        for v in n.outputs:
+            if isinstance(v.type, TensorType) and v.type.requires_grad is not None:
+                v.type = v.type.with_(requires_grad=None)
 
 
 def differentiate_node(dnode: Node, grad=None) -> bool:

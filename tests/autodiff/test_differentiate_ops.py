@@ -392,22 +392,27 @@ def test_cat_of_a_list_graph_input_splits_by_sizes_computed_in_f():
     np.testing.assert_allclose(np.concatenate(got[0], axis=1), want, rtol=1e-5, atol=1e-6)
 
 
-def test_list_ops_stay_out_of_autodiff_subgraphs():
-    # is_differentiable is PyTorch's table: list-taking/-returning ops are differentiated only
-    # inside a graph that builds/unpacks their lists, which the slicer never produces
+def test_list_ops_are_differentiable_with_their_lists_outside():
+    """PyTorch's isDifferentiable takes the ops symbolic_script has a formula for, list-taking
+    and -returning ones included (the slicer leaves ListConstruct/ListUnpack outside the
+    DifferentiableGraph, whose `Tensor[]` inputs and outputs the formulas take whole); chunk
+    has none (prim::ConstantChunk does)."""
     g = irjit.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(4, 3)}):
   %n : int = prim::Constant[value=2]()
   %d : int = prim::Constant[value=0]()
   %l : Tensor[] = prim::ListConstruct(%x, %y)
   %c : Tensor = aten::cat(%l, %d)
+  %t : Tensor = aten::stack(%l, %d)
   %s : Tensor[] = aten::split(%c, %n, %d)
+  %u : Tensor[] = aten::unbind(%c, %d)
   %k : Tensor[] = aten::chunk(%c, %n, %d)
+  %a : Tensor, %b : Tensor = prim::ListUnpack(%s)
   %m : Tensor = aten::mul(%x, %y)
-  return (%s, %k, %m)""")
+  return (%s, %k, %m, %t, %u, %a)""")
     got = {n.kind: is_differentiable(n) for n in g.nodes()}
-    assert got["aten::cat"] is False and got["aten::split"] is False
-    assert got["aten::chunk"] is False and got["prim::ListConstruct"] is False
-    assert got["aten::mul"] is True
+    assert got["aten::cat"] and got["aten::stack"] and got["aten::split"] and got["aten::unbind"]
+    assert got["aten::mul"]
+    assert not got["aten::chunk"] and not got["prim::ListConstruct"] and not got["prim::ListUnpack"]
 
 
 # ---- pointwise ops
@@ -705,6 +710,12 @@ MORE = {
   %m : Tensor = aten::bmm(%a, %b)
   %z : Tensor = aten::addmm(%c, %t, %e, %one, %one)
   return (%z, %m)""", None),
+    "grad_sum_to_size": (f"""graph(%x : {T(2, 3)}, %y : {T(2, 3)}):
+  %s : int[] = prim::Constant[value=[1, 3]]()
+  %same : int[] = prim::Constant[value=[2, 3]]()
+  %a : Tensor = aten::_grad_sum_to_size(%x, %s)
+  %b : Tensor = aten::_grad_sum_to_size(%y, %same)
+  return (%a, %b)""", None),
     "logsumexp_var_std": (f"""graph(%x : {T(3, 4)}):
   %d : int[] = prim::Constant[value=[1]]()
   %t : bool = prim::Constant[value=1]()
@@ -780,3 +791,25 @@ def test_list_results_of_unknown_length(op, args):
     fn = irjit.load(irjit.parse_ir(text))
     fn.run(x)
     np.testing.assert_allclose(got.data, fn.backward(ogs)["arg0"], rtol=1e-6)
+
+
+def test_meshgrid_of_a_list_of_unknown_length():
+    """symbolic_script's meshgrid: f records each input's length in a loop (0 for a 0-dim
+    input), df sums each output's gradient back to its input's shape in another, appending
+    to a list (kept by the backward's dead code elimination, as in PyTorch)."""
+    text = """graph(%xs : Tensor[]):
+  %l : Tensor[] = aten::meshgrid(%xs)
+  return (%l)"""
+    grad = differentiate(irjit.parse_ir(text))
+    assert "aten::append" in kinds(grad.df)
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal(3).astype(np.float32), np.float32(rng.standard_normal()),
+          rng.standard_normal(4).astype(np.float32)]
+    outs = run_forward(grad, [[Tensor(np.asarray(x)) for x in xs]])
+    ogs = [rng.standard_normal(o.data.shape).astype(np.float32) for o in outs[0]]
+    got = run_backward(grad, [[Tensor(np.asarray(x)) for x in xs]], outs, [ogs])[0]
+    want = [og.sum(axis=tuple(d for d in range(3) if d != i)) for i, og in enumerate(ogs)]
+    want[1] = np.asarray(want[1].sum(), np.float32)  # a 0-dim input: its gradient is 0-dim
+    assert [np.shape(g) for g in got] == [(3,), (), (4,)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

@@ -206,6 +206,22 @@ def _lse_grad(g, x, r, dims, keepdim):
     return g * np.exp(x - r)
 
 
+def _run_and_fold(name, args):
+    """The helper's result called through its graph, and again once `fold_helper_calls`
+    turned the call (its tensors typed) into plain ops."""
+    from irjit.runtime.autodiff_helper_graphs import fold_helper_calls
+    tensors = [Tensor(np.ascontiguousarray(a)) for a in args if isinstance(a, np.ndarray)]
+    with no_grad():
+        (got,) = Interpreter(parse_ir(_call(name, args)), functions=helper_graphs()).run(tensors)
+        folded = parse_ir(_call(name, args))
+        for v, t in zip(folded.inputs, tensors):
+            v.type = _tensor_type(t)
+        assert fold_helper_calls(folded)
+        assert all(n.kind != "prim::CallFunction" for n in folded.walk())
+        (again,) = Interpreter(folded).run(tensors)
+    return got, again
+
+
 @pytest.mark.parametrize("name,args,want", [
     ("AD_unsqueeze_multiple", [_X[:, 0, :], [1], 3], _X[:, :1, :]),
     ("AD_unsqueeze_multiple", [_X[0, 0, :], [-3, 1], 3], _X[:1, :1, :]),
@@ -233,16 +249,7 @@ def test_the_reduction_helpers_compute_symbolic_scripts_formulas_and_fold_to_the
     """Each graph (called as a df calls it, its list and flag arguments constants) computes
     symbolic_script's formula; `fold_helper_calls` turns the call into plain ops (or a number)
     once the tensors' types are complete, with the same values."""
-    from irjit.runtime.autodiff_helper_graphs import fold_helper_calls
-    tensors = [Tensor(np.ascontiguousarray(a)) for a in args if isinstance(a, np.ndarray)]
-    with no_grad():
-        (got,) = Interpreter(parse_ir(_call(name, args)), functions=helper_graphs()).run(tensors)
-        folded = parse_ir(_call(name, args))
-        for v, t in zip(folded.inputs, tensors):
-            v.type = _tensor_type(t)
-        assert fold_helper_calls(folded)
-        assert all(n.kind != "prim::CallFunction" for n in folded.walk())
-        (again,) = Interpreter(folded).run(tensors)
+    got, again = _run_and_fold(name, args)
     if isinstance(want, int):
         assert got == again == want
         return
@@ -319,16 +326,7 @@ def test_the_adaptive_pool_helpers_compute_the_backward_and_fold_to_the_same(nam
     """symbolic_script's `AD_adaptive_avg_pool{1,2,3}d_backward` (a global pool's gradient an
     expand over the window size, others the backward op; 1-D through 2-D) against the pooling
     backward, run through their graphs and folded with constant output sizes."""
-    from irjit.runtime.autodiff_helper_graphs import fold_helper_calls
-    tensors = [Tensor(np.ascontiguousarray(a)) for a in args if isinstance(a, np.ndarray)]
-    with no_grad():
-        (got,) = Interpreter(parse_ir(_call(name, args)), functions=helper_graphs()).run(tensors)
-        folded = parse_ir(_call(name, args))
-        for v, t in zip(folded.inputs, tensors):
-            v.type = _tensor_type(t)
-        assert fold_helper_calls(folded)
-        assert all(n.kind != "prim::CallFunction" for n in folded.walk())
-        (again,) = Interpreter(folded).run(tensors)
+    got, again = _run_and_fold(name, args)
     np.testing.assert_allclose(got.data, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(again.data, got.data, rtol=1e-6, atol=1e-7)
 
