@@ -117,12 +117,17 @@ def test_linear_with_grad_runs_entirely_natively(monkeypatch):
     "%a : NoneType = prim::Constant()\n  %b : float = prim::Constant[value=0.5]()\n"
     "  %y : Tensor = aten::clamp(%s, %a, %b)",
     "%f : Tensor = aten::floor(%s)\n  %y : Tensor = aten::mul(%f, %s)",
+    "%k : int[] = prim::Constant[value=[1, 3]]()\n  %y : Tensor = aten::_grad_sum_to_size(%s, %k)",
+    "%k : int[] = prim::Constant[value=[2, 3]]()\n  %y : Tensor = aten::_grad_sum_to_size(%s, %k)",
+    "%p : float = prim::Constant[value=0.5]()\n  %t : bool = prim::Constant[value=0]()\n"
+    "  %y : Tensor = aten::dropout(%s, %p, %t)",
 ])
 def test_formulas_that_branch_when_the_backward_runs_fold_and_run_natively(op, monkeypatch):
-    """symbolic_script's div (rounding mode), pow, lerp and clamp backwards test their
-    constant arguments when they run (`rounding_mode is None`, `float(exponent) == 0.0`, `min
-    is not None and ...`): the runner's specialization folds the tests and the branches, so df
-    runs natively, with the interpreter's gradients."""
+    """symbolic_script's div (rounding mode), pow, lerp, clamp and _grad_sum_to_size backwards
+    test their constant arguments or sizes when they run (`rounding_mode is None`,
+    `float(exponent) == 0.0`, `min is not None and ...`, `self_size is None`), dropout's scale
+    is computed from p and train when f runs: the runner's specialization folds the tests and
+    the branches, so f and df run natively, with the interpreter's gradients."""
     cov, _, _ = _check(f"""graph(%x : Tensor, %w : Tensor):
   %s : Tensor = aten::sigmoid(%x)
   {op}
