@@ -672,6 +672,12 @@ MORE = {
   %e : float = prim::Constant[value=1.0000000000000001e-05]()
   %y : Tensor = aten::batch_norm(%x, %w, %b, %n, %n, %t, %m, %e, %t)
   return (%y)""", None),
+    "batch_norm_eval": (f"""graph(%x : {T(4, 3, 2)}, %w : {T(3)}, %b : {T(3)}, %rm : {T(3, rg=0)}, %rv : {T(3, rg=0)}):
+  %f : bool = prim::Constant[value=0]()
+  %m : float = prim::Constant[value=0.10000000000000001]()
+  %e : float = prim::Constant[value=1.0000000000000001e-05]()
+  %y : Tensor = aten::batch_norm(%x, %w, %b, %rm, %rv, %f, %m, %e, %f)
+  return (%y)""", {4: lambda x: np.abs(x) + 0.5}),
     "max_pool2d": (f"""graph(%x : {T(1, 2, 4, 4)}):
   %k : int[] = prim::Constant[value=[2, 2]]()
   %p : int[] = prim::Constant[value=[0, 0]]()

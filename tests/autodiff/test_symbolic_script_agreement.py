@@ -26,17 +26,9 @@ CASES = sorted(p.name for p in HERE.iterdir() if p.is_dir())
 PARTS = ("fields", "f", "df")
 ALL = frozenset(PARTS)
 
-_BATCH_NORM = ("symbolic_script's batch_norm runs _batch_norm_impl_index in f and "
-               "_batch_norm_impl_index_backward in df (with impl_idx, reserve and has_weight / "
-               "has_bias captured); ours keeps batch_norm in f and recomputes the batch "
-               "statistics for native_batch_norm_backward in df, which native code decomposes "
-               "(the impl_index ops would run interpreted)")
-
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
-DIFFERS: dict[str, tuple] = {
-    "batch_norm": (ALL, _BATCH_NORM),
-}
+DIFFERS: dict[str, tuple] = {}
 
 _CASE = re.compile(r"^\d+_(.*)_(shaped|unshaped)$")
 

@@ -348,3 +348,22 @@ def test_a_group_whose_outputs_need_no_gradient_runs_its_unit_under_grad(monkeyp
     assert dict(cov.interpreted) == {} and cov.native["aten::zeros_like"] == 1
     assert not outs[0].requires_grad and outs[0].grad_fn is None
     assert not any(runner._gradients.all_decisions())
+
+
+@pytest.mark.parametrize("training", [0, 1])
+def test_batch_norm_spelled_as_symbolic_script_runs_with_the_interpreters_gradients(training, monkeypatch):
+    """symbolic_script's batch_norm (`_batch_norm_impl_index` in f, its statistics, reserve
+    and implementation index captured; `_batch_norm_impl_index_backward` in df): both
+    decompose into native code; in eval mode everything runs natively."""
+    cov, _, outs = _check(f"""graph(%x : Tensor, %w : Tensor, %b : Tensor, %rm : Tensor, %r : Tensor):
+  %t : bool = prim::Constant[value={training}]()
+  %m : float = prim::Constant[value=0.1]()
+  %e : float = prim::Constant[value=1e-05]()
+  %rv : Tensor = aten::exp(%r)
+  %y : Tensor = aten::batch_norm(%x, %w, %b, %rm, %rv, %t, %m, %e, %t)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""", [(2, 3, 4), (3,), (3,), (3,), (3,)], monkeypatch,
+        requires_grad=[True, True, True, False, False])
+    assert np.isfinite(outs[0].data).all()
+    if not training:
+        assert dict(cov.interpreted) == {}
