@@ -57,8 +57,10 @@ def is_differentiable(node: Node) -> bool:
         entry = resolve(kind, [python_value(v) for v in node.inputs])
     except Exception:  # noqa: BLE001 - an unregistered op or overload is simply not differentiable
         return False
-    if "differentiable" not in entry.tags or entry.derivative is None:
+    if "differentiable" not in entry.tags:
         return False
+    if entry.derivative is None and not facts.has_tag(kind, "comparison"):
+        return False  # (comparisons need none: their boolean results get no gradient)
     # cat/stack/split/unbind/...: PyTorch's slicer leaves the list nodes (ListConstruct,
     # ListUnpack) outside the DifferentiableGraph, whose `Tensor[]` inputs and outputs their
     # symbolic_script formulas take whole; the dry run (a graph of the node alone, its lists

@@ -59,3 +59,33 @@ def test_tensor_lists_cross_a_differentiable_graph(text, shapes, executor, backe
             np.testing.assert_allclose(got[k], expected[k], rtol=1e-5, atol=1e-6, err_msg=k)
     assert _list_typed_differentiable_graphs(fn.executor.last_graph)
     assert getattr(fn.executor, "bailouts", 0) == 0  # (the legacy executor has no guards)
+
+
+def test_cat_of_a_list_built_outside_matches_pytorch_2_13():
+    """PyTorch 2.13's `last_executed_optimized_graph()` after run 2 of `where(c > 0, c, 0.1 *
+    c)` for `c = cat([x, y], 1)` with inputs that require grad (fixture 0569): the list is built
+    outside the DifferentiableGraph, which takes it as a `Tensor[]` and, having no tensor
+    input, is not guarded (the comparison is inside: it needs no formula); the same graph up
+    to value numbering (top level), with the interpreter's gradients."""
+    import re
+    from pathlib import Path
+    from irjit.runtime.loader import Function
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "generated" / "roundtrip"
+    want = (fixtures / "0569_prof_fn_cat_where_grad_run2.ir").read_text()
+    fn = Function(irjit.parse_ir((fixtures / "0344_script_fn_cat_where.ir").read_text()),
+                  executor="profiling")
+    ref = Function(irjit.parse_ir((fixtures / "0344_script_fn_cat_where.ir").read_text()),
+                   executor="interp")
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    for _ in range(2):
+        out, want_out = fn.run(x, x.copy()), ref.run(x, x.copy())
+        np.testing.assert_allclose(out[0].data, want_out[0].data, rtol=1e-6)
+        got, expected = fn.backward(), ref.backward()
+        for k in expected:
+            np.testing.assert_allclose(got[k], expected[k], rtol=1e-6, err_msg=k)
+
+    def top(text):
+        head = text.split("\nwith ")[0]
+        names: dict = {}
+        return re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), head)
+    assert top(str(fn.executor.last_graph)) == top(want)
