@@ -13,6 +13,7 @@ import numpy as np
 from .pointwise import FLOAT_UNARY, _float_fn, not_implemented, store
 from .registry import derivative, op
 from .script_spelling import radd, rsub
+from .types import NamedType
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -111,6 +112,24 @@ def hardtanh_grad(e, grads, inputs, outputs):
         mask = e.op("aten::mul", e.op("aten::ge", x, lo), e.op("aten::le", x, hi))
         return [e.op("aten::mul", grads[0], mask), None, None]
     return [e.op("aten::hardtanh_backward", grads[0], x, lo, hi), None, None]
+
+
+@op("aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
+def hardshrink(self, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    x = _real_only("hardshrink_cpu", self)
+    return np.asarray(np.where((x >= -lambd) & (x <= lambd), np.zeros((), x.dtype), x), dtype=x.dtype)
+
+
+@derivative("aten::hardshrink")
+def hardshrink_grad(e, grads, inputs, outputs):
+    x, lambd = inputs
+    if e.symbolic:  # symbolic_script: mask = (self > lambd) | (self < -lambd); grad * mask
+        lambd = e.node.inputs[1]
+        mask = e.op("aten::__or__", e.op("aten::gt", x, lambd),
+                    e.op("aten::lt", x, e.op("aten::neg", lambd, returns=NamedType("Scalar"))))
+        return [e.op("aten::mul", grads[0], mask), None]
+    return [e.op("aten::hardshrink_backward", grads[0], x, lambd), None]
 
 
 @op("aten::relu6(Tensor self) -> Tensor")
@@ -282,6 +301,12 @@ def softplus(self, beta=1, threshold=20):
 @derivative("aten::softplus")
 def softplus_grad(e, grads, inputs, outputs):
     x, beta, threshold = inputs
+    if e.symbolic:
+        # symbolic_script: z = exp(result * beta); where(result * beta > threshold, g, g * (z - 1.) / z)
+        g, result = grads[0], outputs[0]
+        z = e.op("aten::exp", e.op("aten::mul", result, beta))
+        return [e.op("aten::where", e.op("aten::gt", e.op("aten::mul", result, beta), threshold), g,
+                     e.op("aten::div", e.op("aten::mul", g, e.op("aten::sub", z, 1.)), z)), None, None]
     return [e.op("aten::softplus_backward", grads[0], x, beta, threshold), None, None]
 
 

@@ -59,6 +59,13 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     return _like(grad_output, np.where(self > 0, grad_output, grad_output * negative_slope))
 
 
+@op("aten::hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor")
+def hardshrink_backward(grad_out, self, lambd):
+    """grad where |self| > lambd, 0 inside [-lambd, lambd]."""
+    inside = (self >= -lambd) & (self <= lambd)
+    return np.asarray(np.where(inside, np.zeros((), grad_out.dtype), grad_out))
+
+
 @op("aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor")
 def hardtanh_backward(grad_output, self, min_val, max_val):
     """grad strictly inside (min_val, max_val), 0 at and beyond the bounds."""

@@ -95,6 +95,7 @@ _SHAPE_PRESERVING = frozenset({
     "aten::detach", "aten::softmax", "aten::log_softmax", "aten::relu6", "aten::hardsigmoid",
     "aten::hardswish", "aten::sign", "aten::trunc", "aten::frac", "aten::sigmoid_",
     "aten::relu_", "aten::tanh_", "aten::layer_norm", "aten::batch_norm", "aten::type_as",
+    "aten::hardshrink",
 })
 # output shape = broadcast of the tensor inputs' shapes
 _BROADCASTING = frozenset({
@@ -204,6 +205,14 @@ _SYMBOLIC_SCRIPT: dict[str, Optional[frozenset]] = {
     # `aten::dropout` only when train is a constant True (checked by the autodiff)
     "aten::dropout": None,
 }
+# autodiff.cpp's needTrimGrad: ops with several outputs of which only the first gets a
+# gradient (its GradOf takes that one vjp only)
+_TRIM_GRAD = frozenset({"aten::kthvalue", "aten::topk", "aten::max_pool2d",
+                        "aten::max_pool2d_with_indices"})
+# ops whose symbolic_script backward takes the vjp of their `Tensor[]` result whole
+# (`grads: List[Tensor]`): their formulas may receive it as one list value
+_LIST_VJP = frozenset({"aten::split", "aten::split_with_sizes", "aten::unbind", "aten::chunk",
+                       "aten::meshgrid"})
 # nodes PyTorch's autodiff always treats as differentiable (autodiff.cpp)
 _ALWAYS_DIFFERENTIABLE = frozenset({"prim::Constant", "prim::AutogradZero", "prim::AutogradAdd",
                                     "prim::ConstantChunk"})
@@ -292,7 +301,7 @@ _TAG_TABLES: dict[str, frozenset] = {
     "fusible": frozenset(_FUSION_PATTERNS), "profiled": _PROFILED,
     "profiled_with_dims_only": _PROFILED_WITH_DIMS_ONLY, "profiled_producer": _PROFILED_PRODUCER,
     "differentiable": frozenset(_SYMBOLIC_SCRIPT) | _ALWAYS_DIFFERENTIABLE,
-    "always_differentiable": _ALWAYS_DIFFERENTIABLE,
+    "always_differentiable": _ALWAYS_DIFFERENTIABLE, "trim_grad": _TRIM_GRAD, "list_vjp": _LIST_VJP,
     "arithmetic": _ARITHMETIC, "right_identity_one": _RIGHT_IDENTITY_ONE,
     "tensor_to_number": _TENSOR_TO_NUMBER,
     "convolution": _CONVOLUTION, "may_alias_input": _MAY_ALIAS_INPUT,

@@ -8,6 +8,7 @@ import numpy as np
 from .dtypes import result_type
 from ._common import normalize_dim
 from .registry import derivative, op
+from .types import INT, TENSOR
 from .views import exact_op
 
 
@@ -213,6 +214,11 @@ def tensor_split(self, sections_or_indices, dim=0):
     return _split_at(self, d, [q + 1 if i < r else q for i in range(k)])
 
 
+def _whole_list(e, grads) -> bool:
+    """Whether the result's gradient came as one `Tensor[]` value (see facts' "list_vjp")."""
+    return e.symbolic and len(grads) == 1 and e.is_tensor_list(grads[0])
+
+
 def _pieces_grad(e, grads, outputs, dim_of):
     pieces = [e.zeros_like(o) if g is None else g for g, o in zip(grads, outputs)]
     return e.op("aten::cat", pieces, dim_of)
@@ -223,6 +229,8 @@ def _pieces_grad(e, grads, outputs, dim_of):
             "aten::tensor_split.indices")
 def split_grad(e, grads, inputs, outputs):
     self, _, dim = inputs
+    if _whole_list(e, grads):  # symbolic_script: `torch.cat(grads, dim)`
+        return [e.op("aten::cat", grads[0], dim), None, None]
     d = dim % len(e.shape(self))
     if not outputs:
         return [e.zeros_like(self), None, None]
@@ -240,6 +248,8 @@ def unbind(self, dim=0):
 @derivative("aten::unbind.int")
 def unbind_grad(e, grads, inputs, outputs):
     self, dim = inputs
+    if _whole_list(e, grads):  # symbolic_script: `torch.stack(grads, dim)`
+        return [e.op("aten::stack", grads[0], dim), None]
     d = dim % len(e.shape(self))
     if not outputs:
         return [e.zeros_like(self), None]
@@ -264,6 +274,8 @@ def meshgrid(tensors, indexing="ij"):
 def meshgrid_grad(e, grads, inputs, outputs):
     tensors = inputs[0]
     indexing = inputs[1] if len(inputs) > 1 else "ij"
+    if not isinstance(tensors, list) and e.node.kind == "aten::meshgrid" and _whole_list(e, grads):
+        return [_meshgrid_grad_at_run_time(e, tensors, grads[0])]
     n = len(tensors)
     out = []
     for i, (g, t) in enumerate(zip(grads, tensors)):
@@ -277,3 +289,38 @@ def meshgrid_grad(e, grads, inputs, outputs):
         s = e.op("aten::sum", g, others, False, None) if others else g
         out.append(e.op("aten::reshape", s, e.size(t)))
     return [out] + [None] * (len(inputs) - 1)
+
+
+def _meshgrid_grad_at_run_time(e, tensors, grad_outputs):
+    """symbolic_script's meshgrid, for a list of unknown length: the forward records each
+    input's length (0 for a 0-dim one) before meshgrid runs; the backward sums each output's
+    gradient to its input's view shape and reshapes it, appending to a list."""
+    with e.forward(before_result=True):
+        size = e.op("aten::len", tensors)
+        sizes = e.op("aten::mul", e.list(0), size)
+
+        def record(i):
+            def set_size():
+                first = e.op("aten::__getitem__", e.op("aten::size", e.op("aten::__getitem__", tensors, i)), 0)
+                e.op("aten::_set_item", sizes, i, first)
+            e.if_(e.op("aten::ne", e.op("aten::dim", e.op("aten::__getitem__", tensors, i)), 0), set_size)
+        e.loop(size, record)
+    grads = e.empty_list(TENSOR)
+
+    def each(i):
+        view_shape = e.op("aten::mul", e.list(1), size)
+        n = e.op("aten::__getitem__", sizes, i)
+
+        def scalar():
+            e.op("aten::_set_item", view_shape, i, 1)
+            summed = e.op("aten::_grad_sum_to_size", e.op("aten::__getitem__", grad_outputs, i), view_shape)
+            e.op("aten::append", grads, e.op("aten::reshape", summed, e.empty_list(INT)))
+
+        def vector():
+            e.op("aten::_set_item", view_shape, i, e.op("aten::__getitem__", sizes, i))
+            summed = e.op("aten::_grad_sum_to_size", e.op("aten::__getitem__", grad_outputs, i), view_shape)
+            e.op("aten::append", grads, e.op("aten::reshape", summed, e.list(e.op("aten::__getitem__", sizes, i))))
+        e.if_(e.op("aten::eq", n, 0), scalar, vector)
+    e.loop(size, each)
+    e.result_after_forward()
+    return grads

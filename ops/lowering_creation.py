@@ -1,6 +1,6 @@
 """Native lowering rules of tensor creation (constant fills and ranges over the node's output
 shape, so they fuse into what reads them) and of the copies and identities: clone, contiguous,
-dropout in eval mode, the `aten::to` overloads."""
+dropout in eval mode (and native_dropout with its backward), the `aten::to` overloads."""
 
 from __future__ import annotations
 
@@ -89,6 +89,22 @@ def _dropout(e, x, p, train):
     if train is not False and p != 0:
         raise NotLowerable("dropout in training mode draws random numbers")
     return e.alias(x)
+
+
+@lowering("aten::native_dropout")
+def _native_dropout(e, x, p, train):
+    """In eval mode (symbolic_script's dropout formula under a plan whose `training` is
+    False): a copy of `x` and a mask that keeps every element."""
+    if train is not False:
+        raise NotLowerable("dropout in training mode draws random numbers")
+    return e.value(x), True
+
+
+@lowering("aten::native_dropout_backward")
+def _native_dropout_backward(e, grad, mask, scale):
+    """`grad * mask * scale`, the scale cast to the gradient's dtype first as the interpreter
+    does (a dropped NaN stays NaN)."""
+    return e.mul(e.mul(grad, e.cast(mask, grad.dtype)), e.cast(scale, grad.dtype))
 
 
 def _to(e, x, copy):

@@ -493,6 +493,12 @@ def _convolution(e, x, weight, bias, stride, padding, dilation, transposed, outp
 MAX_SCATTER_WORK = 1 << 22  # multiply-adds above which embedding's backward stays interpreted
 
 
+@lowering("aten::embedding_backward")
+def _embedding_backward_any(e, grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+    """symbolic_script's `embedding_backward`: dense here whatever `sparse` says."""
+    return _embedding_backward(e, grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
 @lowering("aten::embedding_dense_backward")
 def _embedding_backward(e, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     """grad_weight[w, d]: the sum of grad[p, d] over the index positions p holding w (a

@@ -178,6 +178,14 @@ def _pow_tensor(e, x, y):
     return e.call("pow", x, y)
 
 
+@lowering("aten::pow.Scalar")
+def _pow_base(e, base, y):
+    """`base ** y` for a number base (symbolic_script's pow_2 backward recomputes it)."""
+    if not e.is_float(y):
+        raise NotLowerable("integer powers stay interpreted")
+    return e.call("pow", e.to_float(base), y)
+
+
 # ---- comparisons and selection
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -266,6 +274,18 @@ def _threshold(e, x, threshold, value):
 @lowering("aten::hardtanh")
 def _hardtanh(e, x, lo=-1, hi=1):
     return e.minimum(e.maximum(x, e.cast(lo, x.dtype)), e.cast(hi, x.dtype))
+
+
+@lowering("aten::hardshrink")
+def _hardshrink(e, x, lambd=0.5):
+    x = _float_only(e, x)
+    return e.where(_within(e, x, lambd), e.cast(0, x.dtype), x)
+
+
+def _within(e, x, lambd):
+    """-lambd <= x <= lambd (hardshrink's dead zone)."""
+    bound = e.cast(lambd, x.dtype)
+    return e.logical_and(e.ge(x, e.neg(bound)), e.le(x, bound))
 
 
 @lowering("aten::relu6")
@@ -400,6 +420,11 @@ def _gelu_backward(e, grad, x, approximate="none"):
 @lowering("aten::leaky_relu_backward")
 def _leaky_relu_backward(e, grad, x, slope, self_is_result):
     return e.where(e.gt(x, 0), grad, e.mul(grad, slope))
+
+
+@lowering("aten::hardshrink_backward")
+def _hardshrink_backward(e, grad, x, lambd):
+    return e.where(_within(e, x, lambd), e.cast(0, grad.dtype), grad)
 
 
 @lowering("aten::hardtanh_backward")

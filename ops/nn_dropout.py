@@ -69,6 +69,8 @@ def _make(feature, alpha, name):
     @derivative(f"aten::{name}", f"aten::{name}_")
     def grad(e, grads, inputs, outputs):
         g, p, train = grads[0], inputs[1], inputs[2]
+        if e.symbolic and e.node.kind == "aten::dropout":
+            return [_dropout_grad_at_run_time(e, g), None, None]
         if not train or p == 0:
             return [g, None, None]
         if p == 1:
@@ -79,6 +81,18 @@ def _make(feature, alpha, name):
             return [e.op("aten::native_dropout_backward", g, mask, a), None, None]
         mask = e.op("aten::ne", outputs[0], 0)
         return [e.op("aten::native_dropout_backward", g, mask, 1.0 / (1.0 - p)), None, None]
+
+
+def _dropout_grad_at_run_time(e, g):
+    """symbolic_script's dropout: the forward computes `scale = 1 / (float(p1m == 0.) + p1m)`
+    for `p1m = (1. - p) * float(train)` and runs native_dropout, whose mask the backward
+    captures with the scale."""
+    x, p, train = e.node.inputs
+    with e.forward(before_result=True):
+        p1m = e.op("aten::mul", e.op("aten::sub", 1., p), e.op("aten::Float", train))
+        scale = e.op("aten::div", 1., e.op("aten::add", e.op("aten::Float", e.op("aten::eq", p1m, 0.)), p1m))
+    _, mask = e.replace_forward("aten::native_dropout", x, p, train)
+    return e.op("aten::native_dropout_backward", g, mask, scale)
 
 
 _make(False, False, "dropout")

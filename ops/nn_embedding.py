@@ -38,9 +38,23 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     return out
 
 
+@op("aten::embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor")
+def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+    """What symbolic_script's embedding backward calls: the dense backward (irjit has no
+    sparse tensors, so `sparse=True` yields the dense gradient too)."""
+    return embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
 @derivative("aten::embedding")
 def embedding_grad(e, grads, inputs, outputs):
     weight, indices, padding_idx, scale_grad_by_freq = inputs[:4]
+    if e.symbolic:
+        # symbolic_script: weight.size()[0] taken in the forward, embedding_backward in df
+        w = e.node.inputs[0]
+        with e.forward(before_result=True):
+            rows = e.op("aten::__getitem__", e.op("aten::size", w), 0)
+        return [e.op("aten::embedding_backward", grads[0], indices, rows, *e.node.inputs[2:5]),
+                None, None, None, None]
     gw = e.op("aten::embedding_dense_backward", grads[0], indices, e.size(weight)[0], padding_idx,
               scale_grad_by_freq)
     return [gw, None, None, None, None]

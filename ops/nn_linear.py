@@ -7,6 +7,7 @@ import numpy as np
 
 from .linalg import fold_matmul
 from .registry import derivative, op
+from .types import NONE, TENSOR, OptionalType
 
 
 @op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
@@ -63,4 +64,24 @@ def linear_grads(e, g, x, w, b):
 @derivative("aten::linear")
 def linear_grad(e, grads, inputs, outputs):
     x, w, b = inputs
+    if e.symbolic:
+        return _linear_grad_at_run_time(e, grads[0], x, w, e.node.inputs[2])
     return linear_grads(e, grads[0], x, w, b)
+
+
+def _linear_grad_at_run_time(e, g, x, w, bias):
+    """symbolic_script's linear: the bias gradient under `if bias is not None` (a None bias
+    constant needs none: PyTorch's dead code elimination drops that branch), the products
+    through `weight.size()` read when the backward runs."""
+    grad_bias = None
+    if bias.node.kind != "prim::Constant" or bias.type != NONE:
+        def summed():
+            known = e.unchecked_cast(bias, TENSOR)
+            return e.op("aten::_grad_sum_to_size", g, e.op("aten::size", known))
+        grad_bias = e.if_(e.op("aten::__isnot__", bias, None), summed, lambda: (None,),
+                          types=[OptionalType(TENSOR)])
+    weight_size = e.op("aten::size", w)
+    grad_input = e.op("aten::matmul", g, w)
+    rows = e.op("aten::t", e.op("aten::reshape", g, e.list(-1, e.op("aten::__getitem__", weight_size, 0))))
+    grad_weight = e.op("aten::matmul", rows, e.op("aten::reshape", x, e.list(-1, e.op("aten::__getitem__", weight_size, 1))))
+    return [grad_input, grad_weight, None if grad_bias is None else e.unwrap_optional(grad_bias)]

@@ -322,6 +322,12 @@ def _nll_grad(e, g, x, t, w, red, ii):
 @derivative("aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d")
 def nll_loss_grad(e, grads, inputs, outputs):
     x, t, w, red, ii = inputs
+    if e.symbolic and e.node.kind == "aten::nll_loss" and (e.static_shape(e.node.inputs[0]) or ())[2:] == ():
+        # symbolic_script: nll_loss_forward replaces the op, its total_weight captured, the
+        # node's own arguments passed on to nll_loss_backward
+        args = list(e.node.inputs)
+        _, total = e.replace_forward("aten::nll_loss_forward", *args)
+        return [e.op("aten::nll_loss_backward", grads[0], *args, total), None, None, None, None]
     return [_nll_grad(e, grads[0], x, t, w, red, ii), None, None, None, None]
 
 

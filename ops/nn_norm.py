@@ -166,14 +166,48 @@ def native_batch_norm_no_training_grad(e, grads, inputs, outputs):
     return [gi, gw, gb, None, None, None, None]
 
 
+@op("aten::_batch_norm_impl_index(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> (Tensor, Tensor, Tensor, Tensor, int)")
+def batch_norm_impl_index(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                          cudnn_enabled):
+    """What symbolic_script's batch_norm runs: native batch norm (implementation 0, the only
+    one on CPU), with an empty reserve."""
+    out, save_mean, save_invstd = native_batch_norm(input, weight, bias, running_mean, running_var,
+                                                    training, momentum, eps)
+    return out, save_mean, save_invstd, np.zeros(0, np.uint8), 0
+
+
+@op("aten::_batch_norm_impl_index_backward(int impl_index, Tensor input, Tensor grad_output, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var_transform, bool train, float eps, bool[3] output_mask, Tensor reservedSpace) -> (Tensor, Tensor, Tensor)")
+def batch_norm_impl_index_backward(impl_index, input, grad_output, weight, running_mean, running_var,
+                                   save_mean, save_var_transform, train, eps, output_mask, reserved):
+    return native_batch_norm_backward(grad_output, input, weight, running_mean, running_var, save_mean,
+                                      save_var_transform, train, eps, output_mask)
+
+
 @derivative("aten::batch_norm")
 def batch_norm_grad(e, grads, inputs, outputs):
     x, w, b, rm, rv, training, momentum, eps = inputs[:8]
+    if e.symbolic and e.node.kind == "aten::batch_norm":
+        return _batch_norm_grad_spelled(e, grads[0])
     save_mean = save_invstd = None
     if training:  # recompute the batch statistics (without touching the running stats)
         _, save_mean, save_invstd = e.op("aten::native_batch_norm", x, None, None, None, None, True, 0.0, eps)
     gi, gw, gb = _bn_grad(e, grads[0], x, w, b, rm, rv, save_mean, save_invstd, training, eps)
     return [gi, gw, gb, None, None, None, None, None, None]
+
+
+def _batch_norm_grad_spelled(e, g):
+    """symbolic_script's batch_norm: `_batch_norm_impl_index` replaces the op in f, which
+    also takes `weight is not None` / `bias is not None`; df's
+    `_batch_norm_impl_index_backward` gets the node's own arguments and what f captured."""
+    x, w, b, rm, rv, training, momentum, eps, cudnn = list(e.node.inputs)[:9]
+    _, save1, save2, reserve, impl_idx = e.replace_forward("aten::_batch_norm_impl_index", x, w, b, rm, rv,
+                                                           training, momentum, eps, cudnn)
+    with e.forward():
+        has_weight = e.op("aten::__isnot__", w, None)
+        has_bias = e.op("aten::__isnot__", b, None)
+    dinput, dweight, dbias = e.op("aten::_batch_norm_impl_index_backward", impl_idx, x, g, w, rm, rv, save1,
+                                  save2, training, eps, e.list(True, has_weight, has_bias), reserve)
+    return [dinput, dweight, dbias, None, None, None, None, None, None]
 
 
 # ---- instance norm: group norm with one group per channel, or batch norm's eval path

@@ -144,6 +144,12 @@ for _nd in (1, 2, 3):
         @derivative(f"aten::{name}")
         def max_pool_grad(e, grads, inputs, outputs):
             x, args = inputs[0], list(inputs[1:6])
+            if e.symbolic and nd == 2:
+                # symbolic_script's max_pool2d: the forward is max_pool2d_with_indices, whose
+                # indices the backward captures (with the node's own arguments)
+                _, idx = e.replace_forward(f"aten::{name}_with_indices", *e.node.inputs)
+                return [e.op(f"aten::{name}_with_indices_backward", grads[0], x, *e.node.inputs[1:6], idx)] + \
+                    [None] * 5
             _, idx = e.op(f"aten::{name}_with_indices", x, *args)
             return [grad_from_indices(e, grads[0], x, idx, args)] + [None] * 5
 
@@ -151,6 +157,9 @@ for _nd in (1, 2, 3):
         def max_pool_idx_grad(e, grads, inputs, outputs):
             if grads[0] is None:
                 return [None] * 6
+            if e.symbolic and nd == 2:
+                return [e.op(f"aten::{name}_with_indices_backward", grads[0], inputs[0], *e.node.inputs[1:6],
+                             outputs[1])] + [None] * 5
             return [grad_from_indices(e, grads[0], inputs[0], outputs[1], list(inputs[1:6]))] + [None] * 5
     _mk(_nd)
 
@@ -222,6 +231,8 @@ for _nd in (1, 2, 3):
         def avg_grad(e, grads, inputs, outputs):
             x = inputs[0]
             args = list(inputs[1:])
+            if e.symbolic and nd == 2:  # symbolic_script's avg_pool2d, with the node's own arguments
+                return [e.op(f"aten::{name}_backward", grads[0], x, *e.node.inputs[1:])] + [None] * len(args)
             if nd > 1:
                 gi = e.op(f"aten::{name}_backward", grads[0], x, *args)
             else:
@@ -306,18 +317,32 @@ def adaptive_avg_pool3d_backward(grad_output, self):
     return adaptive_avg_pool_backward(grad_output, self, 3)
 
 
+def _adaptive_grad_at_run_time(e, g, nd):
+    """symbolic_script's adaptive_avg_pool{1,2,3}d: `AD_adaptive_avg_pool{nd}d_backward(grad,
+    self, output_size)` (an expand and a division for a global pool, else the backward op),
+    deciding when the backward runs."""
+    self, output_size = e.node.inputs[:2]
+    return [e.call(f"AD_adaptive_avg_pool{nd}d_backward", g, self, output_size), None]
+
+
 @derivative("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d")
 def adaptive_avg_pool2d_grad(e, grads, inputs, outputs):
+    if e.symbolic and e.node.kind == "aten::adaptive_avg_pool2d":
+        return _adaptive_grad_at_run_time(e, grads[0], 2)
     return [e.op("aten::_adaptive_avg_pool2d_backward", grads[0], inputs[0]), None]
 
 
 @derivative("aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d")
 def adaptive_avg_pool3d_grad(e, grads, inputs, outputs):
+    if e.symbolic and e.node.kind == "aten::adaptive_avg_pool3d":
+        return _adaptive_grad_at_run_time(e, grads[0], 3)
     return [e.op("aten::_adaptive_avg_pool3d_backward", grads[0], inputs[0]), None]
 
 
 @derivative("aten::adaptive_avg_pool1d")
 def adaptive_avg_pool1d_grad(e, grads, inputs, outputs):
+    if e.symbolic:
+        return _adaptive_grad_at_run_time(e, grads[0], 1)
     gi = e.op("aten::_adaptive_avg_pool2d_backward", e.op("aten::unsqueeze", grads[0], -2),
               e.op("aten::unsqueeze", inputs[0], -2))
     return [e.op("aten::squeeze", gi, -2), None]

@@ -143,10 +143,10 @@ SPELLED_UNARY = {
     "erfc": lambda e, g, x, y: mul(e, rmul(e, -_C_ERF, e.op("aten::exp", mul(e, neg(e, x), x))), g),
     "reciprocal": lambda e, g, x, y: mul(e, mul(e, neg(e, g), y), y),
     "abs": lambda e, g, x, y: mul(e, g, e.op("aten::sign", x)),
-    "floor": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
-    "ceil": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
-    "round": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
-    "trunc": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, 1),
+    "floor": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
+    "ceil": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
+    "round": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
+    "trunc": lambda e, g, x, y: e.op("aten::zeros_like", g, None, None, None, None, *e.context_literals(1)),
     "frac": lambda e, g, x, y: g,
 }
 
@@ -287,6 +287,12 @@ def pow_inplace(self, exponent):
 @derivative("aten::pow.Tensor_Scalar", "aten::pow_.Scalar")
 def pow_tensor_scalar_grad(e, grads, inputs, outputs):
     g, (x, p) = grads[0], inputs
+    if e.symbolic and e.node.kind == "aten::pow":
+        # symbolic_script's pow_0: `if float(exponent) == 0.0` when the backward runs
+        return [e.if_(e.op("aten::eq", e.op("aten::Float", p), 0.0),
+                      lambda: e.op("aten::zeros_like", x, None, None, None, None, 1),
+                      lambda: mul(e, mul(e, g, p), e.op("aten::pow", x, e.op("aten::sub", e.op("aten::Float", p), 1)))),
+                None]
     if p == 0:
         return [e.zeros_like(x), None]
     return [mul(e, g, mul(e, e.op("aten::pow", x, e.op("aten::sub", p, 1)), p)), None]
@@ -303,6 +309,14 @@ def _log_base_grad(e, g, out, base):
 @derivative("aten::pow.Tensor_Tensor", "aten::pow_.Tensor")
 def pow_tensor_tensor_grad(e, grads, inputs, outputs):
     g, (x, p), out = grads[0], inputs, outputs[0]
+    if e.symbolic and e.node.kind == "aten::pow":
+        # symbolic_script's pow_1: sizes taken in the forward; a where on `exponent == 0.0`,
+        # and the exponent's gradient from a recomputed power
+        e.forward_sizes(x, p)
+        gx = e.sum_to(e.op("aten::where", e.op("aten::eq", p, 0.0),
+                           e.op("aten::zeros_like", x, None, None, None, None, 1),
+                           mul(e, mul(e, g, p), e.op("aten::pow", x, e.op("aten::sub", p, 1)))), x)
+        return [gx, e.sum_to(mul(e, mul(e, g, e.op("aten::pow", x, p)), e.op("aten::log", x)), p)]
     gx = mul(e, g, mul(e, e.op("aten::pow", x, e.op("aten::sub", p, 1.0)), p))
     gx = e.op("aten::masked_fill", gx, e.op("aten::eq", p, 0.0), 0.0)
     return [e.sum_to(gx, x), e.sum_to(_log_base_grad(e, g, out, x), p)]
@@ -311,6 +325,8 @@ def pow_tensor_tensor_grad(e, grads, inputs, outputs):
 @derivative("aten::pow.Scalar")
 def pow_scalar_grad(e, grads, inputs, outputs):
     g, (base, p), out = grads[0], inputs, outputs[0]
+    if e.symbolic:  # symbolic_script's pow_2: `grad * pow(self, exponent) * log(float(self))`
+        return [None, mul(e, mul(e, g, e.op("aten::pow", base, p)), e.op("aten::log", e.op("aten::Float", base)))]
     if base == 0:
         return [None, e.zeros_like(p)]
     return [None, mul(e, g, mul(e, out, e.op("aten::log", base)))]

@@ -12,6 +12,7 @@ import numpy as np
 from .dtypes import result_type
 from .arith import div as true_div
 from .pointwise import div, mul, neg, not_implemented, store
+from .script_spelling import rsub
 from .registry import derivative, op
 
 
@@ -132,6 +133,8 @@ def div_mode_(self, other, rounding_mode):
             "aten::div_.Scalar_mode")
 def div_mode_grad(e, grads, inputs, outputs):
     g, (self, other, mode) = grads[0], inputs
+    if e.symbolic and e.node.kind == "aten::div":
+        return _div_mode_grad_at_run_time(e, g, self, other, e.node.inputs[2])
     g_other = None
     if mode is not None:
         if e.is_tensor(other):
@@ -140,6 +143,24 @@ def div_mode_grad(e, grads, inputs, outputs):
     if e.is_tensor(other):
         g_other = e.sum_to(neg(e, div(e, mul(e, g, outputs[0]), other)), other)
     return [e.sum_to(div(e, g, other), self), g_other, None]
+
+
+def _div_mode_grad_at_run_time(e, g, self, other, mode):
+    """symbolic_script's div_2 / div_3: the backward tests `rounding_mode is None` (the node's
+    own argument) when it runs; true division's gradients, else zeros (`memory_format=1` for a
+    number divisor)."""
+    is_true_division = e.op("aten::__is__", mode, None)
+    if not e.is_tensor(other):
+        return [e.if_(is_true_division, lambda: div(e, g, other),
+                      lambda: e.op("aten::zeros_like", self, None, None, None, None, 1)), None, None]
+
+    def true_division():
+        g_self = e.sum_to(div(e, g, other), self)
+        return g_self, e.sum_to(div(e, mul(e, neg(e, g), self), mul(e, other, other)), other)
+
+    g_self, g_other = e.if_(is_true_division, true_division,
+                            lambda: (e.zeros_like(self), e.zeros_like(other)))
+    return [g_self, g_other, None]
 
 
 @op("aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -270,6 +291,15 @@ def lerp_(self, end, weight):
 @derivative("aten::lerp.Scalar", "aten::lerp.Tensor", "aten::lerp_.Scalar", "aten::lerp_.Tensor")
 def lerp_grad(e, grads, inputs, outputs):
     g, (self, end, w) = grads[0], inputs
+    if e.symbolic and e.node.kind == "aten::lerp":
+        # symbolic_script's lerp_0 / lerp_1: sizes taken in the forward; a number weight's
+        # `1 - float(weight)` computed in the graph
+        e.forward_sizes(self, end, w)
+        if e.is_tensor(w):
+            return [e.sum_to(mul(e, g, rsub(e, 1, w)), self), e.sum_to(mul(e, g, w), end),
+                    e.sum_to(mul(e, g, e.op("aten::sub", end, self)), w)]
+        g_self = e.sum_to(mul(e, g, e.op("aten::sub", 1, e.op("aten::Float", w))), self)
+        return [g_self, e.sum_to(mul(e, g, e.op("aten::Float", w)), end), None]
     one_minus_w = e.op("aten::rsub", w, 1.0) if e.is_tensor(w) else e.op("aten::sub", 1.0, w)
     g_self = e.sum_to(mul(e, g, one_minus_w), self)
     g_end = e.sum_to(mul(e, g, w), end)

@@ -9,6 +9,7 @@ from .dtypes import result_type
 from .dtypes import c_type_name, scalar_type_name
 from .pointwise import store
 from .registry import derivative, op
+from .types import BOOL, TENSOR, NamedType, OptionalType
 
 # ---- clamp family
 
@@ -95,7 +96,52 @@ def _clamp_grads(e, g, x, lo, hi):
 @derivative("aten::clamp", "aten::clamp.Tensor", "aten::clip", "aten::clip.Tensor",
             "aten::clamp_", "aten::clamp_.Tensor", "aten::clip_", "aten::clip_.Tensor")
 def clamp_grad(e, grads, inputs, outputs):
+    if e.symbolic and e.node.kind == "aten::clamp":
+        return [_clamp_grad_at_run_time(e, grads[0], inputs[0], *e.node.inputs[1:3]), None, None]
     return list(_clamp_grads(e, grads[0], inputs[0], inputs[1], inputs[2]))
+
+
+def _clamp_grad_at_run_time(e, g, x, lo, hi):
+    """symbolic_script's clamp_1 / clamp_2, as TorchScript compiles them: the bounds (the
+    node's own values) tested for None when the backward runs (`min is not None and max is not
+    None` short-circuits through an If that also refines `min`), each branch returning a
+    `(grad, None, None)` tuple; gradient flows to self only (the bounds get none)."""
+    number = not e.is_tensor(lo) and not e.is_tensor(hi)
+    bound = NamedType("Scalar") if number else TENSOR
+
+    def as_float(v):
+        return e.op("aten::Float", v) if number else v
+
+    both, lo_ = _and_refining(e, lo, hi, bound)
+
+    def masked(mask):
+        return e.make_tuple(e.op("aten::mul", g, e.op("aten::type_as", mask, x)), None, None)
+
+    def with_both():
+        lo_known, hi_known = e.unchecked_cast(lo_, bound), e.unchecked_cast(hi, bound)
+        return masked(e.op("aten::mul", e.op("aten::ge", x, as_float(lo_known)),
+                           e.op("aten::le", x, as_float(hi_known))))
+
+    def with_max():
+        return e.if_(e.op("aten::__isnot__", hi, None),
+                     lambda: masked(e.op("aten::le", x, as_float(e.unchecked_cast(hi, bound)))),
+                     lambda: e.make_tuple(g, None, None))
+
+    def with_one():
+        return e.if_(e.op("aten::__isnot__", lo_, None),
+                     lambda: masked(e.op("aten::ge", x, as_float(e.unchecked_cast(lo_, bound)))), with_max)
+
+    return e.unpack_tuple(e.if_(both, with_both, with_one))[0]
+
+
+def _and_refining(e, lo, hi, bound):
+    """`lo is not None and hi is not None` as TorchScript compiles it: an If yielding the
+    condition and `lo` refined to its type where the first test held."""
+    def tested():
+        refined = e.unchecked_cast(lo, bound)
+        return e.op("aten::__isnot__", hi, None), refined
+    return e.if_(e.op("aten::__isnot__", lo, None), tested, lambda: (False, lo),
+                 types=[BOOL, OptionalType(bound)])
 
 
 @derivative("aten::clamp_min", "aten::clamp_min.Tensor", "aten::clamp_min_", "aten::clamp_min_.Tensor")

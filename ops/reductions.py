@@ -12,6 +12,7 @@ import numpy as np
 from .dtypes import dtype_from_code, result_type, scalar_type_name
 from ._common import normalize_dim
 from .registry import derivative, op
+from .types import BOOL, INT
 
 def reduce_axes(dim, ndim: int):
     """Normalized reduction axes as a tuple, or None for "all dims" (`None`, `[]`, 0-d input)."""
@@ -116,12 +117,31 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
 
 @derivative("aten::mean", "aten::mean.dim")
 def mean_grad(e, grads, inputs, outputs):
+    if e.symbolic:
+        return _mean_grad_at_run_time(e, grads[0], len(inputs))
     self = inputs[0]
     dim, keepdim = (inputs[1], inputs[2]) if len(inputs) == 4 else (None, False)
     shape = e.shape(self)
     g = unsqueeze_reduced(e, grads[0], shape, dim, keepdim)
     g = e.op("aten::expand", g, list(shape))
     return [e.op("aten::div", g, _reduced_count(shape, reduce_axes(dim, len(shape))))] + [None] * (len(inputs) - 1)
+
+
+def _mean_grad_at_run_time(e, g, n_inputs):
+    """symbolic_script's mean_0 / mean_1: the forward takes self's sizes (and element count)
+    and dtype; the backward expands the gradient back (`AD_sum_backward` re-inserts the
+    reduced dims) and divides by the count (`AD_safe_size`), whatever the shapes and the dims
+    (the node's own, constant or not)."""
+    self = e.node.inputs[0]
+    with e.forward():
+        size = e.op("aten::size", self)
+        numel = e.op("aten::numel", self) if n_inputs == 2 else None
+        scalar_type = e.dtype_code(self)
+    if n_inputs == 2:
+        return [e.op("aten::div", e.op("aten::to", e.op("aten::expand", g, size), scalar_type), numel), None]
+    dim, keepdim = e.node.inputs[1], e.node.inputs[2]
+    expanded = e.op("aten::to", e.call("AD_sum_backward", g, size, dim, keepdim), scalar_type)
+    return [e.op("aten::div", expanded, e.call("AD_safe_size", size, dim, returns=INT)), None, None, None]
 
 
 @op("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
@@ -422,8 +442,26 @@ def _mean_backward(e, g, self, dim, keepdim):
     return e.op("aten::div", g, n)
 
 
+def _var_grad_at_run_time(e, g, is_std, result):
+    """symbolic_script's var_0/1/2 and std_0/1/2: std's gradient is first divided by
+    `std_out * 2`; the unbiased flag becomes a correction (`AD_bool_to_int`), and the
+    `AD_var_backward_*` helpers re-insert the reduced dims and count the reduced elements
+    when the backward runs."""
+    self, *args = e.node.inputs
+    by_flag = len(args) == 1 or args[1].type == BOOL  # (self, unbiased) or .dim's (self, dim, unbiased, keepdim)
+    correction = e.call("AD_bool_to_int", args[0 if len(args) == 1 else 1], returns=INT) if by_flag \
+        else args[1]
+    if is_std:
+        g = e.op("aten::div", g, e.op("aten::mul", result, 2))
+    if len(args) == 1:
+        return [e.call("AD_var_backward_0", g, self, correction), None]
+    return [e.call("AD_var_backward_2", g, self, args[0], correction, args[2]), None, None, None]
+
+
 def _var_family_grad(is_std):
     def formula(e, grads, inputs, outputs):
+        if e.symbolic and len(outputs) == 1:
+            return _var_grad_at_run_time(e, grads[0], is_std, outputs[0])
         self = inputs[0]
         dim, corr, keepdim = _var_args(inputs)
         total = None

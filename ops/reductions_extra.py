@@ -145,6 +145,9 @@ def logsumexp(self, dim, keepdim=False):
 
 @derivative("aten::logsumexp")
 def logsumexp_grad(e, grads, inputs, outputs):
+    if e.symbolic:  # symbolic_script: AD_logsumexp_backward(grad, self, result, dim, keepdim)
+        return [e.call("AD_logsumexp_backward", grads[0], *e.node.inputs[:1], outputs[0],
+                       *e.node.inputs[1:3]), None, None]
     self, dim, keepdim = inputs
     shape = e.shape(self)
     g = unsqueeze_reduced(e, grads[0], shape, dim, keepdim)

@@ -12,6 +12,7 @@ import numpy as np
 from ._common import normalize_dim
 from .registry import derivative, op, parse_schema
 from .dtypes import scalar_type_name
+from .types import INT, ListType
 
 INT_MAX = 9223372036854775807
 
@@ -246,6 +247,15 @@ def _grad_sum_to_size(self, size):
 
 @derivative("aten::sum_to_size", "aten::_grad_sum_to_size")
 def sum_to_size_grad(e, grads, inputs, outputs):
+    if e.symbolic and e.node.kind == "aten::_grad_sum_to_size":
+        # symbolic_script: `self_size = _size_if_not_equal(self.size(), result.size())` in the
+        # forward; the backward expands to it unless it is None
+        self_size = e.size_if_not_equal(e.node.inputs[0])
+        if self_size is not None:
+            g = grads[0]
+            return [e.if_(e.op("aten::__is__", self_size, None), lambda: g,
+                          lambda: e.op("aten::expand", g, e.unchecked_cast(self_size, ListType(INT)), False)),
+                    None]
     if inputs[1] is None:
         return [grads[0], None]
     return [e.op("aten::expand", grads[0], e.size(inputs[0])), None]

@@ -25,9 +25,9 @@ from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import StraightPlan, plan_for, share_view_bases
-from .native_specialization import (attribute_reads, is_size_list, isolate_input_views,
-                                    prepare_copy, sink_views, specialize_shapes,
-                                    transpose_products, views_an_input)
+from .native_specialization import (attribute_reads, is_dtype_code, is_size_list,
+                                    isolate_input_views, prepare_copy, sink_views,
+                                    specialize_shapes, transpose_products, views_an_input)
 from .prims import _results, prim
 
 
@@ -88,12 +88,14 @@ def _needs_gradients(inputs: list) -> bool:
     return is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
 
 
-def _layout_key(inputs: list, attributes: list) -> tuple:
+def _layout_key(inputs: list, attributes: list, dtype_codes: frozenset = frozenset()) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
-    results a forward graph hands its backward graph) and bools (such as batch norm's
-    `training`) by value; anything else by type; the
-    same for the module attributes the graph reads (`attributes`: input position and path)."""
-    key = tuple(_value_key(x) for x in inputs)
+    results a forward graph hands its backward graph), bools (such as batch norm's
+    `training`) and the ints at positions `dtype_codes` (`is_dtype_code`) by value; anything
+    else by type; the same for the module attributes the graph reads (`attributes`: input
+    position and path)."""
+    key = tuple(("dtype", x) if i in dtype_codes and type(x) is int else _value_key(x)
+                for i, x in enumerate(inputs))
     if not attributes:
         return key
     return key + tuple(_value_key(_attribute_value(inputs, i, path)) for i, path in attributes)
@@ -159,6 +161,7 @@ class NativeRunner:
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename),
                                          lambda node: self.unit_of(node))
         self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
+        self._dtype_codes = frozenset(i for i, v in enumerate(graph.inputs) if is_dtype_code(v))
         self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
         # a graph that views an input (x[i]) gets other plans for calls that need gradients
         # (`isolate_input_views`): the key says which a call is, and so does `_last_grad`
@@ -182,7 +185,7 @@ class NativeRunner:
             outs = last.try_run(inputs)
             if outs is not None:
                 return outs
-        key = _layout_key(inputs, self._attributes)
+        key = _layout_key(inputs, self._attributes, self._dtype_codes)
         if self._grad_keyed:
             key += (grad,)
         plan = self._plans.get(key)

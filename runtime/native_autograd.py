@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from irjit.compiler.autodiff import Gradient, differentiate
-from irjit.compiler.autodiff.differentiate import DifferentiationError, requires_grad
+from irjit.compiler.autodiff.differentiate import DifferentiationError, drops_input_gradients, requires_grad
 from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
 from irjit.compiler.codegen.scalar_program import is_scalar_program
@@ -89,11 +89,13 @@ def needs_tape(sub: Graph, flags: tuple[bool, ...]) -> bool:
 def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Gradient]:
     """The Gradient of a group's subgraph when the arguments flagged in `requires_grad` need
     gradients; None when the group must stay interpreted under grad (an op without a
-    derivative formula, a formula that needs shapes it cannot know, an in-place write, or
-    nothing to differentiate)."""
+    derivative formula, a formula that needs shapes it cannot know or gives an input that
+    requires grad none where the tape would, an in-place write, or nothing to differentiate)."""
     if any(writes_in_place(n) for n in sub.walk()):
         return None
     g = _requires_grad_typed(sub, requires_grad)
+    if any(drops_input_gradients(n) for n in g.walk()):
+        return None
     try:
         grad = differentiate(g)
     except (DifferentiationError, NotSymbolic):

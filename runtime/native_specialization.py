@@ -23,7 +23,7 @@ from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
-from .autodiff_helper_graphs import calls_any_helper, calls_helper, fold_helper_calls, helper_graphs
+from .autodiff_helper_graphs import calls_any_helper, calls_helper, fold_helper_calls, inlined_graphs
 
 
 _SHAPE_UNKNOWN_TAGS = ("data_dependent", "tensor_to_number", "opaque", "side_effects", "call",
@@ -57,6 +57,24 @@ def _never_mutated(v: Value) -> bool:
     return True
 
 
+def is_dtype_code(v: Value) -> bool:
+    """An `int` graph input used only as a dtype (a `ScalarType` argument, such as the
+    `self.dtype` a forward graph hands its backward for `grad.to(self_scalar_type)`): the
+    plan's key records its value (few occur), so the casts it sets have a known dtype."""
+    if v.type != NamedType("int") or not v.uses:
+        return False
+    for u in v.uses:
+        if u.user.kind == "prim::FallbackGraph":  # the same graph, run interpreted on a guard's failure
+            if is_dtype_code(u.user.attr("Subgraph").inputs[u.offset]):
+                continue
+            return False
+        entry = entry_of(u.user) if u.user.kind.startswith("aten::") else None
+        args = entry.schema.arguments if entry is not None else ()
+        if u.offset >= len(args) or args[u.offset].type.rstrip("?") != "ScalarType":
+            return False
+    return True
+
+
 def _determined_input(v: Value) -> bool:
     """Tensors by their layout, int lists and bools by value, None: what the plan's key
     records (a number or a module is keyed by its type only)."""
@@ -64,7 +82,8 @@ def _determined_input(v: Value) -> bool:
     if isinstance(t, OptionalType):
         t = t.elem
     return (isinstance(t, TensorType) or t == NamedType("bool") or
-            isinstance(t, ListType) and t.elem == NamedType("int")) and _never_mutated(v)
+            isinstance(t, ListType) and t.elem == NamedType("int")) and _never_mutated(v) or \
+        is_dtype_code(v)
 
 
 def _determines_outputs(node: Node) -> bool:
@@ -300,14 +319,15 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
 
 
 def fold_fixed_inputs(graph: Graph, inputs: list) -> bool:
-    """Inputs that are None, bools or int lists in this call have that value in every call of
-    the plan (the key records the type of each non-tensor input and the value of each bool and
-    int list): they become constants, so `_grad_sum_to_size(%g, %sizes)` in backward graphs is
-    the identity or a sum, which fuses."""
+    """Inputs that are None, bools, int lists or dtype codes in this call have that value in
+    every call of the plan (the key records the type of each non-tensor input and the value of
+    each bool, int list and dtype code): they become constants, so `_grad_sum_to_size(%g,
+    %sizes)` in backward graphs is the identity or a sum, which fuses."""
     changed = False
     for v, x in zip(graph.inputs, inputs):
         if isinstance(x, Tensor) or not v.uses or not (
-                x is None or type(x) is bool or is_size_list(x) and _never_mutated(v)):
+                x is None or type(x) is bool or is_size_list(x) and _never_mutated(v) or
+                type(x) is int and is_dtype_code(v)):
             continue
         graph.set_insert_point(graph.block.first_node)
         v.replace_all_uses_with(graph.insert_constant(list(x) if isinstance(x, list) else x))
@@ -359,7 +379,7 @@ def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None) -> b
     fold_helper_calls(graph)
     if not any(calls_helper(n) for n in graph.walk()):
         return False
-    graphs = {k: g for k, g in helper_graphs().items() if k not in (functions or {})}
+    graphs = {k: g for k, g in inlined_graphs().items() if k not in (functions or {})}
     return inline(graph, functions=graphs)
 
 

@@ -47,6 +47,8 @@ def is_differentiable(node: Node) -> bool:
         return all(is_differentiable(n) for n in node.blocks[0].nodes())
     if not kind.startswith("aten::") or node.blocks:
         return False
+    if drops_input_gradients(node):
+        return False
     if kind == "aten::dropout":
         train = node.inputs[2] if len(node.inputs) > 2 else None
         if train is None or train.node.kind != "prim::Constant" or not constant_value(train.node):
@@ -55,15 +57,23 @@ def is_differentiable(node: Node) -> bool:
         entry = resolve(kind, [python_value(v) for v in node.inputs])
     except Exception:  # noqa: BLE001 - an unregistered op or overload is simply not differentiable
         return False
-    if "differentiable" not in entry.tags or entry.derivative is None:
+    if "differentiable" not in entry.tags:
         return False
-    if any(a.is_tensor_list for a in entry.schema.arguments + entry.schema.returns):
-        # cat/stack/split/unbind/...: differentiate() handles them when the list is built by a
-        # ListConstruct (or unpacked by a ListUnpack) in the same graph, but PyTorch's slicer
-        # leaves those list nodes outside the DifferentiableGraph, whose list-typed inputs and
-        # outputs we cannot differentiate (their lengths are unknown) nor the executor hook up
-        return False
+    if entry.derivative is None and not facts.has_tag(kind, "comparison"):
+        return False  # (comparisons need none: their boolean results get no gradient)
+    # cat/stack/split/unbind/...: PyTorch's slicer leaves the list nodes (ListConstruct,
+    # ListUnpack) outside the DifferentiableGraph, whose `Tensor[]` inputs and outputs their
+    # symbolic_script formulas take whole; the dry run (a graph of the node alone, its lists
+    # graph inputs and outputs) says whether ours do
     return _dry_run(node)
+
+
+def drops_input_gradients(node: Node) -> bool:
+    """Whether PyTorch's formula gives an input that may require grad no gradient where eager
+    autograd gives one: symbolic_script's clamp_2 differentiates self only, not tensor bounds.
+    Such a node is left to the tape (so that learnable bounds learn)."""
+    return node.kind == "aten::clamp" and any(
+        isinstance(v.type, TensorType) and requires_grad(v) for v in node.inputs[1:3])
 
 
 def _dry_run(node: Node) -> bool:
@@ -217,7 +227,9 @@ def _type_list_consumers(graph: Graph) -> bool:
 # `prim::ListConstruct` that built it, or the outputs of the `prim::ListUnpack` that takes it
 # apart. Registry formulas receive a `Tensor[]` argument as the list of its elements and
 # return a list of gradients for it; the gradients of a `Tensor[]` result (chunk, split,
-# unbind) reach them flattened, one per element, as the tape's do.
+# unbind) reach them flattened, one per element, as the tape's do, except that a whole
+# `Tensor[]` gradient (the vjp of a list the graph returns) reaches the formulas of ops tagged
+# "list_vjp" as that one value, as symbolic_script's `grads: List[Tensor]` does.
 
 def _is_tensor_list(v: Value) -> bool:
     return is_tensor_list_type(v.type)
@@ -377,7 +389,10 @@ class _Reverse:
         one per element, with None for the statically undefined ones."""
         per_output = []
         for o in node.outputs:
-            if _is_tensor_list(o):
+            whole = self.grad_map.get(o)
+            if _is_tensor_list(o) and isinstance(whole, Value) and facts.has_tag(node.kind, "list_vjp"):
+                per_output.append(whole)  # symbolic_script's `grads: List[Tensor]`, one value
+            elif _is_tensor_list(o):
                 lg = self.list_grad(o)
                 per_output.append(None if lg is None else [g if self._defined(g) else None for g in lg])
             else:
@@ -386,15 +401,19 @@ class _Reverse:
             return [None] * len(node.inputs)  # statically zero: PyTorch leaves this to specializeAutogradZero
         flat_outs, grads = [], []
         for o, p in zip(node.outputs, per_output):
-            if _is_tensor_list(o):
+            if _is_tensor_list(o) and not isinstance(p, Value):
                 els = self.list_elements(o)
                 flat_outs += els
                 grads += p if p is not None else [None] * len(els)
             else:
                 flat_outs.append(o)
                 grads.append(p)
+        if facts.has_tag(node.kind, "trim_grad"):  # PyTorch's needTrimGrad: the first vjp only
+            grads = grads[:1] + [None] * (len(grads) - 1)
         known = [g if self._defined(g) else None for g in grads]
         gof_inputs = [g if g is not None else self.zero() for g in grads]
+        if facts.has_tag(node.kind, "trim_grad"):
+            gof_inputs = gof_inputs[:1]
         self.insert_here()
         gof = self.f.insert("prim::GradOf", gof_inputs, num_outputs=0, name=("s", node.kind))
         body = gof.add_block()
@@ -577,8 +596,7 @@ def _fold_size_if_not_equal(block: Block) -> None:
             if any(s is None for s in sizes):
                 continue
             n.graph.set_insert_point(n)
-            c = n.graph.insert_constant(list(sizes[0]) if sizes[0] != sizes[1] else None,
-                                        OptionalType(ListType(INT)) if sizes[0] == sizes[1] else None)
+            c = n.graph.insert_constant(list(sizes[0]) if sizes[0] != sizes[1] else None)
             for i, x in enumerate(n.inputs):
                 if x is v:
                     n.replace_input(i, c)
@@ -737,8 +755,9 @@ def differentiate(graph: Graph, infer_shapes: bool = True) -> Gradient:
                                                          eliminate_dead_code_in_block)
     # vjps were emitted for every input of a node that needs one; drop the unneeded (PyTorch:
     # EliminateDeadCode(reverse_block, ALLOW_DELETING_NODES_WITH_SIDE_EFFECTS))
+    # (a list a formula fills in a loop, meshgrid's, is kept as torch 2.13 keeps it)
     eliminate_dead_code_in_block(rev.block, allow_deleting_side_effects=True,
-                                 alias_analysis=False)
+                                 alias_analysis=False, keep_mutations=True)
     # PyTorch's EliminateDeadCode(f->block()): without alias information, every op that
     # writes (the split sizes symbolic_script's cat fills in a loop) is kept
     eliminate_dead_code(graph, alias_analysis=False)

@@ -180,16 +180,22 @@ class SymbolicEmitter:
         self._anchor = node.prev if node is not None else None  # the node being replaced
         self._pool: dict = {}
         self._literals: dict = {}
+        self._forward_literals: list = []  # literals made while writing the forward graph
         self._forward_mode = 0
         self._blocks: list = []  # blocks the formula opened (loop and if bodies)
 
     # ---- the emitter interface used by registry formulas
-    def op(self, kind: str, *args: Any, unpack: bool = True) -> Any:
+    def op(self, kind: str, *args: Any, unpack: bool = True, returns: Optional[Type] = None) -> Any:
         """`kind(*args)` in the backward block, every argument the formula leaves out given as
         its schema default (TorchScript materializes them all); a `Tensor[]` result comes back
-        as a list of values when its length is static, unless `unpack` is false."""
+        as a list of values when its length is static, unless `unpack` is false. `returns`
+        types the result as symbolic_script's signature does where the values are more
+        precise (`-lambd` of a `number` argument is a `Scalar`)."""
         entry = resolve(kind, list(args))
-        return self._emit(kind, entry, self._arguments(entry, args), unpack=unpack)
+        out = self._emit(kind, entry, self._arguments(entry, args), unpack=unpack)
+        if returns is not None:
+            out.type = returns
+        return out
 
     def sum_to(self, x: Any, like: Any) -> Any:
         if self._scalar_overload(like):
@@ -206,6 +212,11 @@ class SymbolicEmitter:
 
     def is_tensor(self, x: Any) -> bool:
         return isinstance(x, Value) and isinstance(x.type, TensorType)
+
+    @staticmethod
+    def is_tensor_list(x: Any) -> bool:
+        """Whether `x` is one `Tensor[]` value of the graph (not a Python list of tensors)."""
+        return isinstance(x, Value) and is_tensor_list_type(x.type)
 
     def shape(self, x: Any) -> tuple:
         if isinstance(x, (list, tuple)):
@@ -237,19 +248,21 @@ class SymbolicEmitter:
         self._pool[key] = fn.output
         return fn.output
 
-    def call(self, fn: Any, *args: Any) -> Value:
-        """`prim::CallFunction` of a helper (its name, or a `Function` from `function`),
-        returning a Tensor; a named helper's `Function` constant is made after the arguments,
-        as TorchScript emits a call."""
+    def call(self, fn: Any, *args: Any, returns: Type = TENSOR) -> Value:
+        """`prim::CallFunction` of a helper (its name, or a `Function` from `function`)
+        returning a value of type `returns`; a named helper's `Function` constant is made
+        after the arguments, as TorchScript emits a call."""
         ins = [self._value(a) for a in args]
         if isinstance(fn, str):
             fn = self.function(fn)
-        return self.graph.insert("prim::CallFunction", [fn, *ins], output_types=[TENSOR]).output
+        return self._insert_node(self.graph.create("prim::CallFunction", [fn, *ins],
+                                                   output_types=[returns])).output
 
     def dtype_code(self, x: Any) -> Any:
         """The ScalarType code of `x`, read at run time (`prim::dtype`, as PyTorch's
         `result.dtype` in symbolic_script): IR types may be stale."""
-        return self.graph.insert("prim::dtype", [self._value(x)], output_types=[INT]).output
+        return self._insert_node(self.graph.create("prim::dtype", [self._value(x)],
+                                                   output_types=[INT])).output
 
     def size(self, x: Any) -> list:
         return list(self.shape(x))
@@ -332,7 +345,7 @@ class SymbolicEmitter:
     def _key(a: Any):
         return (type(a).__name__, repr(a))
 
-    def _literal(self, a: Any) -> Value:
+    def _literal(self, a: Any, first: bool = False) -> Value:
         """A number (or a list of them) the formula passes: a constant of the forward graph,
         right before the op that computes the result (in the forward part of a formula, every
         constant)."""
@@ -344,9 +357,23 @@ class SymbolicEmitter:
             from irjit.compiler.ir.constants import make_constant
             c = make_constant(self.graph, a)
             # before the result's op (so it dominates every forward use), the latest first, as
-            # ConstantPooling leaves the constants of a symbolic_script forward graph
+            # ConstantPooling leaves the constants of a symbolic_script forward graph; those the
+            # forward statements use (dropout's `1. - p`), in the order the formula makes them
+            # and before those statements, as torch 2.13 leaves dropout's forward graph
             if self._anchor is not None and self._anchor.owning_block is self.node.owning_block:
-                c.insert_after(self._anchor)
+                if self._forward_mode and first:
+                    c.insert_after(self._anchor)
+                    if self._fwd_after is self._anchor:
+                        self._fwd_after = c
+                    self._forward_literals.insert(0, c)
+                elif self._forward_mode:
+                    tail = self._forward_literals[-1] if self._forward_literals else self._anchor
+                    c.insert_after(tail)
+                    if self._fwd_after is tail:
+                        self._fwd_after = c
+                    self._forward_literals.append(c)
+                else:
+                    c.insert_after(self._anchor)
             else:
                 c.insert_before(self.node)
             v = self._literals[key] = c.output
@@ -444,13 +471,45 @@ class SymbolicEmitter:
             if before_result:
                 self._fwd_after = saved
 
+    def result_after_forward(self) -> None:
+        """For symbolic_script functions that compute their result after their other forward
+        statements (meshgrid's `return torch.meshgrid(tensors), backward`): the op being
+        differentiated moves after them (its copy, which CSE merges into it, is there)."""
+        original = self._anchor
+        if original is not None and original.kind == self.node.kind and \
+                original.owning_block is self.node.owning_block:
+            original.move_before(self.node)
+
+    def context_literals(self, *values: Any) -> tuple:
+        """Literals that are all a symbolic_script backward captures (`memory_format=1` in
+        floor's `zeros_like`): TorchScript folds the closure's context tuple of constants into
+        a tuple constant of the forward graph (lifted into the backward), which the backward
+        unpacks where it starts. Returns the unpacked values."""
+        c = self.graph.create("prim::Constant", num_outputs=1)
+        c.set_attr("value", "ival", tuple(values))
+        from irjit.compiler.ir.constants import make_constant
+        c.output.type = TupleType(tuple(make_constant(self.graph, v).output.type for v in values))
+        if self._anchor is not None and self._anchor.owning_block is self.node.owning_block:
+            c.insert_after(self._anchor)
+        else:
+            c.insert_before(self.node)
+        return self.unpack_tuple(c.output)
+
     def list(self, *items: Any) -> Value:
         """A list literal (`[0]`): a `prim::ListConstruct`, as TorchScript compiles one."""
         return self._list([self._value(x) for x in items])
 
+    def empty_list(self, elem: Type) -> Value:
+        """`[]` of a declared element type (`grads_tensors: List[Tensor] = []`)."""
+        return self._insert_node(self.graph.create("prim::ListConstruct", [],
+                                                   output_types=[ListType(elem)])).output
+
     def loop(self, trip_count: Any, body) -> None:
-        """`for i in range(trip_count): body(i)`, without carried values."""
-        true = self._value(True)
+        """`for i in range(trip_count): body(i)`, without carried values. In a forward, the
+        loop's condition constant comes before the other literals, as torch 2.13 leaves the
+        forward graphs of cat and meshgrid."""
+        true = self._literal(True, first=True) if self._forward_mode and self.forward_block is not None \
+            else self._value(True)
         n = self._insert_node(self.graph.create("prim::Loop", [self._value(trip_count), true], num_outputs=0))
         block = n.add_block()
         i = block.add_input(INT)
@@ -461,8 +520,11 @@ class SymbolicEmitter:
             self._blocks.pop()
         block.register_output(true)
 
-    def if_(self, cond: Any, then, otherwise=None) -> Optional[Value]:
-        """`then() if cond else otherwise()`; each returns a value to yield or None."""
+    def if_(self, cond: Any, then, otherwise=None, types: Optional[list] = None) -> Any:
+        """`then() if cond else otherwise()`, as TorchScript compiles an `if` that assigns:
+        each branch returns None (nothing to yield), a value (or a Python constant) or a tuple
+        of them, yielded by its block; the If's outputs are typed by `types`, else by the
+        first branch's values. Returns None, the output, or a tuple of the outputs."""
         n = self._insert_node(self.graph.create("prim::If", [self._value(cond)], num_outputs=0))
         results = []
         for branch in (then, otherwise):
@@ -470,14 +532,42 @@ class SymbolicEmitter:
             self._blocks.append(block)
             try:
                 r = branch() if branch is not None else None
+                values = None if r is None else [self._value(x) for x in (r if isinstance(r, tuple) else (r,))]
             finally:
                 self._blocks.pop()
-            results.append((block, r))
-        if all(r is None for _, r in results):
+            results.append((block, values, isinstance(r, tuple)))
+        if all(values is None for _, values, _ in results):
             return None
-        for block, r in results:
-            block.register_output(self._value(r) if not isinstance(r, Value) else r)
-        return n.add_output(results[0][1].type if isinstance(results[0][1], Value) else results[1][1].type)
+        first = next(values for _, values, _ in results if values is not None)
+        for block, values, _ in results:
+            for v in values:
+                block.register_output(v)
+        outs = tuple(n.add_output(t) for t in (types or [v.type for v in first]))
+        return outs if results[0][2] or len(outs) > 1 else outs[0]
+
+    def unchecked_cast(self, x: Value, to: Type) -> Value:
+        """`prim::unchecked_cast` (TorchScript's refinement of an Optional after `is not None`)."""
+        return self._insert_node(self.graph.create("prim::unchecked_cast", [x], output_types=[to])).output
+
+    def unwrap_optional(self, x: Value) -> Value:
+        """`prim::unchecked_unwrap_optional` (symbolic_script's `.unchecked_unwrap_optional`)."""
+        t = x.type.elem if isinstance(x.type, OptionalType) else x.type
+        return self._insert_node(self.graph.create("prim::unchecked_unwrap_optional", [x],
+                                                   output_types=[t])).output
+
+    def make_tuple(self, *items: Any) -> Value:
+        """A tuple literal (`prim::TupleConstruct`), as a `return a, None` TorchScript keeps
+        while branches still return; typed as TorchScript typed it when compiling (`Tensor`
+        elements, whatever the shapes)."""
+        values = [self._value(x) for x in items]
+        types = tuple(TENSOR if isinstance(v.type, TensorType) else v.type for v in values)
+        return self._insert_node(self.graph.create("prim::TupleConstruct", values,
+                                                   output_types=[TupleType(types)])).output
+
+    def unpack_tuple(self, t: Value) -> tuple:
+        """`prim::TupleUnpack` of a tuple value."""
+        return tuple(self._insert_node(self.graph.create("prim::TupleUnpack", [t], output_types=list(
+            t.type.contained()))).outputs)
 
     def _unpack(self, n: Node, ins: list[Value], entry: OpEntry, g) -> Any:
         """A `Tensor[]` result as a Python list of values (`prim::ListUnpack`), as the eager
@@ -525,6 +615,11 @@ class SymbolicEmitter:
         """`v.size()` computed in the forward graph (every formula computes its own, as
         symbolic_script's do; CSE merges them)."""
         return self._forward("aten::size", v)
+
+    def size_if_not_equal(self, like: Value) -> Optional[Value]:
+        """`_size_if_not_equal(like.size(), result.size())` taken in the forward graph (None
+        outside a differentiated graph's forward)."""
+        return self._size_if_not_equal(like)
 
     def _size_if_not_equal(self, like: Value) -> Optional[Value]:
         """`aten::_size_if_not_equal(like.size(), result.size())` in the forward graph."""

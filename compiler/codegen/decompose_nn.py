@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from irjit.compiler.ir import Node
-from irjit.ops.types import TensorType
+from irjit.ops.types import SCALAR_TYPES, TensorType
 
 from .decompose_rules import NodeBuilder, constant_of, decomposes, is_none, sizes_of
 
@@ -47,7 +49,10 @@ def _channel(b: NodeBuilder, v, rank: int):
     return v if rank == 2 else b.op("aten::reshape", [v, [c] + [1] * (rank - 2)], [c] + [1] * (rank - 2))
 
 
-def _batch_norm(node: Node, with_stats: bool) -> bool:
+def _batch_norm(node: Node, with_stats: bool, impl_index: bool = False) -> bool:
+    """`impl_index`: `_batch_norm_impl_index`, whose statistics may be read in eval mode too
+    (symbolic_script's f returns them for df): there they are empty, as the op returns them,
+    and so is its reserve; its implementation index is 0."""
     x, w, bias, rm, rv, training, momentum, eps = node.inputs[:8]
     try:
         training, momentum, eps = constant_of(training), constant_of(momentum), constant_of(eps)
@@ -57,7 +62,8 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
     if not _float_tensor(x) or not _optional_tensors([w, bias, rm, rv], x) or len(sizes) < 2 or \
             not isinstance(training, bool) or not isinstance(eps, (int, float)) or 0 in sizes:
         return False
-    if not training and (is_none(rm) or is_none(rv) or (with_stats and not _outputs_unused(node, [0]))):
+    if not training and (is_none(rm) or is_none(rv) or (
+            with_stats and not impl_index and not _outputs_unused(node, [0]))):
         return False
     if training and not (isinstance(momentum, (int, float)) or (is_none(rm) and is_none(rv))):
         return False
@@ -97,6 +103,12 @@ def _batch_norm(node: Node, with_stats: bool) -> bool:
             new = b.op("aten::add", [b.op("aten::mul", [rv, 1.0 - momentum], [c]),
                                      b.op("aten::mul", [unbiased, float(momentum)], [c]), 1], [c])
             b.op("aten::copy_", [rv, new, False], [c], like=rv.type)
+    if impl_index:
+        if not training:
+            empty = b.value(np.zeros(0, SCALAR_TYPES[x.type.scalar_type]))
+            results.update({1: empty, 2: empty})
+        results[3] = b.value(np.zeros(0, np.uint8))
+        node.outputs[4].replace_all_uses_with(b.value(0))
     return _finish(node, b, results)
 
 
@@ -123,9 +135,24 @@ def decompose_native_batch_norm(node: Node) -> bool:
     return _batch_norm(node, with_stats=True)
 
 
+@decomposes("aten::_batch_norm_impl_index", under_grad=_in_eval_mode)
+def decompose_batch_norm_impl_index(node: Node) -> bool:
+    return _batch_norm(node, with_stats=True, impl_index=True)
+
+
 @decomposes("aten::native_batch_norm_backward", under_grad=_never)
 def decompose_native_batch_norm_backward(node: Node) -> bool:
-    g, x, w, rm, rv, save_mean, save_invstd, train, eps, mask = node.inputs
+    return _batch_norm_backward(node, *node.inputs)
+
+
+@decomposes("aten::_batch_norm_impl_index_backward", under_grad=_never)
+def decompose_batch_norm_impl_index_backward(node: Node) -> bool:
+    """symbolic_script's batch_norm backward (implementation 0, the reserve unused)."""
+    _impl, x, g, w, rm, rv, save_mean, save_invstd, train, eps, mask, _reserve = node.inputs
+    return _batch_norm_backward(node, g, x, w, rm, rv, save_mean, save_invstd, train, eps, mask)
+
+
+def _batch_norm_backward(node: Node, g, x, w, rm, rv, save_mean, save_invstd, train, eps, mask) -> bool:
     try:
         train, eps, mask = constant_of(train), constant_of(eps), constant_of(mask)
     except LookupError:

@@ -91,8 +91,11 @@ def _out_overload_outputs(node: Node) -> list[int]:
 
     PyTorch writes every `.out` overload as its functional overload's arguments followed by
     one `Tensor(a!)` per return; the registry holds the functional ones, so a call with exactly
-    that many extra tensor inputs is taken to write them."""
+    that many extra tensor inputs is taken to write them, unless a registered overload takes
+    that many arguments itself (`aten::max(%x, %y)` is max.other, not `max(%x, out=%y)`)."""
     n = len(node.inputs)
+    if any(len(e.schema.arguments) == n and not e.schema.variadic for e in _entries(node.kind)):
+        return []
     for e in _entries(node.kind):
         s = e.schema
         extra = n - len(s.arguments)

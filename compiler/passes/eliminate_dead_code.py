@@ -15,9 +15,11 @@ class _DeadCodeEliminator:
     """PyTorch's inverse mark-and-sweep: mark from the return node and side-effecting nodes,
     then delete every unmarked node without uses."""
 
-    def __init__(self, graph: Graph, allow_side_effects: bool, alias_db: Optional[AliasDb]):
+    def __init__(self, graph: Graph, allow_side_effects: bool, alias_db: Optional[AliasDb],
+                 keep_mutations: bool = False):
         self.graph = graph
         self.allow_side_effects = allow_side_effects
+        self.keep_mutations = keep_mutations
         self.alias_db = alias_db
         self.marked: set[Node] = set()
         self.live: set[Value] = set()
@@ -59,6 +61,10 @@ class _DeadCodeEliminator:
         if not self.allow_side_effects:
             for n in block.nodes():
                 if self._has_side_effects(n):
+                    any_marked |= self._mark_node(n)
+        elif self.keep_mutations:
+            for n in block.nodes():
+                if is_mutating(n):
                     any_marked |= self._mark_node(n)
         any_marked |= self._mark_return(block.return_node)
         for n in block.reversed_nodes():
@@ -150,13 +156,14 @@ def eliminate_dead_code(graph: Graph, allow_deleting_side_effects: bool = False,
 
 
 def eliminate_dead_code_in_block(block: Block, allow_deleting_side_effects: bool = False,
-                                 alias_analysis: bool = True) -> bool:
+                                 alias_analysis: bool = True, keep_mutations: bool = False) -> bool:
     """DCE inside one block (a loop body being unrolled, a fusion group's subgraph, autodiff's
     reverse block), whose outputs count as used, and so does every value from outside it (the
     code after the block may read a list the block appends to); the nodes outside it are not
-    touched."""
+    touched. `keep_mutations`: ops that write their inputs stay even when deleting nodes with
+    side effects is allowed (symbolic_script backwards that fill a list in a loop)."""
     db = AliasDb(block.graph) if alias_analysis else None
-    dce = _DeadCodeEliminator(block.graph, allow_deleting_side_effects, db)
+    dce = _DeadCodeEliminator(block.graph, allow_deleting_side_effects, db, keep_mutations)
     inside = {o for n in block.walk() for o in n.outputs} | set(block.inputs)
     inside |= {v for n in block.walk() for b in n.blocks for v in b.inputs}
     dce.live.update(v for n in block.walk() for v in n.inputs if v not in inside)

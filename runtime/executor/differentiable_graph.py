@@ -18,6 +18,7 @@ import numpy as np
 from irjit.runtime.autograd import GRAD_MODE, GradNode
 from irjit.ops.tensor import Tensor
 
+from .counters import last_executed_optimized_graph, record_last_executed
 from .runnable_gradient import runnable_gradient
 
 
@@ -28,6 +29,27 @@ def _contiguous(g) -> np.ndarray:
     return g if g.flags.c_contiguous else np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
 
 
+def _array(g):
+    if isinstance(g, list):  # a `Tensor[]` input's gradient
+        return [_array(x) for x in g]
+    return g.data if isinstance(g, Tensor) else g if isinstance(g, np.ndarray) else None
+
+
+def _zeros_like(ref):
+    ref = ref.data if isinstance(ref, Tensor) else ref
+    return np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
+
+
+def _regroup(flat: list, lengths: list) -> list:
+    """Flat per-tensor values regrouped by result: `lengths[i]` elements for a `Tensor[]`
+    result (None for a tensor)."""
+    grouped, k = [], 0
+    for n in lengths:
+        grouped.append(flat[k] if n is None else flat[k:k + n])
+        k += 1 if n is None else n
+    return grouped
+
+
 class _Schema:
     name = "prim::DifferentiableGraph"
     full_name = name
@@ -36,30 +58,37 @@ class _Schema:
 class _Backward:
     """The tape's entry for a DifferentiableGraphOp's calls (duck-types an OpEntry): runs
     `df` on the vjps and what a call captured (Tensors, or arrays when `f` ran on arrays),
-    which its GradNode holds as `inputs`, its outputs' arrays as `outputs`."""
+    which its GradNode holds as `inputs`, its outputs' arrays as `outputs`. The tape's
+    gradients and outputs come flat, one per tensor result; a call with `Tensor[]` results
+    gets an entry of its own whose `lengths[i]` is the length of real output i when it is a
+    list (its vjp is a list, zeros where none came), else None."""
 
-    __slots__ = ("op",)
+    __slots__ = ("op", "lengths")
     schema = _Schema()
 
-    def __init__(self, op: "DifferentiableGraphOp"):
-        self.op = op
+    def __init__(self, op: "DifferentiableGraphOp", lengths: Optional[list] = None):
+        self.op, self.lengths = op, lengths
 
     def derivative(self, emitter, grads: list, captured: list, outs: list) -> list:
         op = self.op
+        if self.lengths is not None:
+            grads, outs = _regroup(grads, self.lengths), _regroup(outs, self.lengths)
         vjps = []
         for i in op.gradient.df_input_vjps:
             g = grads[i] if i < len(grads) else None
             if g is None:
-                ref = outs[i]
-                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
+                g = _zeros_like(outs[i])
+            elif isinstance(g, list):
+                g = [_contiguous(x) if x is not None else _zeros_like(o) for x, o in zip(g, outs[i])]
             elif g.__class__ is not np.ndarray or not g.flags.c_contiguous:
                 g = _contiguous(g)
             vjps.append(g)
+        ran = last_executed_optimized_graph()
         got = op.run(op.gradient.df, vjps + captured, arrays=True)
+        record_last_executed(ran)  # the graph the latest (forward) call ran stays the one shown
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g if g.__class__ is np.ndarray else g.data if isinstance(g, Tensor) else
-                g if isinstance(g, np.ndarray) else None for g in got]
+        return [g if g.__class__ is np.ndarray else _array(g) for g in got]
 
 
 class DifferentiableGraphOp:
@@ -93,8 +122,7 @@ class DifferentiableGraphOp:
                               [x.data if isinstance(x, Tensor) else x for x in values])
             if outs is not None:
                 return outs
-        detached = [x.detach() if isinstance(x, Tensor) else Tensor(x) if isinstance(x, np.ndarray)
-                    else x for x in values]
+        detached = [_detached(x) for x in values]
         enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
         try:
             return self.run_graph(graph, detached)
@@ -115,13 +143,18 @@ class DifferentiableGraphOp:
                 if isinstance(x, Tensor) and x.requires_grad:
                     edges.append(x)
                     versions.append((x, x._version[0]))
+                elif isinstance(x, list) and any(_needs_grad(t) for t in x):  # a `Tensor[]`
+                    edges.append(list(x))
+                    versions += [(t, t._version[0]) for t in x if isinstance(t, Tensor)]
                 else:
                     edges.append(None)
         if not versions:
-            return [Tensor(o) if isinstance(o, np.ndarray) else o for o in real]
+            return [_result(o) for o in real]
         captured = [arrays[i] for i in self._captured_inputs]
         if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
+        if any(isinstance(o, list) for o in real):
+            return self._record_with_lists(real, captured, edges, versions)
         node = GradNode(self._entry, captured,
                         [o.data if isinstance(o, Tensor) else o for o in real], edges,
                         "prim::DifferentiableGraph", versions)
@@ -137,3 +170,47 @@ class DifferentiableGraphOp:
                 o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
             results.append(o)
         return results
+
+    def _record_with_lists(self, real: list, captured: list, edges: list, versions: list) -> list:
+        """The tape node of a call with `Tensor[]` results: one tape output per tensor."""
+        results = [[_fresh(t) for t in o] if isinstance(o, list) else _fresh(o) for o in real]
+        flat = [t for r in results for t in (r if isinstance(r, list) else [r])]
+        lengths = [len(r) if isinstance(r, list) else None for r in results]
+        node = GradNode(_Backward(self, lengths), captured,
+                        [r.data if isinstance(r, Tensor) else r for r in flat], edges,
+                        "prim::DifferentiableGraph", versions)
+        for i, r in enumerate(flat):
+            if isinstance(r, Tensor) and r.dtype.kind == "f":
+                r.requires_grad = True
+                r.grad_fn = (node, i)
+        return results
+
+
+def _needs_grad(x) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _detached(x):
+    if isinstance(x, Tensor):
+        return x.detach()
+    if isinstance(x, np.ndarray):
+        return Tensor(x)
+    if isinstance(x, list) and x and isinstance(x[0], (Tensor, np.ndarray)):  # a `Tensor[]`
+        return [_detached(t) for t in x]
+    return x
+
+
+def _result(o):
+    """A result of a call that records no gradient."""
+    if isinstance(o, np.ndarray):
+        return Tensor(o)
+    if isinstance(o, list):
+        return [Tensor(t) if isinstance(t, np.ndarray) else t for t in o]
+    return o
+
+
+def _fresh(o):
+    """A result's own tensor object (floating point ones will carry the node's grad_fn)."""
+    if isinstance(o, Tensor) and o.dtype.kind == "f":
+        return Tensor(o.data, False, None, o._version)
+    return Tensor(o) if isinstance(o, np.ndarray) else o

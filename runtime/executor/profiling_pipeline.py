@@ -94,14 +94,18 @@ def guard_differentiable_graph(dnode: Node, profiles: dict[Value, TensorType],
                                fallbacks: dict) -> bool:
     """PyTorch's guardDifferentiableGraph: type the node's inputs from their profiles and put
     it behind a `prim::RequiresGradCheck`; False (and the subgraph inlined back) when an
-    input was never profiled."""
+    input was never profiled and nothing else is known of it (a plain `Tensor`, such as an
+    embedding's indices: its requires-grad check would take it to require grad and fail on
+    every call) or is an optional tensor."""
     from irjit.compiler.autodiff.subgraph_utils import unmerge_subgraph
     sub = dnode.attr("Subgraph")
     for v, inner in zip(dnode.inputs, sub.inputs):
         if isinstance(v.type, TensorType) and v in profiles:
             v.type = profiles[v].with_(undefined=None)
             inner.type = v.type  # what differentiate() sees (traced graphs declare stale types)
-        elif isinstance(v.type, OptionalType) and isinstance(v.type.elem, TensorType):
+        elif (isinstance(v.type, OptionalType) and isinstance(v.type.elem, TensorType)) or \
+                (isinstance(v.type, TensorType) and v.type.with_(undefined=None) == TENSOR):
+            _requires_grad_unknown(sub)  # UpdateDifferentiableGraphRequiresGrad(sub, nullopt)
             unmerge_subgraph(dnode)
             return False
     # requires_grad inside the subgraph follows from its (now profiled) inputs
@@ -158,6 +162,15 @@ def _forward_requires_no_grad(f: Graph) -> None:
         for v in n.outputs:
             if isinstance(v.type, TensorType):
                 v.type = TENSOR.with_(requires_grad=False)
+
+
+def _requires_grad_unknown(g: Graph) -> None:
+    """Forget what the slicer assumed of the subgraph's values' requires_grad before it is
+    inlined back (its nodes then run under the tape, whatever they were typed)."""
+    for n in [g.param_node] + list(g.walk()):
+        for v in n.outputs:
+            if isinstance(v.type, TensorType) and v.type.requires_grad is not None:
+                v.type = v.type.with_(requires_grad=None)
 
 
 def differentiate_node(dnode: Node, grad=None) -> bool:

@@ -162,6 +162,61 @@ def test_sum_and_mean_with_dims():
   return (%a, %b, %c, %d, %e, %f)""")
 
 
+def test_reductions_over_dims_the_graph_computes():
+    """mean/var/std/logsumexp over a dim list built at run time (`[x.dim() - 1]`): as in
+    symbolic_script, the backward takes the node's own list (and sizes, dtype, count captured
+    in the forward), so neither the dims nor the shapes need be static."""
+    text = f"""graph(%x : {T(2, 3, 4)}):
+  %one : int = prim::Constant[value=1]()
+  %true : bool = prim::Constant[value=1]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %n : int = aten::dim(%x)
+  %last : int = aten::sub(%n, %one)
+  %dims : int[] = prim::ListConstruct(%last)
+  %a : Tensor = aten::mean(%x, %dims, %false, %none)
+  %b : Tensor = aten::var(%x, %dims, %true, %true)
+  %c : Tensor = aten::std(%x, %dims, %one, %false)
+  %d : Tensor = aten::logsumexp(%x, %dims, %false)
+  return (%a, %b, %c, %d)"""
+    grad = check(text)
+    calls = [n.inputs[0].node.attr("name") for n in grad.df.walk() if n.kind == "prim::CallFunction"]
+    assert {"AD_sum_backward", "AD_safe_size", "AD_var_backward_2", "AD_logsumexp_backward"} <= set(calls)
+    untyped = irjit.parse_ir(text.replace(T(2, 3, 4), "Tensor"))
+    assert all(is_differentiable(n) for n in untyped.nodes() if n.kind in (
+        "aten::mean", "aten::var", "aten::std", "aten::logsumexp"))
+    differentiate(untyped)
+
+
+def test_clamp_with_bounds_that_require_grad_is_left_to_the_tape():
+    """symbolic_script's clamp gives tensor bounds no gradient (df returns self's only); eager
+    autograd gives them one, so a clamp whose bounds require grad is not differentiable here,
+    and the executors leave it to the tape."""
+    text = f"""graph(%x : {T(2, 3)}, %lo : {T(3)}, %hi : {T(3)}):
+  %y : Tensor = aten::clamp(%x, %lo, %hi)
+  return (%y)"""
+    g = irjit.parse_ir(text)
+    assert not is_differentiable(next(iter(g.nodes())))
+    frozen = irjit.parse_ir(text.replace(f"%lo : {T(3)}, %hi : {T(3)}", f"%lo : {T(3, rg=0)}, %hi : {T(3, rg=0)}"))
+    assert is_differentiable(next(iter(frozen.nodes())))
+    assert differentiate(frozen).df_output_vjps == [0]
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    lo, hi = np.full(3, -0.5, np.float32), np.array([0.5, 0.2, 0.1], np.float32)
+    want = irjit.load(irjit.parse_ir(text))
+    want.run(x, lo, hi)
+    expected = want.backward()
+    for executor in ("profiling", "legacy"):
+        fn = irjit.load(irjit.parse_ir(text), executor=executor)
+        for _ in range(3):
+            fn.run(x, lo, hi)
+            got = fn.backward()
+        assert sorted(got) == sorted(expected) == ["arg0", "arg1", "arg2"]
+        for k in expected:
+            np.testing.assert_allclose(got[k], expected[k], err_msg=f"{executor} {k}")
+
+
 def test_formulas_that_build_tensor_lists():
     # prod's formula concatenates pieces ([one, cumprod...]): the emitter builds the list
     grad = check(f"""graph(%x : {T(3, 4)}):
@@ -337,22 +392,27 @@ def test_cat_of_a_list_graph_input_splits_by_sizes_computed_in_f():
     np.testing.assert_allclose(np.concatenate(got[0], axis=1), want, rtol=1e-5, atol=1e-6)
 
 
-def test_list_ops_stay_out_of_autodiff_subgraphs():
-    # is_differentiable is PyTorch's table: list-taking/-returning ops are differentiated only
-    # inside a graph that builds/unpacks their lists, which the slicer never produces
+def test_list_ops_are_differentiable_with_their_lists_outside():
+    """PyTorch's isDifferentiable takes the ops symbolic_script has a formula for, list-taking
+    and -returning ones included (the slicer leaves ListConstruct/ListUnpack outside the
+    DifferentiableGraph, whose `Tensor[]` inputs and outputs the formulas take whole); chunk
+    has none (prim::ConstantChunk does)."""
     g = irjit.parse_ir(f"""graph(%x : {T(4, 3)}, %y : {T(4, 3)}):
   %n : int = prim::Constant[value=2]()
   %d : int = prim::Constant[value=0]()
   %l : Tensor[] = prim::ListConstruct(%x, %y)
   %c : Tensor = aten::cat(%l, %d)
+  %t : Tensor = aten::stack(%l, %d)
   %s : Tensor[] = aten::split(%c, %n, %d)
+  %u : Tensor[] = aten::unbind(%c, %d)
   %k : Tensor[] = aten::chunk(%c, %n, %d)
+  %a : Tensor, %b : Tensor = prim::ListUnpack(%s)
   %m : Tensor = aten::mul(%x, %y)
-  return (%s, %k, %m)""")
+  return (%s, %k, %m, %t, %u, %a)""")
     got = {n.kind: is_differentiable(n) for n in g.nodes()}
-    assert got["aten::cat"] is False and got["aten::split"] is False
-    assert got["aten::chunk"] is False and got["prim::ListConstruct"] is False
-    assert got["aten::mul"] is True
+    assert got["aten::cat"] and got["aten::stack"] and got["aten::split"] and got["aten::unbind"]
+    assert got["aten::mul"]
+    assert not got["aten::chunk"] and not got["prim::ListConstruct"] and not got["prim::ListUnpack"]
 
 
 # ---- pointwise ops
@@ -612,6 +672,12 @@ MORE = {
   %e : float = prim::Constant[value=1.0000000000000001e-05]()
   %y : Tensor = aten::batch_norm(%x, %w, %b, %n, %n, %t, %m, %e, %t)
   return (%y)""", None),
+    "batch_norm_eval": (f"""graph(%x : {T(4, 3, 2)}, %w : {T(3)}, %b : {T(3)}, %rm : {T(3, rg=0)}, %rv : {T(3, rg=0)}):
+  %f : bool = prim::Constant[value=0]()
+  %m : float = prim::Constant[value=0.10000000000000001]()
+  %e : float = prim::Constant[value=1.0000000000000001e-05]()
+  %y : Tensor = aten::batch_norm(%x, %w, %b, %rm, %rv, %f, %m, %e, %f)
+  return (%y)""", {4: lambda x: np.abs(x) + 0.5}),
     "max_pool2d": (f"""graph(%x : {T(1, 2, 4, 4)}):
   %k : int[] = prim::Constant[value=[2, 2]]()
   %p : int[] = prim::Constant[value=[0, 0]]()
@@ -650,6 +716,12 @@ MORE = {
   %m : Tensor = aten::bmm(%a, %b)
   %z : Tensor = aten::addmm(%c, %t, %e, %one, %one)
   return (%z, %m)""", None),
+    "grad_sum_to_size": (f"""graph(%x : {T(2, 3)}, %y : {T(2, 3)}):
+  %s : int[] = prim::Constant[value=[1, 3]]()
+  %same : int[] = prim::Constant[value=[2, 3]]()
+  %a : Tensor = aten::_grad_sum_to_size(%x, %s)
+  %b : Tensor = aten::_grad_sum_to_size(%y, %same)
+  return (%a, %b)""", None),
     "logsumexp_var_std": (f"""graph(%x : {T(3, 4)}):
   %d : int[] = prim::Constant[value=[1]]()
   %t : bool = prim::Constant[value=1]()
@@ -665,3 +737,85 @@ MORE = {
 def test_more_symbolic_script_ops(name):
     text, domain = MORE[name]
     check(text, domain=domain)
+
+
+@pytest.mark.parametrize("p,train", [(0.5, 0), (0.0, 1)])
+def test_dropout_that_keeps_everything(p, train):
+    """symbolic_script's dropout (native_dropout in f, its mask and scale captured): in eval
+    mode or with p=0 the mask keeps every element and the scale is 1."""
+    grad = check(f"""graph(%x : {T(3, 4)}):
+  %p : float = prim::Constant[value={p}]()
+  %t : bool = prim::Constant[value={train}]()
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""")
+    assert "aten::native_dropout" in kinds(grad.f)
+    assert "aten::native_dropout_backward" in kinds(grad.df)
+
+
+def test_dropout_in_training_mode_scales_the_kept_elements():
+    """p and train are graph inputs: the scale `1 / (float(p1m == 0.) + p1m)` is computed when
+    f runs; df's gradient is the vjp where the forward kept an element, times 1 / (1 - p)."""
+    text = f"""graph(%x : {T(40, 50)}, %p : float, %t : bool):
+  %y : Tensor = aten::dropout(%x, %p, %t)
+  return (%y)"""
+    grad = differentiate(irjit.parse_ir(text))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 50)).astype(np.float32) + 10  # no element is 0
+    for p, train in [(0.25, True), (0.25, False), (1.0, True)]:
+        outs = run_forward(grad, [Tensor(x), p, train])
+        y = outs[0].data
+        kept = y != 0
+        if train and p < 1:
+            assert 0.6 < kept.mean() < 0.9
+        og = rng.standard_normal(y.shape).astype(np.float32)
+        got = run_backward(grad, [Tensor(x), p, train], outs, [og])[0].data
+        scale = (1 / (1 - p) if p < 1 else 0.0) if train else 1.0
+        np.testing.assert_allclose(y, np.where(kept, x * scale, 0), rtol=1e-6)
+        np.testing.assert_allclose(got, np.where(kept, og * scale, 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op,args", [("split", "%n, %d"), ("split_with_sizes", "%s, %d"),
+                                     ("chunk", "%n, %d"), ("unbind", "%d")])
+def test_list_results_of_unknown_length(op, args):
+    """Without static shapes the length of split's (chunk's, unbind's) result is unknown: as
+    symbolic_script, df's GradOf takes the list's vjp whole and cats (stacks) it."""
+    text = f"""graph(%x : Tensor):
+  %n : int = prim::Constant[value=2]()
+  %s : int[] = prim::Constant[value=[1, 3]]()
+  %d : int = prim::Constant[value=0]()
+  %l : Tensor[] = aten::{op}(%x, {args})
+  return (%l)"""
+    grad = differentiate(irjit.parse_ir(text))
+    (gof,) = [n for n in grad.df.walk() if n.kind == "prim::GradOf"]
+    assert gof.inputs == [grad.df.inputs[0]] and str(gof.inputs[0].type) == "Tensor[]"
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    outs = run_forward(grad, [Tensor(x)])
+    ogs = [rng.standard_normal(p.data.shape).astype(np.float32) for p in outs[0]]
+    got = run_backward(grad, [Tensor(x)], outs, [ogs])[0]
+    fn = irjit.load(irjit.parse_ir(text))
+    fn.run(x)
+    np.testing.assert_allclose(got.data, fn.backward(ogs)["arg0"], rtol=1e-6)
+
+
+def test_meshgrid_of_a_list_of_unknown_length():
+    """symbolic_script's meshgrid: f records each input's length in a loop (0 for a 0-dim
+    input), df sums each output's gradient back to its input's shape in another, appending
+    to a list (kept by the backward's dead code elimination, as in PyTorch)."""
+    text = """graph(%xs : Tensor[]):
+  %l : Tensor[] = aten::meshgrid(%xs)
+  return (%l)"""
+    grad = differentiate(irjit.parse_ir(text))
+    assert "aten::append" in kinds(grad.df)
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal(3).astype(np.float32), np.float32(rng.standard_normal()),
+          rng.standard_normal(4).astype(np.float32)]
+    outs = run_forward(grad, [[Tensor(np.asarray(x)) for x in xs]])
+    ogs = [rng.standard_normal(o.data.shape).astype(np.float32) for o in outs[0]]
+    got = run_backward(grad, [[Tensor(np.asarray(x)) for x in xs]], outs, [ogs])[0]
+    want = [og.sum(axis=tuple(d for d in range(3) if d != i)) for i, og in enumerate(ogs)]
+    want[1] = np.asarray(want[1].sum(), np.float32)  # a 0-dim input: its gradient is 0-dim
+    assert [np.shape(g) for g in got] == [(3,), (), (4,)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

@@ -26,58 +26,9 @@ CASES = sorted(p.name for p in HERE.iterdir() if p.is_dir())
 PARTS = ("fields", "f", "df")
 ALL = frozenset(PARTS)
 
-_HELPERS = ("symbolic_script's formula calls TorchScript helpers we do not spell yet "
-            "(AD_sum_backward, AD_safe_size, AD_var_backward_*, AD_logsumexp_backward)")
-_RUN_TIME_IF = ("symbolic_script's backward branches at run time on a constant (`if rounding_mode "
-                "is None`, `if float(exponent) == 0.0`, `if bias is not None`) and does number "
-                "arithmetic in the graph (`1 - float(weight)`); ours decides in Python")
-_ZEROS_CONTEXT = ("symbolic_script's closure captures only the literal 1, which PyTorch folds "
-                  "into a tuple constant `(1,)` unpacked in df; ours passes the 1 itself")
-_STATIC = "ours needs static shapes here; symbolic_script computes the sizes at run time"
-_NN = ("symbolic_script's formula replaces the op in the forward graph (native_dropout, "
-       "_batch_norm_impl_index, max_pool2d_with_indices, nll_loss_forward, ...) or calls a "
-       "backward op we express differently; not spelled yet")
-
 # op (the case name without its number and variant) -> (parts that differ, why); `shaped` /
 # `unshaped` refine the parts when the variants differ
-DIFFERS: dict[str, tuple] = {
-    "mean": (ALL, _HELPERS), "mean_dim": (ALL, _HELPERS), "mean_dim_keepdim": (ALL, _HELPERS),
-    "logsumexp": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "std": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "std_dim": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "std_correction": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "var": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "var_dim": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "var_correction": ({"shaped": {"df"}, "unshaped": ALL}, _HELPERS),
-    "div_mode": (ALL, _RUN_TIME_IF), "div_mode_none": ({"df", "fields"}, _RUN_TIME_IF),
-    "div_scalar_mode": ({"df"}, _RUN_TIME_IF), "pow_scalar": ({"df"}, _RUN_TIME_IF),
-    "pow_tensor": ({"df", "fields"}, _RUN_TIME_IF), "pow_scalar_base": ({"df", "fields"}, _RUN_TIME_IF),
-    "lerp_scalar": ({"df"}, _RUN_TIME_IF), "lerp_tensor": ({"df"}, _RUN_TIME_IF),
-    "linear": (ALL, _RUN_TIME_IF), "linear_no_bias": ({"df"}, _RUN_TIME_IF),
-    "clamp": (ALL, _RUN_TIME_IF), "clamp_min": (ALL, _RUN_TIME_IF), "clamp_tensor": (ALL, _RUN_TIME_IF),
-    "ceil": ({"df"}, _ZEROS_CONTEXT), "floor": ({"df"}, _ZEROS_CONTEXT),
-    "round": ({"df"}, _ZEROS_CONTEXT), "trunc": ({"df"}, _ZEROS_CONTEXT),
-    "split": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
-    "split_with_sizes": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
-    "unbind": ({"shaped": {"df"}, "unshaped": ALL}, _STATIC),
-    "meshgrid": (ALL, _STATIC),
-    "grad_sum_to_size": ({"shaped": ALL, "unshaped": ALL}, _STATIC),
-    "embedding": ({"shaped": ALL, "unshaped": ALL}, _NN),
-    "nll_loss": ({"shaped": ALL, "unshaped": ALL}, _NN),
-    "batch_norm": (ALL, _NN), "dropout": (ALL, _NN), "max_pool2d": (ALL, _NN),
-    "max_pool2d_with_indices": ({"df"}, _NN), "avg_pool2d": ({"df"}, _NN),
-    "adaptive_avg_pool1d": ({"df"}, _NN), "adaptive_avg_pool2d": ({"df"}, _NN),
-    "adaptive_avg_pool2d_global": ({"df"}, _NN), "adaptive_avg_pool3d": ({"df"}, _NN),
-    "softplus": ({"df", "fields"}, "symbolic_script's softplus backward (a where on result * beta) "
-                 "is not spelled yet"),
-    "maximum": ({"shaped": {"df", "fields"}, "unshaped": set()},
-                "shape analysis gives the second input stride-0 sizes, and PyTorch's CSE keeps a "
-                "copy we merge"),
-    "minimum": ({"shaped": {"df", "fields"}, "unshaped": set()},
-                "shape analysis gives the second input stride-0 sizes, and PyTorch's CSE keeps a "
-                "copy we merge"),
-    "hardshrink": (ALL, "aten::hardshrink is not in the op registry"),
-}
+DIFFERS: dict[str, tuple] = {}
 
 _CASE = re.compile(r"^\d+_(.*)_(shaped|unshaped)$")
 

@@ -152,6 +152,30 @@ def test_integer_powers(checks, exponent):
     assert_native_matches(text, [np.arange(-6, 6, dtype=np.int64).reshape(3, 4)])
 
 
+@pytest.mark.parametrize("base", ["2.", "3", "0.5"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_powers_of_a_number(checks, base, dtype):
+    """`aten::pow.Scalar` (a number base, as symbolic_script's pow_2 backward recomputes it)."""
+    kind = "float" if "." in base else "int"
+    text = f"""graph(%x : Tensor):
+  %b : {kind} = prim::Constant[value={base}]()
+  %r : Tensor = aten::pow(%b, %x)
+  return (%r)"""
+    assert_native_matches(text, [np.linspace(-3, 3, 12).astype(dtype).reshape(3, 4)])
+
+
+@pytest.mark.parametrize("lambd", ["0.5", "2"])
+def test_hardshrink_and_its_backward(checks, lambd):
+    kind = "float" if "." in lambd else "int"
+    text = f"""graph(%x : Tensor, %g : Tensor):
+  %l : {kind} = prim::Constant[value={lambd}]()
+  %y : Tensor = aten::hardshrink(%x, %l)
+  %d : Tensor = aten::hardshrink_backward(%g, %x, %l)
+  return (%y, %d)"""
+    x = np.array([-3, -2, -1, -0.5, -0.25, 0, 0.25, 0.5, 1, 2, 3, 4], np.float32).reshape(3, 4)
+    assert_native_matches(text, [x, np.arange(12, dtype=np.float32).reshape(3, 4)])
+
+
 def test_clamp_with_tensor_bounds(checks):
     text = """graph(%x : Tensor, %lo : Tensor, %hi : Tensor):
   %none : NoneType = prim::Constant()

@@ -20,6 +20,7 @@ SAMPLES = {
     "aten::relu6": [[np.array([-1.0, 0.5, 3.0, 7.0])]],
     "aten::threshold": [[np.array([-1.0, 0.5, 3.0]), 0.2, -4.0]],
     "aten::hardtanh": [[np.array([-2.0, -0.5, 0.5, 3.0]), -1.0, 1.0]],
+    "aten::hardshrink": [[np.array([-2.0, -0.3, 0.3, 3.0]), 0.5]],
     "aten::tanh": [[t(2, 3)]],
     "aten::sigmoid": [[t(2, 3)]],
     "aten::gelu": [[t(2, 3), "none"], [t(3), "tanh"]],

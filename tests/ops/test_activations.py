@@ -43,6 +43,7 @@ FORWARD = [
     ("aten::gelu", ("tanh",), 0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X ** 3)))),
     ("aten::leaky_relu", (0.2,), np.where(X > 0, X, 0.2 * X)),
     ("aten::hardtanh", (-0.5, 1.0), np.clip(X, -0.5, 1.0)),
+    ("aten::hardshrink", (0.5,), np.where(np.abs(X) > 0.5, X, 0)),
     ("aten::elu", (0.5, 2.0, 1.5), np.where(X > 0, 2.0 * X, 2.0 * 0.5 * (np.exp(1.5 * X) - 1))),
     ("aten::selu", (), 1.0507009873554805 * np.where(X > 0, X, 1.6732632423543772 * (np.exp(X) - 1))),
     ("aten::celu", (2.0,), np.where(X > 0, X, 2.0 * (np.exp(X / 2.0) - 1))),
@@ -142,5 +143,8 @@ def test_backward_ops_from_outputs():
     y, buf = run("aten::log_sigmoid_forward", T(X))
     np.testing.assert_allclose(buf, np.exp(-np.abs(X)))
     np.testing.assert_allclose(run("aten::log_sigmoid_backward", T(G), T(X), T(buf)), G * sigmoid(-X))
+    # hardshrink's passes the gradient outside [-lambd, lambd] only (0 at the bounds, as PyTorch)
+    assert run("aten::hardshrink_backward", T([1.0] * 5), T([-1.0, -0.5, 0.0, 0.5, 0.7]), 0.5).tolist() == \
+        [1.0, 0.0, 0.0, 0.0, 1.0]
     # hardswish's backward at the ends follows PyTorch: 0 at -3, 1 at 3
     assert run("aten::hardswish_backward", T([1.0, 1.0]), T([-3.0, 3.0])).tolist() == [0.0, 1.0]

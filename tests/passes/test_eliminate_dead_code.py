@@ -118,3 +118,23 @@ def test_block_dce_keeps_writes_to_values_from_outside_the_block():
     assert eliminate_dead_code_in_block(body)
     assert [n.kind for n in body.nodes()] == ["aten::append"]
     g.lint()
+
+
+def test_a_call_matching_an_overloads_arity_is_not_taken_for_an_out_call():
+    """`aten::max(%x, %y)` is max.other (two arguments), not `max(%x)` writing into and
+    returning `out=%y`: its result aliases nothing, so a second such call returned by the graph
+    is the same subexpression (as PyTorch's CSE, which knows the schema); unused, it is
+    removed, while add's out= form `aten::add(%x, %y, %a, %y)` writes %y and stays."""
+    g = parse("""graph(%x : Tensor, %y : Tensor):
+  %m : Tensor = aten::max(%x, %y)
+  %n : Tensor = aten::max(%x, %y)
+  return (%n)""")
+    get_pass("eliminate_common_subexpression").run(g)
+    assert kinds(g) == ["aten::max"]
+    g = parse("""graph(%x : Tensor, %y : Tensor):
+  %a : int = prim::Constant[value=1]()
+  %m : Tensor = aten::max(%x, %y)
+  %o : Tensor = aten::add(%x, %y, %a, %y)
+  return (%x)""")
+    DCE(g)
+    assert kinds(g) == ["prim::Constant", "aten::add"]

@@ -105,6 +105,37 @@ def test_linear_with_grad_runs_entirely_natively(monkeypatch):
     assert cov.native["aten::linear"] == 1 and cov.native["aten::neg"] == 1
 
 
+@pytest.mark.parametrize("op", [
+    '%m : str = prim::Constant[value="floor"]()\n  %y : Tensor = aten::div(%s, %w, %m)',
+    "%m : NoneType = prim::Constant()\n  %y : Tensor = aten::div(%s, %w, %m)",
+    "%p : float = prim::Constant[value=2.5]()\n  %y : Tensor = aten::pow(%s, %p)",
+    "%y : Tensor = aten::pow(%s, %w)",
+    "%p : float = prim::Constant[value=2.]()\n  %y : Tensor = aten::pow(%p, %w)",
+    "%p : float = prim::Constant[value=0.25]()\n  %y : Tensor = aten::lerp(%s, %w, %p)",
+    "%a : float = prim::Constant[value=-0.5]()\n  %b : float = prim::Constant[value=0.5]()\n"
+    "  %y : Tensor = aten::clamp(%s, %a, %b)",
+    "%a : NoneType = prim::Constant()\n  %b : float = prim::Constant[value=0.5]()\n"
+    "  %y : Tensor = aten::clamp(%s, %a, %b)",
+    "%f : Tensor = aten::floor(%s)\n  %y : Tensor = aten::mul(%f, %s)",
+    "%k : int[] = prim::Constant[value=[1, 3]]()\n  %y : Tensor = aten::_grad_sum_to_size(%s, %k)",
+    "%k : int[] = prim::Constant[value=[2, 3]]()\n  %y : Tensor = aten::_grad_sum_to_size(%s, %k)",
+    "%p : float = prim::Constant[value=0.5]()\n  %t : bool = prim::Constant[value=0]()\n"
+    "  %y : Tensor = aten::dropout(%s, %p, %t)",
+])
+def test_formulas_that_branch_when_the_backward_runs_fold_and_run_natively(op, monkeypatch):
+    """symbolic_script's div (rounding mode), pow, lerp, clamp and _grad_sum_to_size backwards
+    test their constant arguments or sizes when they run (`rounding_mode is None`,
+    `float(exponent) == 0.0`, `min is not None and ...`, `self_size is None`), dropout's scale
+    is computed from p and train when f runs: the runner's specialization folds the tests and
+    the branches, so f and df run natively, with the interpreter's gradients."""
+    cov, _, _ = _check(f"""graph(%x : Tensor, %w : Tensor):
+  %s : Tensor = aten::sigmoid(%x)
+  {op}
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""", [(2, 3), (2, 3) if "lerp" in op else (3,)], monkeypatch)
+    assert dict(cov.interpreted) == {}
+
+
 def test_attention_like_graph_runs_natively_with_the_interpreters_gradients(monkeypatch):
     cov, _, _ = _check(ATTENTION, [(2, 3, 4), (2, 5, 4), (2, 5, 4)], monkeypatch)
     assert dict(cov.interpreted) == {}
@@ -317,3 +348,22 @@ def test_a_group_whose_outputs_need_no_gradient_runs_its_unit_under_grad(monkeyp
     assert dict(cov.interpreted) == {} and cov.native["aten::zeros_like"] == 1
     assert not outs[0].requires_grad and outs[0].grad_fn is None
     assert not any(runner._gradients.all_decisions())
+
+
+@pytest.mark.parametrize("training", [0, 1])
+def test_batch_norm_spelled_as_symbolic_script_runs_with_the_interpreters_gradients(training, monkeypatch):
+    """symbolic_script's batch_norm (`_batch_norm_impl_index` in f, its statistics, reserve
+    and implementation index captured; `_batch_norm_impl_index_backward` in df): both
+    decompose into native code; in eval mode everything runs natively."""
+    cov, _, outs = _check(f"""graph(%x : Tensor, %w : Tensor, %b : Tensor, %rm : Tensor, %r : Tensor):
+  %t : bool = prim::Constant[value={training}]()
+  %m : float = prim::Constant[value=0.1]()
+  %e : float = prim::Constant[value=1e-05]()
+  %rv : Tensor = aten::exp(%r)
+  %y : Tensor = aten::batch_norm(%x, %w, %b, %rm, %rv, %t, %m, %e, %t)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)""", [(2, 3, 4), (3,), (3,), (3,), (3,)], monkeypatch,
+        requires_grad=[True, True, True, False, False])
+    assert np.isfinite(outs[0].data).all()
+    if not training:
+        assert dict(cov.interpreted) == {}

@@ -362,3 +362,17 @@ def test_profile_records_of_other_layouts_do_not_type_the_plan():
                 out = runner.run(xs)[0]
             assert out.data.dtype == dtype and out.data.shape == shape
             np.testing.assert_allclose(out.data, np.tanh(np.ones(shape)), rtol=1e-6)
+
+
+def test_an_int_input_used_only_as_a_dtype_is_a_dtype_code():
+    """`is_dtype_code`: an int every use of which is a `ScalarType` argument (or the same input
+    of a fallback graph) is keyed by value; one that is also a number is not."""
+    from irjit.runtime.native_specialization import is_dtype_code
+    g = parse_ir("""graph(%x : Tensor, %d : int, %n : int):
+  %none : NoneType = prim::Constant()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::to(%x, %d, %f, %f, %none)
+  %z : Tensor = aten::to(%y, %n, %f, %f, %none)
+  %w : Tensor = aten::add(%z, %n, %n)
+  return (%w)""")
+    assert [is_dtype_code(v) for v in g.inputs] == [False, True, False]

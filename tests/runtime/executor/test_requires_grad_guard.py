@@ -108,3 +108,24 @@ def test_a_plan_profiled_on_calls_that_needed_gradients_is_kept_for_them():
     after = COUNTERS.as_dict()
     assert after["executors_constructed"] == before["executors_constructed"]  # no fallbacks
     assert after.get("bailouts", 0) == before.get("bailouts", 0)
+
+
+def test_a_differentiable_graph_with_an_input_never_profiled_is_inlined():
+    """PyTorch's guardDifferentiableGraph inlines a DifferentiableGraph an input of which no
+    profile saw (embedding's indices and weight here: embedding is not a profiled op); kept,
+    its RequiresGradCheck would take the indices to require grad and fail on every call."""
+    case = Path(__file__).resolve().parents[2] / "fixtures" / "generated" / "run" / "embedding_script"
+    with np.load(case / "params.npz") as p:
+        params = dict(p)
+    with np.load(case / "inputs.npz") as i:
+        idx = i["arg0"]
+    fn = irjit.load(case / "graph.ir", params=params, executor="profiling")
+    ref = irjit.load(case / "graph.ir", params=params, executor="interp")
+    for _ in range(4):
+        out, want = fn.run(idx), ref.run(idx)
+        np.testing.assert_allclose(out[0].data, want[0].data, rtol=1e-6)
+        got, expected = fn.backward(), ref.backward()
+        for k in expected:
+            np.testing.assert_allclose(got[k], expected[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    assert fn.executor.bailouts == 0
+    assert "aten::embedding" in [n.kind for n in fn.executor.last_graph.nodes()]
