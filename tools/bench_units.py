@@ -94,9 +94,6 @@ class UnitTimes:
 
 
 def main(argv=None) -> int:
-    if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
-        os.environ["GLIBC_TUNABLES"] = TUNABLES
-        os.execv(sys.executable, [sys.executable, "-m", "irjit.tools.bench_units", *sys.argv[1:]])
     ap = argparse.ArgumentParser(prog="python -m irjit.tools.bench_units")
     ap.add_argument("target", help="a bench workload or an architecture of tests/fixtures/bench/arch")
     ap.add_argument("--backward", action="store_true", help="time forward+backward")
@@ -104,9 +101,14 @@ def main(argv=None) -> int:
     ap.add_argument("--cores", type=int, help="pin the process to this many cores")
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     args = ap.parse_args(argv)
-    if args.cores:
-        allowed = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, allowed[:args.cores])
+    if os.environ.get("GLIBC_TUNABLES") != TUNABLES:  # and the BLAS's pool sized before it starts
+        os.environ["GLIBC_TUNABLES"] = TUNABLES
+        if args.cores:
+            allowed = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, allowed[:args.cores])
+            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ[var] = str(args.cores)
+        os.execv(sys.executable, [sys.executable, "-m", "irjit.tools.bench_units", *sys.argv[1:]])
     os.environ["IRJIT_CACHE"] = "0"  # compile here, so each unit's loop nest is at hand
     clock = CLOCKS[args.clock]
     recorder = UnitTimes(clock)
