@@ -192,8 +192,9 @@ def expr_children(e: Expr) -> tuple:
     return ()
 
 
-def walk(roots) -> list:
-    """Every distinct expression reachable from `roots`, each once (expressions are DAGs)."""
+def walk(roots, into_reductions: bool = True) -> list:
+    """Every distinct expression reachable from `roots`, each once (expressions are DAGs);
+    without `into_reductions`, not those only a reduction's value reaches."""
     found: list = []
     seen: set = set()
     stack = list(roots)
@@ -203,7 +204,8 @@ def walk(roots) -> list:
             continue
         seen.add(id(e))
         found.append(e)
-        stack.extend(expr_children(e))
+        if into_reductions or not isinstance(e, Reduce):
+            stack.extend(expr_children(e))
     return found
 
 

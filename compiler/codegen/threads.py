@@ -1,9 +1,9 @@
 """Native threads for large kernels: one outer axis of the loop nest is cut into chunks
-that one thread per core claims until none is left (an atomic counter), on threads the
-kernel's native entry creates and joins itself (`pthread_create`/`pthread_join`, resolved from the process's libc;
-no C compiler at run time). Each output element is computed, and each reduction summed, by
-exactly one thread in the order one thread would use, so results are bit-identical to the
-single-threaded kernel. Kernels below `WORK_THRESHOLD` stay single-threaded."""
+that the calling thread and the persistent pool's (thread_pool.py, one thread per other core)
+claim until none is left (an atomic counter). Each output element is computed, and each
+reduction summed, by exactly one thread in the order one thread would use, so results are
+bit-identical to the single-threaded kernel. Kernels below `WORK_THRESHOLD` stay
+single-threaded."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ from .parallel import emit_parallel_range, register_symbols, thread_count  # noq
 # threads beat one on this 2-core VM: `python -m irjit.tools.bench_threads` measured the
 # element-wise chain (11 nodes per element) breaking even at ~130K elements (work ~1.4M;
 # creating and joining a thread costs ~100 us here) and 1.5-1.9x faster from 1M elements
-# (one range per thread, load average ~1.5).
+# (one range per thread, load average ~1.5). With the pool, an idle machine showed 1.1x at
+# 4096 elements and 1.7-1.95x from 32K, but other moments 0.1-0.3x (see README, "Native
+# threads"): not yet lowered.
 WORK_THRESHOLD = 1 << 21
 # Range boundaries fall on multiples of this many iterations of the split axis when it is
 # long enough, so threads do not write to the same cache lines.

@@ -78,3 +78,66 @@ def test_threads_give_the_one_thread_result(monkeypatch):
     assert threads.planned_threads(unit.kernel)[0] == 2
     multi = unit.call([x])[1]
     assert all(a.tobytes() == b.tobytes() for a, b in zip(single, multi))
+
+
+SOFTMAX = """graph(%x : Tensor):
+  %dim : int = prim::Constant[value={dim}]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::{op}(%x, %dim, %none)
+  return (%y)"""
+
+# exp over two reduced axes at once: a stack row of 6 * 40 values
+EXP_OVER_SUM = """graph(%x : Tensor):
+  %dims : int[] = prim::Constant[value=[1, 2]]()
+  %true : bool = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %e : Tensor = aten::exp(%x)
+  %s : Tensor = aten::sum(%e, %dims, %true, %none)
+  %y : Tensor = aten::div(%e, %s)
+  return (%y)"""
+
+
+def _softmax_reference(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+@pytest.mark.parametrize("shape,dim", [((64, 1000), 1), ((8, 3, 64), 2), ((5, 300, 4), 1)])
+@pytest.mark.parametrize("checks", [False, True])
+def test_softmax_computes_its_exponentials_once(shape, dim, checks):
+    types = f"Float({', '.join(map(str, shape))})"
+    unit = _unit(SOFTMAX.format(dim=dim, op="softmax"), types, f"softmax_{len(shape)}_{dim}_{int(checks)}", checks)
+    (stashed,) = emit.stashed_values(unit.kernel)
+    assert stashed.name == "math.exp"
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32) * 4
+    status, (y,) = unit.call([x])
+    assert status == 0
+    np.testing.assert_allclose(y, _softmax_reference(x.astype(np.float64), dim), rtol=2e-6, atol=1e-9)
+
+
+def test_exponentials_over_two_reduced_axes_are_kept_in_one_row():
+    unit = _unit(EXP_OVER_SUM, "Double(7, 6, 40)", "exp_over_sum")
+    assert [e.name for e in emit.stashed_values(unit.kernel)] == ["math.exp"]
+    x = np.random.default_rng(4).standard_normal((7, 6, 40))
+    status, (y,) = unit.call([x])
+    assert status == 0
+    e = np.exp(x)
+    np.testing.assert_allclose(y, e / e.sum((1, 2), keepdims=True), rtol=1e-14)
+
+
+def test_log_softmax_keeps_nothing():
+    """Its exponentials are only summed: nothing after the reduction reads them."""
+    unit = _unit(SOFTMAX.format(dim=1, op="log_softmax"), "Float(16, 100)", "log_softmax")
+    assert emit.stashed_values(unit.kernel) == []
+
+
+def test_softmax_on_threads_gives_the_one_thread_result(monkeypatch):
+    text, types = SOFTMAX.format(dim=1, op="softmax"), "Float(512, 300)"
+    x = np.random.default_rng(5).standard_normal((512, 300)).astype(np.float32)
+    monkeypatch.setattr(threads, "thread_count", lambda: 1)
+    single = _unit(text, types, "softmax_single").call([x])[1][0]
+    monkeypatch.setattr(threads, "thread_count", lambda: 2)
+    monkeypatch.setattr(threads, "WORK_THRESHOLD", 0)
+    unit = _unit(text, types, "softmax_threaded")
+    assert threads.planned_threads(threads.collapse_axes(unit.kernel))[0] == 2
+    assert unit.call([x])[1][0].tobytes() == single.tobytes()

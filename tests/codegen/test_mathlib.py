@@ -418,3 +418,25 @@ def test_symmetry_is_exact(dtype_name):
     for name in ODD + EVEN:
         sign = -1 if name in ODD else 1
         assert identical(lib.run(name, -x), sign * lib.run(name, x)).all(), name
+
+
+# The chain's tanh and sigmoid are one exponential and one division each (hyperbolic.py): checked
+# densely where their forms switch (the exponential's reduction steps near 0, saturation,
+# sigmoid's subnormal results) against tighter budgets than MAX_ULP.
+DENSE_ULP = {"tanh": 3, "sigmoid": 2}
+
+
+@pytest.mark.parametrize("name", sorted(DENSE_ULP))
+def test_tanh_sigmoid_dense(lib, name):
+    rng = np.random.default_rng(11)
+    edge = 760.0 if lib.np == np.float64 else 110.0
+    x = np.concatenate([rng.uniform(-25, 25, 1 << 16), rng.uniform(-1, 1, 1 << 16),
+                        rng.uniform(-0.4, 0.4, 1 << 15), rng.uniform(-edge, -0.7 * edge, 1 << 14),
+                        np.linspace(-1e-3, 1e-3, 1 << 12)]).astype(lib.np)
+    x = padded(x)
+    for vector in (False, True):
+        got, want = lib.run(name, x, vector=vector), reference(name, lib.np, x)
+        err = ulp_error(got, want)
+        worst = int(np.argmax(err))
+        assert err[worst] <= DENSE_ULP[name], (
+            f"{name}({x[worst]!r}) = {got[worst]!r}, want {want[worst]!r}: {err[worst]} ulp")

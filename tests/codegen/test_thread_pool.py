@@ -1,5 +1,6 @@
 """The persistent thread pool (thread_pool.py): loops from several Python threads at once all
-finish with the right results (the one that finds the pool busy runs alone), a forked child
+finish with the right results (the one that finds the pool busy runs alone), as do loops of
+different sizes back to back (a pool thread may wake after its loop ended), a forked child
 runs threaded loops without its parent's pool threads, and a failing chunk's status comes
 back through the pool."""
 
@@ -87,6 +88,18 @@ def test_a_forked_child_runs_threaded_loops(monkeypatch):
             ok = False
         os._exit(0 if ok else 1)
     assert _exited_within(pid, 60)
+
+
+def test_back_to_back_loops_of_different_sizes(monkeypatch):
+    """Loops that end before a pool thread wakes (it then joins a later loop, or none): every
+    result is the one-thread result, whatever the interleaving."""
+    units = {n: threaded_unit(n, 2, monkeypatch, f"pool_back_to_back_{n}") for n in (64, 3000, 40_000)}
+    args = {n: _inputs(n, n) for n in units}
+    want = {n: np.tanh(x * a + b) for n, (x, a, b) in args.items()}
+    for i in range(600):
+        n = (64, 3000, 40_000)[i % 3 if i % 7 else 0]
+        status, (out,) = units[n].call(args[n])
+        assert status == 0 and np.allclose(out, want[n], rtol=1e-5, atol=1e-6), (i, n)
 
 
 def test_the_pool_allocates_stack_only_in_entry_blocks():

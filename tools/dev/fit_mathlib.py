@@ -9,7 +9,6 @@ a small factor of minimax, which is all the 4-ulp budget needs. numpy only.
     python tools/dev/fit_mathlib.py            # rewrites compiler/codegen/mathlib/coefficients.py
 """
 
-import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -70,34 +69,6 @@ def sinh_tail(z):
     return series(z, lambda k, z: z**k / fact(2 * k + 3), 25)
 
 
-def to_ld(value: Fraction):
-    """A fraction in long double, through a two-double split (int -> long double can go
-    through float64 and lose bits)."""
-    hi = float(value)
-    return LD(hi) + LD(float(value - Fraction(hi)))
-
-
-def bernoulli(count):
-    """B_0 .. B_count as fractions (Akiyama-Tanigawa)."""
-    a, out = [Fraction(0)] * (count + 1), []
-    for m in range(count + 1):
-        a[m] = Fraction(1, m + 1)
-        for j in range(m, 0, -1):
-            a[j - 1] = j * (a[j - 1] - a[j])
-        out.append(a[0])
-    return out
-
-
-_B = bernoulli(100)
-_TANH_SERIES = [to_ld(Fraction(4**n * (4**n - 1)) * _B[2 * n] / math.factorial(2 * n))
-                for n in range(2, 50)]
-
-
-def tanh_tail(z):
-    """(tanh x - x) / x^3 as a function of z = x^2, from tanh's Bernoulli-number series."""
-    return series(z, lambda k, z: _TANH_SERIES[k] * z**k, len(_TANH_SERIES))
-
-
 TWO_OVER_SQRTPI = LD(2) / np.sqrt(np.arccos(LD(-1)))
 
 
@@ -130,7 +101,6 @@ KERNELS = {
         ("atan", atan_tail, (0.0, 0.1716), 2.0**-53),
         ("asin", asin_tail, (0.0, 0.25), 2.0**-53),
         ("sinh", sinh_tail, (0.0, 1.0), 2.0**-53),
-        ("tanh", tanh_tail, (0.0, 0.3025), 2.0**-53),
         ("erf", erf_over_x, (0.0, 1.0), 2.0**-53),
     ],
     "float32": [
@@ -141,7 +111,6 @@ KERNELS = {
         ("atan", atan_tail, (0.0, 0.1716), 2.0**-24),
         ("asin", asin_tail, (0.0, 0.25), 2.0**-24),
         ("sinh", sinh_tail, (0.0, 1.0), 2.0**-24),
-        ("tanh", tanh_tail, (0.0, 0.3025), 2.0**-24),
         ("erf", erf_over_x, (0.0, 1.0), 2.0**-24),
     ],
 }

@@ -36,6 +36,22 @@ def reduce_exp(ctx: Ctx, hi, lo=None):
     return n, (r if lo is None else ctx.add(r, lo))
 
 
+def exp_scaled_parts(ctx: Ctx, z, shift: int = 0):
+    """(s, q) with e^z * 2**shift = s (1 + q), s a power of two and q = e^r - 1 (|r| <= ln2/2),
+    for z whose 2**(round(z / ln2) + shift) is a normal number (the caller clamps z). n =
+    round(z / ln2) and s come from one fused multiply-add with a "magic" bias, 1.5 * 2^mant
+    plus the exponent bias and `shift`: the sum's low mantissa bits hold n + bias + shift,
+    which shifted into the exponent field are s (as XNNPACK and Sleef do), without rounding,
+    conversion or range checks. NaN propagates through q."""
+    magic = 1.5 * 2.0**ctx.mant + ctx.bias + shift
+    t = ctx.fma(z, ctx.c(float(LOG2E)), ctx.c(magic))
+    s = ctx.from_bits(ctx.b.shl(ctx.bits(t), ctx.ci(ctx.mant)))
+    n = ctx.sub(t, ctx.c(magic))
+    c_hi, c_lo = ln2_parts(ctx)
+    r = ctx.fma(n, ctx.neg(c_lo), ctx.fma(n, ctx.neg(c_hi), z))
+    return s, expm1_poly(ctx, r)
+
+
 def expm1_poly(ctx: Ctx, r):
     """e^r - 1 for |r| <= ln2/2, with full relative accuracy near 0."""
     return ctx.fma(ctx.mul(r, r), ctx.poly(r, ctx.coeffs["exp"]), r)

@@ -7,21 +7,31 @@ from .core import Ctx
 
 
 def tanh(ctx: Ctx, x):
-    """tanh x: x + x^3 T(x^2) below 0.55 in magnitude, 1 - 2e^t/(1 + e^t) with t = -2|x|
-    above (no overflow, +-1 far out), with the sign of x (so tanh(-0) = -0)."""
-    a = ctx.fabs(x)
-    z = ctx.mul(a, a)
-    near = ctx.fma(ctx.mul(a, z), ctx.poly(z, ctx.coeffs["tanh"]), a)
-    w = exp_log.exp(ctx, ctx.mul(ctx.c(-2.0), a))
-    far = ctx.sub(ctx.c(1.0), ctx.div(ctx.add(w, w), ctx.add(ctx.c(1.0), w)))
-    return ctx.copysign(ctx.select(ctx.lt(a, ctx.c(0.55)), near, far), x)
+    """tanh x = -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign of x (so tanh(-0) = -0): one
+    exponential and one division for every x. expm1 keeps full relative accuracy near 0 as
+    2^n (e^r - 1) + (2^n - 1), exact for the n that occur; -2|x| is clamped where tanh has
+    rounded to 1."""
+    floor = ctx.c(-40.0 if ctx.is64 else -20.0)  # 1 - tanh(|x|) is below half an ulp of 1
+    z = ctx.mul(ctx.c(-2.0), ctx.fabs(x))
+    z = ctx.select(ctx.lt(z, floor), floor, z)
+    s, q = exp_log.exp_scaled_parts(ctx, z)
+    e = ctx.fma(s, q, ctx.sub(s, ctx.c(1.0)))
+    return ctx.copysign(ctx.div(ctx.neg(e), ctx.add(ctx.c(2.0), e)), x)
 
 
 def sigmoid(ctx: Ctx, x):
-    """1 / (1 + e^-x), as e^x / (1 + e^x) for negative x so that e never overflows."""
-    e = exp_log.exp(ctx, ctx.neg(ctx.fabs(x)))
-    num = ctx.select(ctx.lt(x, ctx.c(0.0)), e, ctx.c(1.0))
-    return ctx.div(num, ctx.add(ctx.c(1.0), e))
+    """1 / (1 + e^-x), as e^x / (1 + e^x) for negative x so that e never overflows. e^-|x| is
+    computed times 2^(mant+1), in the normal range down to where sigmoid rounds to 0, and the
+    quotient is scaled back, so results in the subnormals are rounded there once more."""
+    shift = ctx.mant + 1
+    lo = exp_log.limits(ctx)[0]
+    z = ctx.neg(ctx.fabs(x))
+    z = ctx.select(ctx.lt(z, ctx.c(lo)), ctx.c(lo), z)
+    s, q = exp_log.exp_scaled_parts(ctx, z, shift)
+    e = ctx.fma(s, q, s)  # e^z * 2^shift
+    denom = ctx.fma(e, ctx.c(2.0**-shift), ctx.c(1.0))
+    num = ctx.select(ctx.lt(x, ctx.c(0.0)), e, ctx.c(2.0**shift))
+    return ctx.mul(ctx.div(num, denom), ctx.c(2.0**-shift))
 
 
 def _half_exp(ctx: Ctx, a):
