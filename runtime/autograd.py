@@ -526,6 +526,20 @@ def check_versions(node: GradNode) -> None:
                 "in-place operation afterwards")
 
 
+def edge_gradients(node: GradNode, grads: list) -> Optional[list]:
+    """The gradients `node`'s formula gives its edges for the gradients `grads` of its outputs
+    (`None` where an output has none), when `node` alone is the tape (`_only_node`: its edges
+    are leaves, or None) and nothing it reads was written in place since; None when it is not
+    such a node (then the general walk)."""
+    if isinstance(node.entry, WindowEntry):
+        return None
+    for e in node.edges:
+        if e is not None and (type(e) is list or e.grad_fn is not None):
+            return None
+    check_versions(node)
+    return node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
+
+
 def _only_node(roots: list) -> Optional[GradNode]:
     """The one node of a tape whose roots all come from it and whose edges are all leaves
     (what a graph run as one DifferentiableGraph or native group records), else None."""

@@ -13,7 +13,7 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import GRAD_MODE, backward as run_backward, ones_like
+from .autograd import GRAD_MODE, backward as run_backward, edge_gradients, ones_like
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
@@ -273,6 +273,14 @@ class Function:
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
         values, params, outs, skipped = last
+        if grad_outputs is None and not params:
+            enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+            try:
+                found = _gradients_of_sums(values, outs, skipped)
+            finally:
+                GRAD_MODE.enabled = enabled
+            if found is not None:
+                return found
         roots, grads = [], []
         for i, leaf in enumerate(leaves(outs)):
             if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
@@ -306,6 +314,63 @@ class Function:
             GRAD_MODE.enabled = enabled
         return {name: (g if g is not None else np.zeros_like(t.data))
                 for name, t, g in zip(names, tensors, got)}
+
+
+def _gradients_of_sums(values: list, outs: list, skipped: tuple) -> Optional[dict[str, np.ndarray]]:
+    """`Function.backward()` (the gradients of the sum of the outputs' sums) of a call whose
+    tape is one node with leaves for edges (a graph run as one native group or
+    DifferentiableGraph, what `irjit.compile` records): the node's formula runs on ones per
+    output (an output returned twice gets twos, as the walk sums them) and its edges'
+    gradients go to the inputs' names directly, without the walk's bookkeeping; None when the
+    tape is not such a node (then `autograd.backward`, which this must equal)."""
+    node = grads = None
+    for leaf in leaves(outs):
+        if leaf.__class__ is not Tensor:
+            if isinstance(leaf, (Tensor, np.ndarray)):
+                return None
+            continue
+        if not leaf.requires_grad or leaf.data.dtype.kind != "f":
+            continue
+        grad_fn = leaf.grad_fn
+        if grad_fn is None:
+            return None  # (an input returned as it is)
+        if node is None:
+            node = grad_fn[0]
+            grads = [None] * node.n_outputs
+        elif grad_fn[0] is not node:
+            return None
+        g = grads[grad_fn[1]]
+        if g is None:
+            grads[grad_fn[1]] = ones_like(leaf.data)
+        else:
+            np.add(g, 1, out=g)  # (ones of its own: an output returned again)
+    if node is None:
+        return None
+    names, tensors = [], []
+    for i, v in enumerate(values):
+        if v.__class__ is not Tensor:
+            if isinstance(v, (Tensor, np.ndarray)):
+                return None
+            continue
+        if v.data.dtype.kind == "f" and i not in skipped:
+            names.append(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}")
+            tensors.append(v)
+    in_grads = edge_gradients(node, grads)
+    if in_grads is None:
+        return None
+    want = {id(t): k for k, t in enumerate(tensors)}
+    got: list = [None] * len(tensors)
+    for e, g in zip(node.edges, in_grads):
+        if e is None or g is None or not e.requires_grad:
+            continue
+        k = want.get(id(e))
+        if k is not None:
+            dtype = e.data.dtype
+            if g.__class__ is not np.ndarray or g.dtype != dtype:
+                g = np.asarray(g, dtype)
+            got[k] = g if got[k] is None else got[k] + g
+    return {name: (g if g is not None else np.zeros_like(t.data))
+            for name, t, g in zip(names, tensors, got)}
 
 
 def _copies_as_tensors(inputs: Sequence[Any]) -> Optional[list]:

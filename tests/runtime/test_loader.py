@@ -55,3 +55,48 @@ def test_a_tensor_flagged_false_is_detached():
 def test_flags_must_match_the_inputs():
     with pytest.raises(ValueError, match="2 flags for 3 inputs"):
         irjit.load(GRAPH).run(*_inputs(), requires_grad=[True, True])
+
+
+TWICE = """graph(%x : Tensor, %h : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %wt : Tensor = aten::t(%w)
+  %y : Tensor = aten::matmul(%x, %wt)
+  %z : Tensor = aten::add(%y, %b, %one)
+  %s : Tensor = aten::add(%z, %h, %one)
+  %r : Tensor = aten::tanh(%s)
+  %t : (Tensor, Tensor) = prim::TupleConstruct(%r, %r)
+  return (%t)
+"""
+
+
+@pytest.mark.parametrize("how", ["interp", "profiling", "compile"])
+@pytest.mark.parametrize("flags", [True, (False, True, True, False)])
+def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
+    """`Function.backward()`'s short path (one tape node whose edges are the inputs: ones per
+    output, twos for the output returned twice) gives the general walk's gradients."""
+    from irjit.runtime import loader
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (4, 4), (4,))]
+    make = {"interp": lambda: irjit.load(TWICE),
+            "profiling": lambda: irjit.load(TWICE, executor="profiling"),
+            "compile": lambda: irjit.compile(TWICE, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")}
+    fn = make[how]()
+    for _ in range(3):  # (specialized by now)
+        fn.run(*args, requires_grad=flags)
+        got = fn.backward()
+    again = fn.backward()  # (backward of the same call again gives the same)
+    taken = []
+    monkeypatch.setattr(loader, "_gradients_of_sums", lambda *a: taken.append(1))
+    walked = fn.backward()
+    assert taken and sorted(got) == sorted(walked) == sorted(again)
+    for name in got:
+        np.testing.assert_array_equal(got[name], walked[name])
+        np.testing.assert_array_equal(again[name], walked[name])
+    want = irjit.load(TWICE)  # (the interpreter's tape, walked)
+    want.run(*args, requires_grad=flags)
+    for name, g in want.backward().items():
+        np.testing.assert_allclose(got[name], g, rtol=1e-5, atol=1e-6)
+    if how == "compile":  # (a native group's one node: the short path takes it)
+        monkeypatch.undo()
+        fn.run(*args, requires_grad=flags)
+        assert loader._gradients_of_sums(*fn._calls.last[:1], *fn._calls.last[2:]) is not None
