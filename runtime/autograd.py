@@ -336,9 +336,10 @@ def run_op(kind: str, *args: Any) -> Any:
 _ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a read-only array of ones to copy
 
 
-def ones_like(a: np.ndarray) -> np.ndarray:
-    """A fresh array of ones of `a`'s shape and dtype, copied from a cached one (numpy's
-    `ones_like` costs ten times a copy for the small arrays of a training step)."""
+def shared_ones(a: np.ndarray) -> np.ndarray:
+    """Ones of `a`'s shape and dtype that nobody may write: a cached read-only array (or a
+    fresh one for a large shape). A gradient seed that is only read (numpy's `ones_like`
+    costs ten times a copy for the small arrays of a training step)."""
     key = (a.shape, a.dtype)
     one = _ONES.get(key)
     if one is None:
@@ -347,7 +348,13 @@ def ones_like(a: np.ndarray) -> np.ndarray:
         one = np.ones(a.shape, a.dtype)
         one.flags.writeable = False
         _ONES[key] = one
-    return one.copy()
+    return one
+
+
+def ones_like(a: np.ndarray) -> np.ndarray:
+    """A fresh array of ones of `a`'s shape and dtype, copied from a cached one."""
+    one = shared_ones(a)
+    return one if one.flags.writeable else one.copy()
 
 
 class WindowEntry:

@@ -13,7 +13,7 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import GRAD_MODE, backward as run_backward, edge_gradients, ones_like
+from .autograd import GRAD_MODE, backward as run_backward, edge_gradients, ones_like, shared_ones
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
@@ -319,10 +319,11 @@ class Function:
 def _gradients_of_sums(values: list, outs: list, skipped: tuple) -> Optional[dict[str, np.ndarray]]:
     """`Function.backward()` (the gradients of the sum of the outputs' sums) of a call whose
     tape is one node with leaves for edges (a graph run as one native group or
-    DifferentiableGraph, what `irjit.compile` records): the node's formula runs on ones per
-    output (an output returned twice gets twos, as the walk sums them) and its edges'
-    gradients go to the inputs' names directly, without the walk's bookkeeping; None when the
-    tape is not such a node (then `autograd.backward`, which this must equal)."""
+    DifferentiableGraph, what `irjit.compile` records): the node's formula runs on shared
+    read-only ones per output (an output returned twice gets twos, as the walk sums them) and
+    its edges' gradients go to the inputs' names directly, without the walk's bookkeeping
+    (a gradient that is a seed itself is copied out); None when the tape is not such a node
+    (then `autograd.backward`, which this must equal)."""
     node = grads = None
     for leaf in leaves(outs):
         if leaf.__class__ is not Tensor:
@@ -339,38 +340,38 @@ def _gradients_of_sums(values: list, outs: list, skipped: tuple) -> Optional[dic
             grads = [None] * node.n_outputs
         elif grad_fn[0] is not node:
             return None
-        g = grads[grad_fn[1]]
-        if g is None:
-            grads[grad_fn[1]] = ones_like(leaf.data)
-        else:
-            np.add(g, 1, out=g)  # (ones of its own: an output returned again)
+        i = grad_fn[1]
+        one = shared_ones(leaf.data)
+        grads[i] = one if grads[i] is None else grads[i] + one  # (an output returned again)
     if node is None:
         return None
-    names, tensors = [], []
+    names, tensors, want = [], [], {}
     for i, v in enumerate(values):
         if v.__class__ is not Tensor:
             if isinstance(v, (Tensor, np.ndarray)):
                 return None
             continue
         if v.data.dtype.kind == "f" and i not in skipped:
+            want[id(v)] = len(tensors)  # (a tensor given twice: its last position, as the walk's)
             names.append(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}")
             tensors.append(v)
     in_grads = edge_gradients(node, grads)
     if in_grads is None:
         return None
-    want = {id(t): k for k, t in enumerate(tensors)}
     got: list = [None] * len(tensors)
     for e, g in zip(node.edges, in_grads):
-        if e is None or g is None or not e.requires_grad:
+        if g is None or e is None or not e.requires_grad:
             continue
         k = want.get(id(e))
         if k is not None:
             dtype = e.data.dtype
-            if g.__class__ is not np.ndarray or g.dtype != dtype:
+            if g.__class__ is not np.ndarray or (g.dtype is not dtype and g.dtype != dtype):
                 g = np.asarray(g, dtype)
             got[k] = g if got[k] is None else got[k] + g
-    return {name: (g if g is not None else np.zeros_like(t.data))
-            for name, t, g in zip(names, tensors, got)}
+    result = {}
+    for name, t, g in zip(names, tensors, got):
+        result[name] = np.zeros_like(t.data) if g is None else g if g.flags.writeable else g.copy()
+    return result
 
 
 def _copies_as_tensors(inputs: Sequence[Any]) -> Optional[list]:
