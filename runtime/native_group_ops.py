@@ -117,6 +117,7 @@ class NativeGroupOp:
         self.vjp_outputs = tuple(gradient.df_input_vjps)
         self._with_vjp = frozenset(gradient.df_input_vjps)
         self._n_real = gradient.f_real_outputs
+        self._vjp = tuple(i in self._with_vjp for i in range(self._n_real))  # per real output
         self._differentiable = tuple(gradient.df_output_vjps)
         self._captured_inputs = tuple(gradient.df_input_captured_inputs)
         self._captured_outputs = tuple(gradient.df_input_captured_outputs)
@@ -127,14 +128,22 @@ class NativeGroupOp:
         self._records = flags is not None and any(flags[i] for i in gradient.df_output_vjps)
 
     def __call__(self, args: list) -> list:
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        records = self._records
+        arrays, versions = [], []
+        for a in args:  # (what df reads is checked at backward: every tensor argument)
+            if isinstance(a, Tensor):
+                arrays.append(a.data)
+                if records:
+                    versions.append((a, a._version[0]))
+            else:
+                arrays.append(a)
         outs = self.f.run_arrays(arrays, True)
         fresh = outs is not None  # (an array program returns no argument: see _results)
         if not fresh:
             outs = _run(self.f, arrays)
         real = outs[:self._n_real]
         if self._edges is not None:  # (the runner called it for its flags, under grad)
-            if not self._records:
+            if not records:
                 return self._results(real, None, args, fresh)
             edges = [None if i is None else args[i] for i in self._edges]
         else:
@@ -142,11 +151,19 @@ class NativeGroupOp:
                      for i in self._differentiable]
             if not GRAD_MODE.enabled or all(e is None for e in edges):
                 return self._results(real, None, args, fresh)
+            versions = [(a, a._version[0]) for a in args if isinstance(a, Tensor)]
         captured = [arrays[i] for i in self._captured_inputs]
         if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
-        node = GradNode(self._entry, captured, real, edges, "prim::DifferentiableGraph",
-                        [(a, a._version[0]) for a in args if isinstance(a, Tensor)])
+        node = GradNode(self._entry, captured, real, edges, "prim::DifferentiableGraph", versions)
+        if fresh:  # (arrays the program made: each a Tensor of its own, recorded at `node`)
+            results = []
+            for i, o in enumerate(real):
+                if o.__class__ is not np.ndarray or o.base is not None:
+                    return self._results(real, node, args, fresh)
+                results.append(Tensor(o, True, (node, i)) if self._vjp[i] and o.dtype.kind == "f"
+                               else Tensor(o))
+            return results
         return self._results(real, node, args, fresh)
 
     def _results(self, real: list, node: Optional[GradNode], args: list, fresh: bool) -> list:
