@@ -543,7 +543,15 @@ def edge_gradients(node: GradNode, grads: list) -> Optional[list]:
     for e in node.edges:
         if e is not None and (type(e) is list or e.grad_fn is not None):
             return None
-    check_versions(node)
+    return node_gradients(node, grads)
+
+
+def node_gradients(node: GradNode, grads: list) -> list:
+    """`node`'s formula on its outputs' gradients, after checking that nothing it reads was
+    written in place since it was recorded."""
+    for t, v in node.versions:
+        if t._version[0] != v:
+            check_versions(node)  # (raises, naming the node)
     return node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
 
 

@@ -13,7 +13,8 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import GRAD_MODE, backward as run_backward, edge_gradients, ones_like, shared_ones
+from .autograd import (GRAD_MODE, backward as run_backward, edge_gradients, node_gradients, ones_like,
+                       shared_ones)
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
@@ -407,8 +408,8 @@ def _new_route(node, values: list, skipped: tuple, names: list, tensors: list, w
 
 
 def _routed(route: tuple, node, values: list) -> bool:
-    """Whether `route` holds for this call's tape and inputs: each edge is the input it was
-    (so every named input that is an edge is a floating-point Tensor requiring grad), the
+    """Whether `route` holds for this call's tape and inputs: each edge is the input it was,
+    a leaf (so every named input that is an edge is a floating-point Tensor requiring grad), the
     other named inputs are floating-point Tensors still and the unnamed ones are not, and the
     inputs' Tensors are distinct (the caller's promise: they are the call's own copies)."""
     _, _, _, _, positions, slots, others = route
@@ -416,7 +417,7 @@ def _routed(route: tuple, node, values: list) -> bool:
     if len(edges) != len(slots):
         return False
     for e, k in zip(edges, slots):
-        if e is not values[positions[k]] or not e.requires_grad:
+        if e is not values[positions[k]] or not e.requires_grad or e.grad_fn is not None:
             return False
     if len(positions) != len(slots):  # (named inputs that are no edge: zeros)
         for k in positions:
@@ -430,11 +431,9 @@ def _routed(route: tuple, node, values: list) -> bool:
     return True
 
 
-def _route_gradients(route: tuple, node, grads: list, values: list) -> Optional[dict]:
+def _route_gradients(route: tuple, node, grads: list, values: list) -> dict:
     _, _, _, names, positions, slots, _ = route
-    in_grads = edge_gradients(node, grads)
-    if in_grads is None:
-        return None
+    in_grads = node_gradients(node, grads)  # (its edges are inputs, leaves: `_routed`)
     got: list = [None] * len(names)
     for e, k, g in zip(node.edges, slots, in_grads):
         if g is not None:
