@@ -129,8 +129,12 @@ class NativeGroupOp:
         self._edges = None if flags is None else tuple(
             i if flags[i] else None for i in gradient.df_output_vjps)
         self._records = flags is not None and any(flags[i] for i in gradient.df_output_vjps)
+        self._step = self._call if not self._records else _recording_step(self, flags)
 
     def __call__(self, args: list) -> list:
+        return self._step(args)
+
+    def _call(self, args: list) -> list:
         records = self._records
         arrays, versions = [], []
         for a in args:  # (what df reads is checked at backward: every tensor argument)
@@ -186,6 +190,50 @@ class NativeGroupOp:
         if not fresh:
             share_bases(results, args)
         return results
+
+
+def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[list], list]:
+    """`op._call` for arguments of these requires-grad flags, as one generated function (the
+    arguments unpacked, what it captures and records spelled out, no loops): a call that f's
+    array program refuses, or whose outputs are not fresh arrays, takes `op._call`."""
+    n = len(flags)
+    a = [f"a{i}" for i in range(n)]
+    lines = [f"def step(args):",
+             f"    {', '.join(a)}, = args"]
+    versions = []
+    for i in range(n):
+        if flags[i]:  # (a Tensor requiring grad: the program read its flag)
+            lines.append(f"    d{i} = a{i}.data")
+            versions.append(f"(a{i}, a{i}._version[0])")
+        else:
+            lines.append(f"    d{i} = a{i}.data if isinstance(a{i}, Tensor) else a{i}")
+    lines.append(f"    outs = run_f([{', '.join(f'd{i}' for i in range(n))}], True)")
+    lines.append("    if outs is None:")
+    lines.append("        return slow(args)")
+    lines.append(f"    versions = [{', '.join(versions)}]")
+    for i in range(n):
+        if not flags[i]:
+            lines.append(f"    if isinstance(a{i}, Tensor):")
+            lines.append(f"        versions.append((a{i}, a{i}._version[0]))")
+    real = [f"r{j}" for j in range(op._n_real)]
+    if real:
+        lines.append(f"    {', '.join(real)}, = outs[:{op._n_real}]")
+    captured = [f"d{i}" for i in op._captured_inputs] + [f"outs[{j}]" for j in op._captured_outputs]
+    edges = ["None" if i is None else f"a{i}" for i in op._edges]
+    lines.append(f"    node = GradNode(entry, [{', '.join(captured)}], [{', '.join(real)}], "
+                 f"[{', '.join(edges)}], 'prim::DifferentiableGraph', versions)")
+    for j in range(op._n_real):  # (fresh arrays of the program: see _results)
+        lines.append(f"    if r{j}.__class__ is not ndarray or r{j}.base is not None:")
+        lines.append(f"        return results([{', '.join(real)}], node, args, True)")
+    wrapped = [f"Tensor(r{j}, True, (node, {j})) if r{j}.dtype.kind == 'f' else Tensor(r{j})"
+               if op._vjp[j] else f"Tensor(r{j})" for j in range(op._n_real)]
+    lines.append(f"    return [{', '.join(wrapped)}]")
+    names = {"Tensor": Tensor, "ndarray": np.ndarray, "GradNode": GradNode, "entry": op._entry,
+             "run_f": op.f.run_arrays, "slow": op._call, "results": op._results}
+    exec(compile("\n".join(lines) + "\n", "<native group step>", "exec"), names)  # noqa: S102
+    step = names["step"]
+    step.source = "\n".join(lines)
+    return step
 
 
 class _WindowBackward(WindowEntry):
