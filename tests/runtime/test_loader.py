@@ -69,18 +69,22 @@ TWICE = """graph(%x : Tensor, %h : Tensor, %w : Tensor, %b : Tensor):
 """
 
 
+def _twice(how: str, seed: int):
+    """A Function of TWICE run by `how`, and inputs for it."""
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (4, 4), (4,))]
+    if how == "compile":
+        return irjit.compile(TWICE, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)"), args
+    return irjit.load(TWICE, executor=how), args
+
+
 @pytest.mark.parametrize("how", ["interp", "profiling", "compile"])
 @pytest.mark.parametrize("flags", [True, (False, True, True, False)])
 def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
     """`Function.backward()`'s short path (one tape node whose edges are the inputs: ones per
     output, twos for the output returned twice) gives the general walk's gradients."""
     from irjit.runtime import loader
-    rng = np.random.default_rng(1)
-    args = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (4, 4), (4,))]
-    make = {"interp": lambda: irjit.load(TWICE),
-            "profiling": lambda: irjit.load(TWICE, executor="profiling"),
-            "compile": lambda: irjit.compile(TWICE, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")}
-    fn = make[how]()
+    fn, args = _twice(how, seed=1)
     for _ in range(3):  # (specialized by now)
         fn.run(*args, requires_grad=flags)
         got = fn.backward()
@@ -107,12 +111,7 @@ def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
 def test_backward_routes_follow_each_call(how):
     """The short path's route from edges to names, kept from one call to the next, is
     dropped when the next call's flags or inputs differ: each backward equals a fresh one."""
-    rng = np.random.default_rng(2)
-    args = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (4, 4), (4,))]
-    make = {"interp": lambda: irjit.load(TWICE),
-            "profiling": lambda: irjit.load(TWICE, executor="profiling"),
-            "compile": lambda: irjit.compile(TWICE, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")}
-    fn = make[how]()
+    fn, args = _twice(how, seed=2)
     for flags in [True, True, (False, True, True, False), True, (True, False, True, True), True]:
         fn.run(*args, requires_grad=flags)
         got = fn.backward()
