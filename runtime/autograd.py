@@ -336,9 +336,10 @@ def run_op(kind: str, *args: Any) -> Any:
 _ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a read-only array of ones to copy
 
 
-def ones_like(a: np.ndarray) -> np.ndarray:
-    """A fresh array of ones of `a`'s shape and dtype, copied from a cached one (numpy's
-    `ones_like` costs ten times a copy for the small arrays of a training step)."""
+def shared_ones(a: np.ndarray) -> np.ndarray:
+    """Ones of `a`'s shape and dtype that nobody may write: a cached read-only array (or a
+    fresh one for a large shape). A gradient seed that is only read (numpy's `ones_like`
+    costs ten times a copy for the small arrays of a training step)."""
     key = (a.shape, a.dtype)
     one = _ONES.get(key)
     if one is None:
@@ -347,7 +348,13 @@ def ones_like(a: np.ndarray) -> np.ndarray:
         one = np.ones(a.shape, a.dtype)
         one.flags.writeable = False
         _ONES[key] = one
-    return one.copy()
+    return one
+
+
+def ones_like(a: np.ndarray) -> np.ndarray:
+    """A fresh array of ones of `a`'s shape and dtype, copied from a cached one."""
+    one = shared_ones(a)
+    return one if one.flags.writeable else one.copy()
 
 
 class WindowEntry:
@@ -524,6 +531,28 @@ def check_versions(node: GradNode) -> None:
                 f"a tensor needed to differentiate {node.entry.schema.name}"
                 f"{' at ' + node.label if node.label else ''} was modified by an "
                 "in-place operation afterwards")
+
+
+def edge_gradients(node: GradNode, grads: list) -> Optional[list]:
+    """The gradients `node`'s formula gives its edges for the gradients `grads` of its outputs
+    (`None` where an output has none), when `node` alone is the tape (`_only_node`: its edges
+    are leaves, or None) and nothing it reads was written in place since; None when it is not
+    such a node (then the general walk)."""
+    if isinstance(node.entry, WindowEntry):
+        return None
+    for e in node.edges:
+        if e is not None and (type(e) is list or e.grad_fn is not None):
+            return None
+    return node_gradients(node, grads)
+
+
+def node_gradients(node: GradNode, grads: list) -> list:
+    """`node`'s formula on its outputs' gradients, after checking that nothing it reads was
+    written in place since it was recorded."""
+    for t, v in node.versions:
+        if t._version[0] != v:
+            check_versions(node)  # (raises, naming the node)
+    return node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
 
 
 def _only_node(roots: list) -> Optional[GradNode]:

@@ -96,7 +96,10 @@ class _NativeBackward:
             elif g.__class__ is not np.ndarray or not g.flags.c_contiguous:
                 g = _contiguous(g)
             vjps.append(g)
-        got = _run(self.op.df, vjps + captured)
+        df = self.op.df
+        got = df.run_arrays(vjps + captured, True)
+        if got is None:
+            got = _run(df, vjps + captured)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
         return [g if g.__class__ is np.ndarray else g.data if isinstance(g, Tensor) else None
@@ -117,6 +120,7 @@ class NativeGroupOp:
         self.vjp_outputs = tuple(gradient.df_input_vjps)
         self._with_vjp = frozenset(gradient.df_input_vjps)
         self._n_real = gradient.f_real_outputs
+        self._vjp = tuple(i in self._with_vjp for i in range(self._n_real))  # per real output
         self._differentiable = tuple(gradient.df_output_vjps)
         self._captured_inputs = tuple(gradient.df_input_captured_inputs)
         self._captured_outputs = tuple(gradient.df_input_captured_outputs)
@@ -125,16 +129,28 @@ class NativeGroupOp:
         self._edges = None if flags is None else tuple(
             i if flags[i] else None for i in gradient.df_output_vjps)
         self._records = flags is not None and any(flags[i] for i in gradient.df_output_vjps)
+        self._step = self._call if not self._records else _recording_step(self, flags)
 
     def __call__(self, args: list) -> list:
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        return self._step(args)
+
+    def _call(self, args: list) -> list:
+        records = self._records
+        arrays, versions = [], []
+        for a in args:  # (what df reads is checked at backward: every tensor argument)
+            if isinstance(a, Tensor):
+                arrays.append(a.data)
+                if records:
+                    versions.append((a, a._version[0]))
+            else:
+                arrays.append(a)
         outs = self.f.run_arrays(arrays, True)
         fresh = outs is not None  # (an array program returns no argument: see _results)
         if not fresh:
             outs = _run(self.f, arrays)
         real = outs[:self._n_real]
         if self._edges is not None:  # (the runner called it for its flags, under grad)
-            if not self._records:
+            if not records:
                 return self._results(real, None, args, fresh)
             edges = [None if i is None else args[i] for i in self._edges]
         else:
@@ -142,11 +158,19 @@ class NativeGroupOp:
                      for i in self._differentiable]
             if not GRAD_MODE.enabled or all(e is None for e in edges):
                 return self._results(real, None, args, fresh)
+            versions = [(a, a._version[0]) for a in args if isinstance(a, Tensor)]
         captured = [arrays[i] for i in self._captured_inputs]
         if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
-        node = GradNode(self._entry, captured, real, edges, "prim::DifferentiableGraph",
-                        [(a, a._version[0]) for a in args if isinstance(a, Tensor)])
+        node = GradNode(self._entry, captured, real, edges, "prim::DifferentiableGraph", versions)
+        if fresh:  # (arrays the program made: each a Tensor of its own, recorded at `node`)
+            results = []
+            for i, o in enumerate(real):
+                if o.__class__ is not np.ndarray or o.base is not None:
+                    return self._results(real, node, args, fresh)
+                results.append(Tensor(o, True, (node, i)) if self._vjp[i] and o.dtype.kind == "f"
+                               else Tensor(o))
+            return results
         return self._results(real, node, args, fresh)
 
     def _results(self, real: list, node: Optional[GradNode], args: list, fresh: bool) -> list:
@@ -166,6 +190,50 @@ class NativeGroupOp:
         if not fresh:
             share_bases(results, args)
         return results
+
+
+def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[list], list]:
+    """`op._call` for arguments of these requires-grad flags, as one generated function (the
+    arguments unpacked, what it captures and records spelled out, no loops): a call that f's
+    array program refuses, or whose outputs are not fresh arrays, takes `op._call`."""
+    n = len(flags)
+    a = [f"a{i}" for i in range(n)]
+    lines = [f"def step(args):",
+             f"    {', '.join(a)}, = args"]
+    versions = []
+    for i in range(n):
+        if flags[i]:  # (a Tensor requiring grad: the program read its flag)
+            lines.append(f"    d{i} = a{i}.data")
+            versions.append(f"(a{i}, a{i}._version[0])")
+        else:
+            lines.append(f"    d{i} = a{i}.data if isinstance(a{i}, Tensor) else a{i}")
+    lines.append(f"    outs = run_f([{', '.join(f'd{i}' for i in range(n))}], True)")
+    lines.append("    if outs is None:")
+    lines.append("        return slow(args)")
+    lines.append(f"    versions = [{', '.join(versions)}]")
+    for i in range(n):
+        if not flags[i]:
+            lines.append(f"    if isinstance(a{i}, Tensor):")
+            lines.append(f"        versions.append((a{i}, a{i}._version[0]))")
+    real = [f"r{j}" for j in range(op._n_real)]
+    if real:
+        lines.append(f"    {', '.join(real)}, = outs[:{op._n_real}]")
+    captured = [f"d{i}" for i in op._captured_inputs] + [f"outs[{j}]" for j in op._captured_outputs]
+    edges = ["None" if i is None else f"a{i}" for i in op._edges]
+    lines.append(f"    node = GradNode(entry, [{', '.join(captured)}], [{', '.join(real)}], "
+                 f"[{', '.join(edges)}], 'prim::DifferentiableGraph', versions)")
+    for j in range(op._n_real):  # (fresh arrays of the program: see _results)
+        lines.append(f"    if r{j}.__class__ is not ndarray or r{j}.base is not None:")
+        lines.append(f"        return results([{', '.join(real)}], node, args, True)")
+    wrapped = [f"Tensor(r{j}, True, (node, {j})) if r{j}.dtype.kind == 'f' else Tensor(r{j})"
+               if op._vjp[j] else f"Tensor(r{j})" for j in range(op._n_real)]
+    lines.append(f"    return [{', '.join(wrapped)}]")
+    names = {"Tensor": Tensor, "ndarray": np.ndarray, "GradNode": GradNode, "entry": op._entry,
+             "run_f": op.f.run_arrays, "slow": op._call, "results": op._results}
+    exec(compile("\n".join(lines) + "\n", "<native group step>", "exec"), names)  # noqa: S102
+    step = names["step"]
+    step.source = "\n".join(lines)
+    return step
 
 
 class _WindowBackward(WindowEntry):

@@ -55,3 +55,86 @@ def test_a_tensor_flagged_false_is_detached():
 def test_flags_must_match_the_inputs():
     with pytest.raises(ValueError, match="2 flags for 3 inputs"):
         irjit.load(GRAPH).run(*_inputs(), requires_grad=[True, True])
+
+
+TWICE = """graph(%x : Tensor, %h : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %wt : Tensor = aten::t(%w)
+  %y : Tensor = aten::matmul(%x, %wt)
+  %z : Tensor = aten::add(%y, %b, %one)
+  %s : Tensor = aten::add(%z, %h, %one)
+  %r : Tensor = aten::tanh(%s)
+  %t : (Tensor, Tensor) = prim::TupleConstruct(%r, %r)
+  return (%t)
+"""
+
+
+def _twice(how: str, seed: int):
+    """A Function of TWICE run by `how`, and inputs for it."""
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (4, 4), (4,))]
+    if how == "compile":
+        return irjit.compile(TWICE, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)"), args
+    return irjit.load(TWICE, executor=how), args
+
+
+@pytest.mark.parametrize("how", ["interp", "profiling", "compile"])
+@pytest.mark.parametrize("flags", [True, (False, True, True, False)])
+def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
+    """`Function.backward()`'s short path (one tape node whose edges are the inputs: ones per
+    output, twos for the output returned twice) gives the general walk's gradients."""
+    from irjit.runtime import loader
+    fn, args = _twice(how, seed=1)
+    for _ in range(3):  # (specialized by now)
+        fn.run(*args, requires_grad=flags)
+        got = fn.backward()
+    again = fn.backward()  # (backward of the same call again gives the same)
+    taken = []
+    monkeypatch.setattr(loader, "_gradients_of_sums", lambda *a: taken.append(1))
+    walked = fn.backward()
+    assert taken and sorted(got) == sorted(walked) == sorted(again)
+    for name in got:
+        np.testing.assert_array_equal(got[name], walked[name])
+        np.testing.assert_array_equal(again[name], walked[name])
+    want = irjit.load(TWICE)  # (the interpreter's tape, walked)
+    want.run(*args, requires_grad=flags)
+    for name, g in want.backward().items():
+        np.testing.assert_allclose(got[name], g, rtol=1e-5, atol=1e-6)
+    if how == "compile":  # (a native group's one node: the short path takes it)
+        monkeypatch.undo()
+        fn.run(*args, requires_grad=flags)
+        values, _, outs, skipped, _ = fn._calls.last
+        assert loader._gradients_of_sums(values, outs, skipped) is not None
+
+
+@pytest.mark.parametrize("how", ["interp", "profiling", "compile"])
+def test_backward_routes_follow_each_call(how):
+    """The short path's route from edges to names, kept from one call to the next, is
+    dropped when the next call's flags or inputs differ: each backward equals a fresh one."""
+    fn, args = _twice(how, seed=2)
+    for flags in [True, True, (False, True, True, False), True, (True, False, True, True), True]:
+        fn.run(*args, requires_grad=flags)
+        got = fn.backward()
+        want = irjit.load(TWICE)
+        want.run(*args, requires_grad=flags)
+        expected = want.backward()
+        assert sorted(got) == sorted(expected)
+        for name in got:
+            np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-6)
+
+
+def test_backward_names_an_input_that_turns_floating_point():
+    """(the route of the calls before left that input unnamed)"""
+    fn = irjit.load("""graph(%x : Tensor, %y : Tensor):
+  %r : Tensor = aten::neg(%x)
+  return (%r)
+""")
+    x = np.full((2, 3), 1.5, np.float32)
+    for _ in range(2):
+        fn.run(x, np.ones((2, 3), np.int64))
+        assert sorted(fn.backward()) == ["arg0"]
+    fn.run(x, np.ones((2, 3), np.float32))
+    got = fn.backward()
+    assert sorted(got) == ["arg0", "arg1"]
+    np.testing.assert_array_equal(got["arg0"], -np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(got["arg1"], np.zeros((2, 3), np.float32))
