@@ -13,7 +13,7 @@ import numpy as np
 from irjit.compiler.ir import Graph
 from irjit.ops.types import TensorType
 
-from . import blas, entry, threads
+from . import blas, entry, thread_pool, threads
 from .emit import STATUS_OUT_OF_BOUNDS, emit_convolution, emit_product
 from .entry import builtin_function, check_array_layout, emit_entry, emit_fast_entry, process_address
 from .kernel import Buffer, Convolution, Kernel
@@ -29,11 +29,15 @@ def bounds_checks_enabled() -> bool:
 
 
 def _register_symbols(metadata: str) -> None:
-    """What emitting a unit registers for the linker: pthreads, the Python runtime functions
-    its fast entry calls, and BLAS if the unit calls it."""
-    threads.register_symbols()
+    """What emitting a unit registers for the linker: the Python runtime functions its fast
+    entry calls, the thread pool if it runs loops on threads (compiling the pool costs a
+    process ~30 ms, so a process whose units run on one thread never builds it), and BLAS if
+    the unit calls it."""
+    meta = json.loads(metadata)
+    if meta["threads"]:
+        threads.register_symbols()
     entry.register_symbols()
-    if json.loads(metadata)["blas"]:
+    if meta["blas"]:
         blas.register_symbols()
 
 
@@ -102,19 +106,21 @@ class NativeUnit:
         if lowered.products:
             blas.register_symbols()
         self.library = CodeLibrary(module)
+        threaded = thread_pool.SYMBOL in module.globals
         self.library.finalize(cache_key, None if cache_key is None else
-                              self._metadata(addresses, bool(lowered.products)))
+                              self._metadata(addresses, bool(lowered.products), threaded))
         return addresses
 
-    def _metadata(self, addresses: dict[str, int], products: bool) -> str:
+    def _metadata(self, addresses: dict[str, int], products: bool, threaded: bool) -> str:
         """What rebuilds this unit from its object code: buffers, results, the globals to fill
-        in (by the `process_address` each holds) and whether it calls BLAS."""
+        in (by the `process_address` each holds), whether it calls BLAS and the thread pool."""
         return json.dumps({
             "buffers": [[b.dtype.str, list(b.sizes), list(b.strides), b.is_output] for b in self.buffers],
             "results": self.results,
             "views": self.views.state(),
             "globals": sorted(addresses),
-            "blas": products})
+            "blas": products,
+            "threads": threaded})
 
     def _read_metadata(self, text: str) -> dict[str, int]:
         meta = json.loads(text)

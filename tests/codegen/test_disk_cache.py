@@ -213,3 +213,37 @@ def test_the_engine_module_is_compiled_once_per_cache(tmp_path):
     assert run() == "1"
     assert any(p.name.startswith(_backing_digest(tmp_path)) and p.suffix == ".o" for p in tmp_path.rglob("*"))
     assert run() == "0"
+
+
+POOL_SCRIPT = """
+import sys
+import numpy as np
+from irjit.compiler.codegen import cache, thread_pool
+from tests.codegen import typed_graph
+n = int(sys.argv[1])
+g = typed_graph('''graph(%x : Tensor):
+  %a : Tensor = aten::tanh(%x)
+  %b : Tensor = aten::mul(%a, %x)
+  return (%b)''', f"Float({n})")
+u, hit = cache.get_unit(g)
+x = np.linspace(-3, 3, n, dtype=np.float32)
+status, (out,) = u.call([x])
+assert status == 0 and np.allclose(out, np.tanh(x) * x, atol=1e-6)
+print(u.library.from_disk, thread_pool._library is not None)
+"""
+
+
+@pytest.mark.parametrize("n, threaded", [(64, False), (1 << 22, True)])
+def test_a_unit_from_the_disk_cache_builds_the_thread_pool_only_when_it_runs_on_threads(tmp_path, n, threaded):
+    """Building the pool costs a process ~30 ms: a process whose cached units run on one
+    thread never builds it (the unit's metadata says whether it calls the pool)."""
+    from irjit.compiler.codegen import threads
+    if threaded and threads.thread_count() < 2:
+        pytest.skip("one core: no unit runs on threads")
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", POOL_SCRIPT, str(n)], cwd=ROOT, env=env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    assert run() == f"False {threaded}"
+    assert run() == f"True {threaded}"
