@@ -351,6 +351,36 @@ def shared_ones(a: np.ndarray) -> np.ndarray:
     return one
 
 
+_SCALAR_ONES: dict = {}  # dtype -> a read-only 0-dim one
+
+
+def broadcast_ones(a: np.ndarray) -> np.ndarray:
+    """Ones of `a`'s shape and dtype as a read-only broadcast of one element (every stride 0):
+    the gradient seed of a large output for a formula that reads it as it is (a native `df`
+    specialized for that layout reads one element instead of a materialized array)."""
+    one = _SCALAR_ONES.get(a.dtype)
+    if one is None:
+        one = np.ones((), a.dtype)
+        one.flags.writeable = False
+        _SCALAR_ONES[a.dtype] = one
+    return np.broadcast_to(one, a.shape)
+
+
+def is_broadcast(g: np.ndarray) -> bool:
+    """Whether `g` is one element broadcast to its shape (every stride 0, at least one dim)."""
+    return g.ndim > 0 and not any(g.strides)
+
+
+def vjp_array(g) -> np.ndarray:
+    """A vjp as `df` takes it: row-major, or a broadcast of one element (a seed of ones), so
+    its specialization (keyed by its inputs' layouts) does not depend on how the gradient was
+    computed upstream: one dense layout per shape, and the seed's."""
+    g = np.asarray(g)
+    if g.flags.c_contiguous or (g.ndim > 0 and not any(g.strides)):
+        return g
+    return np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
+
+
 def ones_like(a: np.ndarray) -> np.ndarray:
     """A fresh array of ones of `a`'s shape and dtype, copied from a cached one."""
     one = shared_ones(a)
