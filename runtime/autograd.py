@@ -520,32 +520,39 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
         if g is not None:
             deliver(r, np.asarray(g))
     ready = [n for n in nodes if id(n) not in deps]
+    owned = sums.owned
     while ready:
         node = ready.pop()
         grads = pending.pop(id(node), None)
         if grads is not None and (grads[0] is not None if len(grads) == 1 else
                                   any(g is not None for g in grads)):
-            if sums.owned:
-                sums.release(grads)
-            check_versions(node)
-            if isinstance(node.entry, WindowEntry):  # a view's: into the base's gradient in place
+            if owned:  # (the sums handed on are no longer the pass's to write)
+                for g in grads:
+                    if g is not None:
+                        owned.pop(id(g), None)
+            for t, v in node.versions:
+                if t._version[0] != v:
+                    check_versions(node)  # (raises, naming the node)
+            entry = node.entry
+            if isinstance(entry, WindowEntry):  # a view's: into the base's gradient in place
                 base = node.edges[0]
                 if base is not None and base.requires_grad:
-                    deliver_windows(base, node.entry, grads)
+                    deliver_windows(base, entry, grads)
                 in_grads = ()
             else:
-                in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
+                in_grads = entry.derivative(EAGER, grads, node.inputs, node.outputs)
             for e, g in zip(node.edges, in_grads):
                 if e is None or g is None:
                     continue
-                if isinstance(e, list):
+                if e.__class__ is list:
                     for t, gi in zip(e, g):
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
                             deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
                     dtype = e.data.dtype
-                    deliver(e, g if g.__class__ is np.ndarray and g.dtype == dtype else
-                            np.asarray(g, dtype))
+                    if g.__class__ is not np.ndarray or (g.dtype is not dtype and g.dtype != dtype):
+                        g = np.asarray(g, dtype)
+                    deliver(e, g)
         for child in children[id(node)]:
             left = deps[id(child)] = deps[id(child)] - 1
             if left == 0:
