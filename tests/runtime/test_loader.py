@@ -213,3 +213,33 @@ def test_df_specialized_for_a_stride_0_vjp_reads_its_one_element(monkeypatch, ho
     for name in dense:
         np.testing.assert_allclose(broadcast[name], dense[name], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(broadcast_again[name], dense[name] * -0.2, rtol=1e-5, atol=1e-6)
+
+
+PRODUCT = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::matmul(%x, %w)
+  %z : Tensor = aten::add(%y, %b, %one)
+  %r : Tensor = aten::tanh(%z)
+  %q : Tensor = aten::mm(%x, %w)
+  return (%q, %r)
+"""
+
+
+@pytest.mark.parametrize("how", ["native", "interp", "compile"])
+def test_a_broadcast_seed_of_a_matrix_reaches_products(how):
+    """A 400x200 seed (strides (0, 0)) read by df's products and sums: the gradients equal
+    those of dense ones and of the dense array of the same value (to rounding: sums of 400
+    products of another order)."""
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((400, 64), (64, 200), (200,))]
+    fn = irjit.compile(PRODUCT, "Float(400, 64), Float(64, 200), Float(200)") if how == "compile" \
+        else irjit.load(PRODUCT, executor="profiling", backend=how)
+    for _ in range(4):
+        fn.run(*args)
+        got = fn.backward()
+    dense = fn.backward([np.ones((400, 200), np.float32)] * 2)
+    broadcast = fn.backward([np.broadcast_to(np.float32(2.5), (400, 200))] * 2)
+    dense_value = fn.backward([np.full((400, 200), 2.5, np.float32)] * 2)
+    for name in dense:
+        np.testing.assert_allclose(got[name], dense[name], rtol=1e-5, atol=1e-4)  # (of ~150)
+        np.testing.assert_allclose(broadcast[name], dense_value[name], rtol=1e-5, atol=1e-4)
