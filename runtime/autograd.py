@@ -351,6 +351,36 @@ def shared_ones(a: np.ndarray) -> np.ndarray:
     return one
 
 
+_SCALAR_ONES: dict = {}  # dtype -> a read-only 0-dim one
+
+
+def broadcast_ones(a: np.ndarray) -> np.ndarray:
+    """Ones of `a`'s shape and dtype as a read-only broadcast of one element (every stride 0):
+    the gradient seed of a large output for a formula that reads it as it is (a native `df`
+    specialized for that layout reads one element instead of a materialized array)."""
+    one = _SCALAR_ONES.get(a.dtype)
+    if one is None:
+        one = np.ones((), a.dtype)
+        one.flags.writeable = False
+        _SCALAR_ONES[a.dtype] = one
+    return np.broadcast_to(one, a.shape)
+
+
+def is_broadcast(g: np.ndarray) -> bool:
+    """Whether `g` is one element broadcast to its shape (every stride 0, at least one dim)."""
+    return g.ndim > 0 and not any(g.strides)
+
+
+def vjp_array(g) -> np.ndarray:
+    """A vjp as `df` takes it: row-major, or a broadcast of one element (a seed of ones), so
+    its specialization (keyed by its inputs' layouts) does not depend on how the gradient was
+    computed upstream: one dense layout per shape, and the seed's."""
+    g = np.asarray(g)
+    if g.flags.c_contiguous or (g.ndim > 0 and not any(g.strides)):
+        return g
+    return np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
+
+
 def ones_like(a: np.ndarray) -> np.ndarray:
     """A fresh array of ones of `a`'s shape and dtype, copied from a cached one."""
     one = shared_ones(a)
@@ -490,32 +520,39 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
         if g is not None:
             deliver(r, np.asarray(g))
     ready = [n for n in nodes if id(n) not in deps]
+    owned = sums.owned
     while ready:
         node = ready.pop()
         grads = pending.pop(id(node), None)
         if grads is not None and (grads[0] is not None if len(grads) == 1 else
                                   any(g is not None for g in grads)):
-            if sums.owned:
-                sums.release(grads)
-            check_versions(node)
-            if isinstance(node.entry, WindowEntry):  # a view's: into the base's gradient in place
+            if owned:  # (the sums handed on are no longer the pass's to write)
+                for g in grads:
+                    if g is not None:
+                        owned.pop(id(g), None)
+            for t, v in node.versions:
+                if t._version[0] != v:
+                    check_versions(node)  # (raises, naming the node)
+            entry = node.entry
+            if isinstance(entry, WindowEntry):  # a view's: into the base's gradient in place
                 base = node.edges[0]
                 if base is not None and base.requires_grad:
-                    deliver_windows(base, node.entry, grads)
+                    deliver_windows(base, entry, grads)
                 in_grads = ()
             else:
-                in_grads = node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
+                in_grads = entry.derivative(EAGER, grads, node.inputs, node.outputs)
             for e, g in zip(node.edges, in_grads):
                 if e is None or g is None:
                     continue
-                if isinstance(e, list):
+                if e.__class__ is list:
                     for t, gi in zip(e, g):
                         if isinstance(t, Tensor) and gi is not None and t.requires_grad:
                             deliver(t, np.asarray(gi, dtype=t.dtype))
                 elif e.requires_grad:
                     dtype = e.data.dtype
-                    deliver(e, g if g.__class__ is np.ndarray and g.dtype == dtype else
-                            np.asarray(g, dtype))
+                    if g.__class__ is not np.ndarray or (g.dtype is not dtype and g.dtype != dtype):
+                        g = np.asarray(g, dtype)
+                    deliver(e, g)
         for child in children[id(node)]:
             left = deps[id(child)] = deps[id(child)] - 1
             if left == 0:

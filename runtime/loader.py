@@ -13,14 +13,17 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import (GRAD_MODE, backward as run_backward, edge_gradients, node_gradients, ones_like,
-                       shared_ones)
+from .autograd import (GRAD_MODE, backward as run_backward, broadcast_ones, edge_gradients,
+                       node_gradients, ones_like, shared_ones)
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
 from .values import from_array, leaves, to_python
 
 _ARG_NAMES = tuple(f"arg{i}" for i in range(64))  # the gradients' names of the inputs
+# Outputs larger than this get a broadcast seed (one element, every stride 0) where the tape's
+# node reads it as it is: a materialized one costs a write and a read of the whole output.
+_BROADCAST_SEED_SIZE = 1 << 16
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -325,7 +328,8 @@ def _gradients_of_sums(values: list, outs: list, skipped: tuple, route: Optional
     """`Function.backward()` (the gradients of the sum of the outputs' sums) of a call whose
     tape is one node with leaves for edges (a graph run as one native group or
     DifferentiableGraph, what `irjit.compile` records): the node's formula runs on shared
-    read-only ones per output (an output returned twice gets twos, as the walk sums them) and
+    read-only ones per output (a large one broadcast from one element where the node takes it:
+    `takes_broadcast_seed`; an output returned twice gets twos, as the walk sums them) and
     its edges' gradients go to the inputs' names directly, without the walk's bookkeeping
     (a gradient that is a seed itself is copied out); None when the tape is not such a node
     (then `autograd.backward`, which this must equal). `route` (a one-element list, for calls
@@ -345,10 +349,12 @@ def _gradients_of_sums(values: list, outs: list, skipped: tuple, route: Optional
         if node is None:
             node = grad_fn[0]
             grads = [None] * node.n_outputs
+            seed = broadcast_ones if getattr(node.entry, "takes_broadcast_seed", False) else None
         elif grad_fn[0] is not node:
             return None
         i = grad_fn[1]
-        one = shared_ones(leaf.data)
+        data = leaf.data
+        one = seed(data) if seed is not None and data.size > _BROADCAST_SEED_SIZE else shared_ones(data)
         grads[i] = one if grads[i] is None else grads[i] + one  # (an output returned again)
     if node is None:
         return None

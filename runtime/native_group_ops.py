@@ -21,7 +21,7 @@ import numpy as np
 from irjit.compiler.ir import Node
 from irjit.ops.tensor import Tensor
 
-from .autograd import GRAD_MODE, GradNode, WindowEntry
+from .autograd import GRAD_MODE, GradNode, WindowEntry, is_broadcast, vjp_array
 
 
 def share_bases(results: list, args: list) -> None:
@@ -56,13 +56,6 @@ class _Schema:
         self.name = self.full_name = name
 
 
-def _contiguous(g) -> np.ndarray:
-    """A gradient in row-major layout: one layout per shape, so df's specialization (keyed
-    by its inputs' layouts) does not depend on how the gradient was computed upstream."""
-    g = np.asarray(g)
-    return g if g.flags.c_contiguous else np.ascontiguousarray(g)
-
-
 def _run(runner, values: list) -> list:
     """`runner`'s outputs for `values` (arrays where tensors go) as arrays: of the arrays as
     they are when its plan takes them, else of Tensors of them, with grad mode off."""
@@ -82,6 +75,7 @@ class _NativeBackward:
     of a call's outputs and the arrays it captured, which its GradNode holds as `inputs`."""
 
     __slots__ = ("op", "schema")
+    takes_broadcast_seed = True  # (`vjp_array`: a seed of ones may stay one broadcast element)
 
     def __init__(self, op: "NativeGroupOp"):
         self.op, self.schema = op, op.schema
@@ -93,8 +87,8 @@ class _NativeBackward:
             if g is None:  # (an output without a gradient: zeros of its shape)
                 ref = outputs[i]
                 g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
-            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous:
-                g = _contiguous(g)
+            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
+                g = vjp_array(g)
             vjps.append(g)
         df = self.op.df
         got = df.run_arrays(vjps + captured, True)

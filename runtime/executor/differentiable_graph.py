@@ -15,18 +15,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from irjit.runtime.autograd import GRAD_MODE, GradNode
+from irjit.runtime.autograd import GRAD_MODE, GradNode, is_broadcast, vjp_array
 from irjit.ops.tensor import Tensor
 
 from .counters import last_executed_optimized_graph, record_last_executed
 from .runnable_gradient import runnable_gradient
-
-
-def _contiguous(g) -> np.ndarray:
-    """A gradient in row-major layout: one layout per shape, so df's specialization (keyed
-    by its inputs' layouts) does not depend on how the gradient was computed upstream."""
-    g = np.asarray(g)
-    return g if g.flags.c_contiguous else np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
 
 
 def _array(g):
@@ -65,6 +58,7 @@ class _Backward:
 
     __slots__ = ("op", "lengths")
     schema = _Schema()
+    takes_broadcast_seed = True  # (`vjp_array`: a seed of ones may stay one broadcast element)
 
     def __init__(self, op: "DifferentiableGraphOp", lengths: Optional[list] = None):
         self.op, self.lengths = op, lengths
@@ -79,9 +73,9 @@ class _Backward:
             if g is None:
                 g = _zeros_like(outs[i])
             elif isinstance(g, list):
-                g = [_contiguous(x) if x is not None else _zeros_like(o) for x, o in zip(g, outs[i])]
-            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous:
-                g = _contiguous(g)
+                g = [vjp_array(x) if x is not None else _zeros_like(o) for x, o in zip(g, outs[i])]
+            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
+                g = vjp_array(g)
             vjps.append(g)
         ran = last_executed_optimized_graph()
         got = op.run(op.gradient.df, vjps + captured, arrays=True)

@@ -138,3 +138,108 @@ def test_backward_names_an_input_that_turns_floating_point():
     assert sorted(got) == ["arg0", "arg1"]
     np.testing.assert_array_equal(got["arg0"], -np.ones((2, 3), np.float32))
     np.testing.assert_array_equal(got["arg1"], np.zeros((2, 3), np.float32))
+
+
+SEEDED = """graph(%x : Tensor, %a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %m : Tensor = aten::mul(%x, %a)
+  %z : Tensor = aten::add(%m, %b, %one)
+  %t : Tensor = aten::tanh(%z)
+  %s : Tensor = aten::sigmoid(%x)
+  %r : Tensor = aten::mul(%t, %s)
+  %p : Tensor = aten::add(%x, %a, %one)
+  return (%r, %p)
+"""
+_LARGE = 70000  # (past loader._BROADCAST_SEED_SIZE: a broadcast seed)
+
+
+def _seeded(how: str):
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(_LARGE).astype(np.float32) for _ in range(3)]
+    if how == "compile":
+        return irjit.compile(SEEDED, ", ".join([f"Float({_LARGE})"] * 3)), args
+    return irjit.load(SEEDED, executor="profiling", backend=how), args
+
+
+@pytest.mark.parametrize("how", ["native", "interp", "compile"])
+def test_a_broadcast_seed_gives_the_dense_seeds_gradients(how):
+    """`Function.backward()` seeds a large output of a DifferentiableGraph or native group with
+    one broadcast element: the gradients equal those of dense ones (to an ulp: df's
+    specialization for the stride-0 vjp is code of its own), they are writeable arrays of
+    their own (`%p`'s gradient w.r.t. `%a` is the seed itself: copied out), and the seed's
+    one element is never written."""
+    from irjit.runtime import autograd
+    fn, args = _seeded(how)
+    for _ in range(4):  # (specialized by now)
+        fn.run(*args)
+        got = fn.backward()
+    dense = fn.backward([np.ones(_LARGE, np.float32)] * 2)
+    assert sorted(got) == sorted(dense) == ["arg0", "arg1", "arg2"]
+    one = autograd.broadcast_ones(args[0])
+    for name, g in got.items():
+        np.testing.assert_allclose(g, dense[name], rtol=1e-6, atol=1e-6)
+        assert g.flags.writeable and g.flags.c_contiguous and not np.shares_memory(g, one)
+        g += 1  # (the caller's to write)
+    assert one.base.shape == () and one.base == 1 and not one.flags.writeable
+    fn.run(*args)
+    again = fn.backward()
+    for name, g in again.items():
+        np.testing.assert_allclose(g, dense[name], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["native", "compile"])
+def test_df_specialized_for_a_stride_0_vjp_reads_its_one_element(monkeypatch, how):
+    """Output gradients given as one element broadcast (stride 0, a buffer of four bytes)
+    reach a native df specialized for that layout, which reads only that element: the
+    gradients equal those of the dense array of the same value (an out-of-bounds read would
+    not), with dense gradients and broadcast ones in turn."""
+    from irjit.runtime import native
+    keys = []
+    specialize = native.NativeRunner._profile_and_specialize
+
+    def spy(self, key, inputs, grad=False):
+        keys.append(key)
+        return specialize(self, key, inputs, grad)
+    monkeypatch.setattr(native.NativeRunner, "_profile_and_specialize", spy)
+    fn, args = _seeded(how)
+    for _ in range(4):
+        fn.run(*args, requires_grad=[True, True, False])
+    broadcast = fn.backward([np.broadcast_to(np.float32(2.5), (_LARGE,))] * 2)
+    dense = fn.backward([np.full(_LARGE, 2.5, np.float32)] * 2)
+    broadcast_again = fn.backward([np.broadcast_to(np.float32(-0.5), (_LARGE,))] * 2)
+    assert sorted(dense) == ["arg0", "arg1"]
+    stride_0 = (np.dtype(np.float32), (_LARGE,), (0,))
+    assert any(stride_0 in key for key in keys)  # (df specialized for it, natively)
+    for name in dense:
+        np.testing.assert_allclose(broadcast[name], dense[name], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(broadcast_again[name], dense[name] * -0.2, rtol=1e-5, atol=1e-6)
+
+
+PRODUCT = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::matmul(%x, %w)
+  %z : Tensor = aten::add(%y, %b, %one)
+  %r : Tensor = aten::tanh(%z)
+  %q : Tensor = aten::mm(%x, %w)
+  return (%q, %r)
+"""
+
+
+@pytest.mark.parametrize("how", ["native", "interp", "compile"])
+def test_a_broadcast_seed_of_a_matrix_reaches_products(how):
+    """A 400x200 seed (strides (0, 0)) read by df's products and sums: the gradients equal
+    those of dense ones and of the dense array of the same value (to rounding: sums of 400
+    products of another order)."""
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((400, 64), (64, 200), (200,))]
+    fn = irjit.compile(PRODUCT, "Float(400, 64), Float(64, 200), Float(200)") if how == "compile" \
+        else irjit.load(PRODUCT, executor="profiling", backend=how)
+    for _ in range(4):
+        fn.run(*args)
+        got = fn.backward()
+    dense = fn.backward([np.ones((400, 200), np.float32)] * 2)
+    broadcast = fn.backward([np.broadcast_to(np.float32(2.5), (400, 200))] * 2)
+    dense_value = fn.backward([np.full((400, 200), 2.5, np.float32)] * 2)
+    for name in dense:
+        np.testing.assert_allclose(got[name], dense[name], rtol=1e-5, atol=1e-4)  # (of ~150)
+        np.testing.assert_allclose(broadcast[name], dense_value[name], rtol=1e-5, atol=1e-4)
