@@ -18,6 +18,7 @@ larger, so that it is read once while the other stays in cache — and threads c
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -439,7 +440,43 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
     (buffer, element offset), C a buffer, `scratch` the packing buffer's), its items on every
     core when large. With `epilogue_fn` (`i32 (buffers..., tile, bounds)`, emit.EpilogueEmitter's
     loop nest) each tile goes to it instead of to C; the first non-zero status it returns (a
-    failed bounds check) is the function's."""
+    failed bounds check) is the function's. Without one, it calls the module's one function
+    for `bp` (`shared_product`), so equal products of a unit are compiled once."""
+    if epilogue_fn is not None:
+        return _emit_product(module, name, params, bp, a, bm, c, scratch, epilogue_fn)
+    fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    shared = shared_product(module, bp, scratch is not None)
+    args = [element(b, fn.args[a[0]], i64(a[1])), element(b, fn.args[bm[0]], i64(bm[1])), fn.args[c]]
+    if scratch is not None:
+        args.append(fn.args[scratch])
+    args = [x if x.type == t else b.bitcast(x, t) for x, t in zip(args, shared.function_type.args)]
+    b.ret(b.call(shared, args))
+    return fn
+
+
+def shared_product(module: ir.Module, bp: BatchedPlan, scratch: bool) -> ir.Function:
+    """`i32 (A, B, C[, scratch])`: the module's one function for the batched product `bp`. A
+    unit's backward often repeats a product (an RNN's steps, a weight used twice); each copy
+    cost ~25 ms of optimizing and code generation (tools/bench_compile.py). Called once, LLVM
+    inlines it into its caller as before; called again, it is marked `noinline`, so its code
+    exists once (a call per product, ~ns, against its >= MIN_TILED_FLOPS of work)."""
+    ptr = simd.ELEMENT_TYPES[bp.plan.dtype].as_pointer()
+    digest = hashlib.sha256(repr((bp, scratch)).encode()).hexdigest()[:16]
+    name = f"{module.name}_gemm_{digest}"
+    existing = module.globals.get(name)
+    if existing is not None:
+        existing.attributes.add("noinline")
+        return existing
+    return _emit_product(module, name, [ptr] * (4 if scratch else 3), bp, (0, 0), (1, 0), 2,
+                         3 if scratch else None)
+
+
+def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: BatchedPlan,
+                  a: tuple[int, int], bm: tuple[int, int], c: int,
+                  scratch: Optional[int], epilogue_fn: Optional[ir.Function] = None) -> ir.Function:
+    """`emit_tiled_function`'s product, emitted in place."""
     from . import parallel
     p = bp.plan
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)

@@ -207,3 +207,42 @@ def test_rows_4_kib_apart_are_copied_first():
     assert p.pack_s and not p.pack and p.scratch_elems == p.row_blocks * 512 * p.mr
     assert not gemm_tiled.tiled_plan("float64", 29, 70, 500, (500, 1), (70, 1), (70, 1)).pack_s
     assert not gemm_tiled.tiled_plan("float64", 29, 33, 512, (512, 1), (33, 1), (33, 1)).pack_s  # 3 panels
+
+
+@pytest.mark.parametrize("la,lb", [("row", "col"), ("strided", "col")])
+def test_equal_products_of_a_unit_share_one_function(la, lb):
+    """Two equal products of one module call one function (kept out of line: its code exists
+    once), a third, different one gets its own (inlined into its caller); all three compute
+    their own operands' product (a copied operand in each one's own scratch)."""
+    rng = np.random.default_rng(5)
+    shapes = [(40, 17, 300), (40, 17, 300), (13, 40, 9)]
+    views = [(_operand((m, k), la, "float64", rng)[1], _operand((k, n), lb, "float64", rng)[1])
+             for m, n, k in shapes]
+    module = new_module(f"test_gemm_tiled_{next(_count)}")
+    dt = np.dtype("float64")
+    buffers = [Buffer(i, dt, (), (), i % 4 >= 2) for i in range(4 * len(shapes))]
+    plans = []
+    for p, (a, b) in enumerate(views):
+        product = Product(Operand(4 * p, a.shape, _strides(a)), Operand(4 * p + 1, b.shape, _strides(b)),
+                          4 * p + 2, dt, "tiled", 4 * p + 3)
+        emit_product(module, f"product{p}", buffers, product)
+        module.get_global(f"product{p}").linkage = "external"
+        plans.append(gemm_tiled.batched_plan(matmul_layout(a.shape, _strides(a), b.shape, _strides(b)),
+                                             "float64"))
+    shared = [f for f in module.functions if "_gemm_" in f.name]
+    assert len(shared) == 2
+    assert ["noinline" in f.attributes for f in shared] == [True, False]
+    library = CodeLibrary(module)
+    library.finalize()
+    defined = [line.split("@")[1].split("(")[0] for line in library.llvm_ir.splitlines()
+               if line.startswith("define")]
+    assert defined.count(shared[0].name) == 1
+    assert shared[1].name not in defined  # inlined
+    for p, (a, b) in enumerate(views):
+        out = np.full((a.shape[0], b.shape[1]), np.nan)
+        scratch = np.full(max(1, plans[p].scratch_elems), np.nan)
+        arrays = [np.zeros(1)] * (4 * len(shapes))
+        arrays[4 * p:4 * p + 4] = [a, b, out, scratch]
+        fn = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.c_void_p] * len(arrays))(library.address(f"product{p}"))
+        assert fn(*[x.ctypes.data for x in arrays]) == 0
+        np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
