@@ -459,18 +459,19 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
 def shared_product(module: ir.Module, bp: BatchedPlan, scratch: bool) -> ir.Function:
     """`i32 (A, B, C[, scratch])`: the module's one function for the batched product `bp`. A
     unit's backward often repeats a product (an RNN's steps, a weight used twice); each copy
-    cost ~25 ms of optimizing and code generation (tools/bench_compile.py). Called once, LLVM
-    inlines it into its caller as before; called again, it is marked `noinline`, so its code
-    exists once (a call per product, ~ns, against its >= MIN_TILED_FLOPS of work)."""
+    cost ~25 ms of optimizing and code generation (tools/bench_compile.py). It is `noinline`:
+    its code exists once (a call per product, ~ns, against its >= MIN_TILED_FLOPS of work), and
+    a product used once is not optimized twice, alone and again inlined (~4 ms a product)."""
     ptr = simd.ELEMENT_TYPES[bp.plan.dtype].as_pointer()
     digest = hashlib.sha256(repr((bp, scratch)).encode()).hexdigest()[:16]
     name = f"{module.name}_gemm_{digest}"
     existing = module.globals.get(name)
     if existing is not None:
-        existing.attributes.add("noinline")
         return existing
-    return _emit_product(module, name, [ptr] * (4 if scratch else 3), bp, (0, 0), (1, 0), 2,
-                         3 if scratch else None)
+    fn = _emit_product(module, name, [ptr] * (4 if scratch else 3), bp, (0, 0), (1, 0), 2,
+                       3 if scratch else None)
+    fn.attributes.add("noinline")
+    return fn
 
 
 def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: BatchedPlan,
