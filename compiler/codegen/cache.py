@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from functools import lru_cache
 from typing import Optional, Union
@@ -17,7 +18,7 @@ import irjit.compiler
 from irjit.compiler import progress
 import irjit.ops
 from irjit.compiler.ir import Graph
-from irjit.compiler.structural_hash import structural_hash
+from irjit.compiler.structural_hash import canonical_text
 from irjit.ops.lowering_common import NotLowerable
 
 from . import blas_library
@@ -30,8 +31,20 @@ _LOCK = threading.Lock()
 _UNITS: dict[tuple, Optional[Union[NativeUnit, ScalarProgramUnit]]] = {}
 
 
+_REQUIRES_GRAD = re.compile(r", requires_grad=[01]|requires_grad=[01], |\(requires_grad=[01]\)")
+
+
+def _without_requires_grad(text: str) -> str:
+    return _REQUIRES_GRAD.sub("", text)
+
+
 def unit_key(graph: Graph) -> tuple:
-    return (structural_hash(graph), tuple(str(v.type) for v in graph.inputs), bounds_checks_enabled())
+    """The graph's structure and input types, leaving out `requires_grad`, which no lowering
+    reads: a group run with and without grad is one unit (it was compiled twice, ~130 ms for
+    lstm_cell's gate product)."""
+    text = _without_requires_grad(canonical_text(graph))
+    return (hashlib.sha256(text.encode()).hexdigest(),
+            tuple(_without_requires_grad(str(v.type)) for v in graph.inputs), bounds_checks_enabled())
 
 
 @lru_cache(maxsize=None)

@@ -17,3 +17,14 @@ def test_value_names_do_not_split_the_cache_but_layouts_do():
     unit, _ = get_unit(first)
     again, hit = get_unit(renamed)
     assert unit is not None and again is unit and hit
+
+
+def test_requires_grad_does_not_split_the_cache():
+    """No lowering reads `requires_grad`: a group run with and without grad is one unit."""
+    plain = parse_ir(GROUP.format(a="x", b="y", c="z"))
+    grad = parse_ir(GROUP.format(a="x", b="y", c="z").replace("strides=[4, 1], device", "strides=[4, 1], requires_grad=1, device"))
+    assert "requires_grad=1" in str(grad.inputs[0].type)
+    assert unit_key(plain) == unit_key(grad)
+    unit, _ = get_unit(plain)
+    again, hit = get_unit(grad)
+    assert unit is not None and again is unit and hit
