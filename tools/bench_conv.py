@@ -115,7 +115,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    if os.environ.get("GLIBC_TUNABLES") != MALLOC_TUNABLES:  # (and BLAS on one thread from the start)
+    # (and BLAS on one thread from the start: numpy starts its threads when imported)
+    if os.environ.get("GLIBC_TUNABLES") != MALLOC_TUNABLES or os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         os.execve(sys.executable, [sys.executable] + sys.orig_argv[1:],
                   dict(os.environ, GLIBC_TUNABLES=MALLOC_TUNABLES, OPENBLAS_NUM_THREADS="1"))
     sys.exit(main())

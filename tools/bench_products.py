@@ -106,7 +106,9 @@ if __name__ == "__main__":
     threads = "1"
     if wanted:
         threads = wanted[0].split("=", 1)[1] if "=" in wanted[0] else sys.argv[sys.argv.index(wanted[0]) + 1]
-    if os.environ.get("GLIBC_TUNABLES") != MALLOC_TUNABLES:  # (and the BLAS's threads set from the start)
+    # re-exec unless both are already set: numpy starts OpenBLAS's threads when imported, so a
+    # process started with our tunables but not OPENBLAS_NUM_THREADS timed a 2-thread BLAS
+    if os.environ.get("GLIBC_TUNABLES") != MALLOC_TUNABLES or os.environ.get("OPENBLAS_NUM_THREADS") != threads:
         os.execve(sys.executable, [sys.executable] + sys.orig_argv[1:],
                   dict(os.environ, GLIBC_TUNABLES=MALLOC_TUNABLES, OPENBLAS_NUM_THREADS=threads))
     sys.exit(main())
