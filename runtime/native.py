@@ -83,6 +83,12 @@ def _value_key(x: Any):
             else type(x).__name__)
 
 
+def _attribute_key(x: Any):
+    """A module attribute's key: as an input's, and an int by value too (a hyper-parameter
+    such as a head count: the sizes computed from it fold, and its reshapes become views)."""
+    return ("int", x) if type(x) is int else _value_key(x)
+
+
 def _needs_gradients(inputs: list) -> bool:
     """A call under grad mode with a tensor input that requires grad."""
     return is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
@@ -93,12 +99,12 @@ def _layout_key(inputs: list, attributes: list, dtype_codes: frozenset = frozens
     results a forward graph hands its backward graph), bools (such as batch norm's
     `training`) and the ints at positions `dtype_codes` (`is_dtype_code`) by value; anything
     else by type; the same for the module attributes the graph reads (`attributes`: input
-    position and path)."""
+    position and path), ints among them by value (`_attribute_key`)."""
     key = tuple(("dtype", x) if i in dtype_codes and type(x) is int else _value_key(x)
                 for i, x in enumerate(inputs))
     if not attributes:
         return key
-    return key + tuple(_value_key(_attribute_value(inputs, i, path)) for i, path in attributes)
+    return key + tuple(_attribute_key(_attribute_value(inputs, i, path)) for i, path in attributes)
 
 
 def _attribute_value(inputs: list, i: int, path: tuple) -> Any:
@@ -160,7 +166,7 @@ class NativeRunner:
         self.lock = threading.RLock()  # a unit compiles (under the lock) while a plan is made
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename),
                                          lambda node: self.unit_of(node))
-        self._attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
+        self.attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
         self._dtype_codes = frozenset(i for i, v in enumerate(graph.inputs) if is_dtype_code(v))
         self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
         # a graph that views an input (x[i]) gets other plans for calls that need gradients
@@ -185,7 +191,7 @@ class NativeRunner:
             outs = last.try_run(inputs)
             if outs is not None:
                 return outs
-        key = _layout_key(inputs, self._attributes, self._dtype_codes)
+        key = _layout_key(inputs, self.attributes, self._dtype_codes)
         if self._grad_keyed:
             key += (grad,)
         plan = self._plans.get(key)
@@ -194,8 +200,7 @@ class NativeRunner:
                 plan = self._plans.get(key)
                 if plan is None:
                     return self._profile_and_specialize(key, list(inputs), grad)
-        if isinstance(plan, StraightPlan) and not self._attributes:
-            # (attributes are keyed like inputs, but not checked by programs)
+        if isinstance(plan, StraightPlan):  # (its programs check inputs and attributes)
             self._last, self._last_grad = plan, grad
         return plan.run(list(inputs))
 

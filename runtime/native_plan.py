@@ -25,8 +25,9 @@ from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program
 
 def _is_straight_node(n: Node) -> bool:
     # besides groups, constants and pure prims: the profiling executor's requires-grad guard,
-    # and DifferentiableGraphs (a backward graph's fallback, ...) through the plan's run_subgraph
-    if n.kind == "prim::RequiresGradCheck" or facts.has_tag(n.kind, "subgraph"):
+    # DifferentiableGraphs (a backward graph's fallback, ...) through the plan's run_subgraph,
+    # and module attribute reads (a module's parameters and submodules)
+    if n.kind in ("prim::RequiresGradCheck", "prim::GetAttr") or facts.has_tag(n.kind, "subgraph"):
         return True
     return not n.blocks and (n.kind == GROUP or n.kind == "prim::Constant" or (
         n.kind.startswith("prim::") and n.kind in PURE_PRIMS))
@@ -49,8 +50,8 @@ def _is_branch(n: Node) -> bool:
 
 def is_straight(graph: Graph) -> bool:
     """Whether a straight plan can run `graph`: every node a native group, a constant, a pure
-    `prim::` node, a guard or a DifferentiableGraph, a `prim::If`, or a `prim::Loop` whose
-    body is made of those."""
+    `prim::` node, an attribute read, a guard or a DifferentiableGraph, a `prim::If`, or a
+    `prim::Loop` whose body is made of those."""
     return _is_straight_block(graph.block)
 
 
@@ -143,6 +144,9 @@ class StraightPlan:
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
         # inputs whose type the runner's layout key does not prove (lists, tuples, objects)
         self._checked = [i for i, v in enumerate(graph.inputs) if not _proven_by_key(v.type)]
+        # the module attributes the runner's key records after the inputs' (input position,
+        # path), which the programs check
+        self.attributes: list = list(getattr(runner, "attributes", ()))
 
     # ---- making the plan
     def _storage(self, native: set) -> dict[Value, int]:

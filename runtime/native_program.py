@@ -31,11 +31,14 @@ from irjit.ops.types import TensorType
 
 from .autograd import is_grad_enabled
 from .interpreter import _accepts, _BailOut, check_input
+from .module import Module
+from .native_specialization import attribute_reads
 from .prims import _guards_enforced
 
 TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
 _NUMBERS = (bool, int, float)
-_PURE_GUARDS = frozenset({"prim::RequiresGradCheck"})  # prims without effects besides PURE_PRIMS
+# prims without effects besides PURE_PRIMS: the requires-grad guard, an attribute read
+_PURE_STEPS = frozenset({"prim::RequiresGradCheck", "prim::GetAttr"})
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
 
 
@@ -46,7 +49,8 @@ class _Source:
         self.lines: list[str] = []
         self.names: dict[str, Any] = {
             "Tensor": Tensor, "ndarray": np.ndarray, "empty": np.empty, "array": np.array,
-            "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut, RecursionError)}
+            "NUMBERS": _NUMBERS, "PASS": (IRRuntimeError, _BailOut, RecursionError),
+            "Module": Module}
         self.depth = 1
         self.count = 0
 
@@ -57,9 +61,9 @@ class _Source:
         return name
 
     def local(self, prefix: str) -> str:
-        """A fresh local variable name."""
+        """A fresh local variable name (never a global's: those have no underscore)."""
         self.count += 1
-        return f"{prefix}{self.count}"
+        return f"{prefix}_{self.count}"
 
     def line(self, text: str, extra: int = 0) -> None:
         self.lines.append("    " * (self.depth + extra) + text)
@@ -142,7 +146,7 @@ def is_pure(step) -> bool:
     if _is_loop(step):
         return all(is_pure(s) for s in step.body)
     handler, node, _, _ = step
-    return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_GUARDS
+    return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_STEPS
 
 
 def _written_slots(step) -> list[int]:
@@ -173,6 +177,11 @@ class _Program:
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
         self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
+        # (input position, path) -> the local holding that module attribute, and those whose
+        # key says they hold a tensor or a module, which the program reads itself
+        self.attribute_locals: dict[tuple, str] = {}
+        self.direct_reads: set[tuple] = set()
+        self.reads = attribute_reads(plan.graph)
 
     # ---- the checks before any step, and the bodies
     def checks(self, steps: list, arrays: bool) -> tuple[set[int], list[str]]:
@@ -208,7 +217,33 @@ class _Program:
                 src.line(f"check_input({src.name('V', v)}, v{i}, interp.filename)")
             if key is None or _may_hold_tensors(key[i]):
                 grad_checks.append(f"needs_grad(v{i})")
+        if key is not None:
+            self.attribute_checks(grad_checks)
         return guarded, grad_checks
+
+    def attribute_checks(self, grad_checks: list[str]) -> None:
+        """Read the module attributes the key records after the inputs (as the runner's
+        `_attribute_value` does) into locals and check each against the key: a tensor's
+        layout, a module's type, anything else as `_differs_from_key`; a tensor that requires
+        grad takes the body under grad, as a tensor input does."""
+        src, key, n = self.src, self.key, len(self.plan.graph.inputs)
+        for j, (i, path) in enumerate(self.plan.attributes):
+            parent = f"v{i}" if len(path) == 1 else self.attribute_locals[(i, path[:-1])]
+            m = self.attribute_locals[(i, path)] = src.local("m")  # (prefixes are read first)
+            src.line(f"{m} = {parent}.attributes.get({path[-1]!r}) if isinstance({parent}, Module) else None")
+            element = key[n + j]
+            if isinstance(element, tuple) and element[0].__class__ is not str:  # a tensor's layout
+                src.line(f"if not isinstance({m}, Tensor) or "
+                         f"({m}.data.dtype, {m}.data.shape, {m}.data.strides) != K[{n + j}]:")
+                grad_checks.append(f"{m}.requires_grad")
+            elif element == "Module":
+                src.line(f"if type({m}) is not Module:")
+            else:
+                src.line(f"if {self._differs_from_key(m, element)}:")
+                src.line("return None", 1)
+                continue  # (the interpreter's handler reads it)
+            src.line("return None", 1)
+            self.direct_reads.add((i, path))
 
     def program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
         """Checks of the inputs, then the body for calls under grad whose inputs require grad
@@ -268,6 +303,8 @@ class _Program:
         kind = key_element[0] if isinstance(key_element, tuple) else None
         if kind.__class__ is str and kind == "bool":
             return f"{v} is not {key_element[1]!r}"
+        if kind.__class__ is str and kind == "int":  # (an attribute's: `_attribute_key`)
+            return f"type({v}) is not int or {v} != {key_element[1]!r}"
         if kind.__class__ is str and kind == "int[]":
             sizes = list(key_element[1])
             ints = " or ".join(f"type({v}[{k}]) is not int" for k in range(len(sizes))) \
@@ -409,6 +446,9 @@ class _Program:
         if node.kind == "prim::ListConstruct":
             src.line(f"v{outs[0]} = [{read}]")
             return
+        if node.kind == "prim::GetAttr" and self.reads.get(node.output) in self.direct_reads:
+            src.line(f"v{outs[0]} = {self.attribute_locals[self.reads[node.output]]}")
+            return  # (checked against the key: what the handler would read)
         src.line(f"cur = {n}")
         if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
             return
