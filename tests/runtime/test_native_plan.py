@@ -5,15 +5,20 @@ hands out an array a caller still holds, and a unit that refuses a layout is int
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import irjit
 from irjit.compiler import parse_ir
 from irjit.ops.tensor import Tensor
 from irjit.runtime import no_grad
 from irjit.runtime.autograd import backward
+from irjit.runtime import native
 from irjit.runtime.interpreter import Interpreter
+from irjit.runtime.module import Module
 from irjit.runtime.native import NativeRunner
 from irjit.runtime.native_plan import StraightPlan
+
+from .native_coverage import measured
 
 # two groups (a product then its tanh, twice): the first one's output is an intermediate
 TWO_GROUPS = """graph(%x : Tensor, %w : Tensor, %v : Tensor):
@@ -150,3 +155,80 @@ def test_tensors_saved_for_backward_stay_intact_across_later_calls():
         backward([irjit.load(TWO_GROUPS).run(*ref)[0]])
         for got, want in zip(xs, ref):
             np.testing.assert_allclose(got.grad, want.grad, rtol=1e-5, atol=1e-6)
+
+
+# a module's graph: parameters and a head count read off `%self`, the head count sizing a reshape
+HEADS = """graph(%self : __torch__.M, %x : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %minus : int = prim::Constant[value=-1]()
+  %none : NoneType = prim::Constant()
+  %lin : __torch__.Lin = prim::GetAttr[name="lin"](%self)
+  %w : Tensor = prim::GetAttr[name="weight"](%lin)
+  %b : Tensor = prim::GetAttr[name="bias"](%lin)
+  %heads : int = prim::GetAttr[name="heads"](%self)
+  %y : Tensor = aten::linear(%x, %w, %b)
+  %sizes : int[] = prim::ListConstruct(%minus, %heads)
+  %r : Tensor = aten::reshape(%y, %sizes)
+  %s : Tensor = aten::softmax(%r, %one, %none)
+  %t : Tensor = aten::tanh(%s)
+  return (%t)"""
+
+
+def _module(seed: int, heads: int, shape=(6, 4)) -> Module:
+    m = Module("__torch__.M")
+    w, b = _inputs(seed, (shape, shape[:1]))
+    lin = m.submodule("lin", "__torch__.Lin")
+    lin.set("weight", w)
+    lin.set("bias", b)
+    m.set("heads", heads)
+    return m
+
+
+def test_a_module_graph_runs_as_one_straight_program_that_reads_and_checks_its_attributes(monkeypatch):
+    """The attribute reads are steps of the plan's program (its latest plan runs without the
+    runner's key), the int attribute folds (the reshape by it joins a unit): nothing is
+    interpreted; a parameter replaced by another of its layout is read by the next call, one
+    of another layout, or another head count, makes another plan."""
+    runner = NativeRunner(parse_ir(HEADS))
+    x = _inputs(0, ((5, 4),))[0]
+    m = _module(1, 2)
+    with no_grad():
+        runner.run([m, x])
+        with measured(monkeypatch) as cov:
+            got = runner.run([m, x])
+        monkeypatch.undo()
+        _close(got, _interpreted(HEADS, [m, x]))
+        assert dict(cov.interpreted) == {} and cov.native["aten::reshape"] == 1
+        plan = _plan(runner)
+        assert isinstance(plan, StraightPlan) and runner._last is plan
+        assert "aten::reshape" not in {n.kind for n in plan.graph.nodes()}
+        # (the latest plan's program checks the inputs and attributes: no key is computed)
+        monkeypatch.setattr(native, "_layout_key", lambda *a: pytest.fail("keyed"))
+        for seed in (2, 3):  # same layouts, new values: the program reads them
+            m.get("lin").set("weight", _inputs(seed, ((6, 4),))[0])
+            m.get("lin").set("bias", _inputs(seed + 9, ((6,),))[0])
+            _close(runner.run([m, x]), _interpreted(HEADS, [m, x]))
+        monkeypatch.undo()
+        for other in (_module(4, 3), _module(5, 2, (12, 4)), _module(6, 3)):
+            _close(runner.run([other, x]), _interpreted(HEADS, [other, x]))
+            _close(runner.run([other, x]), _interpreted(HEADS, [other, x]))
+        _close(runner.run([m, x]), _interpreted(HEADS, [m, x]))
+    assert len(runner._plans) == 3 and runner.stats.bailouts == 0
+
+
+def test_parameters_that_require_grad_take_the_programs_body_under_grad():
+    """A parameter read off the module that requires grad gets its gradient, as the
+    interpreter's tape gives it, though no graph input requires grad."""
+    runner = NativeRunner(parse_ir(HEADS))
+    x = _inputs(0, ((5, 4),))[0]
+    for seed in range(4):
+        got, want = _module(seed, 2), _module(seed, 2)
+        for m in (got, want):
+            for name in ("weight", "bias"):
+                m.get("lin").get(name).requires_grad = True
+        backward([runner.run([got, x])[0]])
+        backward([Interpreter(parse_ir(HEADS)).run([want, x])[0]])
+        for name in ("weight", "bias"):
+            np.testing.assert_allclose(got.get("lin").get(name).grad, want.get("lin").get(name).grad,
+                                       rtol=1e-5, atol=1e-6)
+    assert isinstance(_plan(runner), StraightPlan) and runner._last is _plan(runner)
