@@ -26,7 +26,7 @@ from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import StraightPlan, plan_for, share_view_bases
 from .native_specialization import (attribute_reads, is_dtype_code, is_size_list,
-                                    isolate_input_views, prepare_copy, sink_views,
+                                    isolate_input_views, prepare_copy, sink_views, sizing_attributes,
                                     specialize_shapes, transpose_products, views_an_input)
 from .prims import _results, prim
 
@@ -83,10 +83,10 @@ def _value_key(x: Any):
             else type(x).__name__)
 
 
-def _attribute_key(x: Any):
-    """A module attribute's key: as an input's, and an int by value too (a hyper-parameter
-    such as a head count: the sizes computed from it fold, and its reshapes become views)."""
-    return ("int", x) if type(x) is int else _value_key(x)
+def _attribute_key(x: Any, by_value: bool):
+    """A module attribute's key: as an input's, and an int that sizes a list by value too
+    (`by_value`, see `sizing_attributes`: a head count, whose reshapes then become views)."""
+    return ("int", x) if by_value and type(x) is int else _value_key(x)
 
 
 def _needs_gradients(inputs: list) -> bool:
@@ -94,17 +94,19 @@ def _needs_gradients(inputs: list) -> bool:
     return is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
 
 
-def _layout_key(inputs: list, attributes: list, dtype_codes: frozenset = frozenset()) -> tuple:
+def _layout_key(inputs: list, attributes: list, dtype_codes: frozenset = frozenset(),
+                sizing: frozenset = frozenset()) -> tuple:
     """Tensors by dtype, shape and strides; int lists (sizes, such as the `_size_if_not_equal`
     results a forward graph hands its backward graph), bools (such as batch norm's
     `training`) and the ints at positions `dtype_codes` (`is_dtype_code`) by value; anything
     else by type; the same for the module attributes the graph reads (`attributes`: input
-    position and path), ints among them by value (`_attribute_key`)."""
+    position and path), the ints among them that size lists (`sizing`) by value."""
     key = tuple(("dtype", x) if i in dtype_codes and type(x) is int else _value_key(x)
                 for i, x in enumerate(inputs))
     if not attributes:
         return key
-    return key + tuple(_attribute_key(_attribute_value(inputs, i, path)) for i, path in attributes)
+    return key + tuple(_attribute_key(_attribute_value(inputs, i, path), (i, path) in sizing)
+                       for i, path in attributes)
 
 
 def _attribute_value(inputs: list, i: int, path: tuple) -> Any:
@@ -167,6 +169,7 @@ class NativeRunner:
         self._gradients = GroupGradients(lambda g: NativeRunner(g, constants, functions, filename),
                                          lambda node: self.unit_of(node))
         self.attributes = sorted(set(attribute_reads(graph).values()))  # keyed like inputs
+        self._sizing = sizing_attributes(graph)  # (ints among them keyed by value)
         self._dtype_codes = frozenset(i for i, v in enumerate(graph.inputs) if is_dtype_code(v))
         self._last: Optional[StraightPlan] = None  # the plan of the latest call, tried first
         # a graph that views an input (x[i]) gets other plans for calls that need gradients
@@ -191,7 +194,7 @@ class NativeRunner:
             outs = last.try_run(inputs)
             if outs is not None:
                 return outs
-        key = _layout_key(inputs, self.attributes, self._dtype_codes)
+        key = _layout_key(inputs, self.attributes, self._dtype_codes, self._sizing)
         if self._grad_keyed:
             key += (grad,)
         plan = self._plans.get(key)
@@ -234,7 +237,7 @@ class NativeRunner:
                     if t is not None:
                         v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
                                          if isinstance(v.type, TensorType) else None)
-        fold_keyed_values(g, inputs)
+        fold_keyed_values(g, inputs, self._sizing)
         specialize_shapes(g, inputs, keyed)
         transpose_products(g)
         sink_views(g)

@@ -1,7 +1,8 @@
 """Specialization-time folds of what a native plan's key records beyond its inputs' layouts:
-the module attributes the graph reads are keyed like inputs (bools, ints and int lists by
-value, None, anything else by type), so bool, int, None and int-list attributes become
-constants (batch norm's or dropout's `training` flag, an attention block's head count), and whether an optional input or attribute is None is
+the module attributes the graph reads are keyed like inputs (bools and int lists by value, None,
+ints that size lists by value, anything else by type), so bool, None, int-list and those int
+attributes become constants (batch norm's or dropout's `training` flag, an attention block's
+head count in a reshape's sizes), and whether an optional input or attribute is None is
 known, so `x is None` / `x is not None` of one that is not None fold to constants."""
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ def _replace(node: Node, value) -> None:
     node.destroy()
 
 
-def fold_keyed_values(graph: Graph, inputs: list) -> bool:
-    """Fold the keyed attribute reads holding bools, ints, None or int lists (never changed in place)
-    to constants, and the None checks of keyed values that are not None, then propagate the
-    constants (branches on them fold); True if anything changed."""
+def fold_keyed_values(graph: Graph, inputs: list, by_value: frozenset = frozenset()) -> bool:
+    """Fold the keyed attribute reads holding bools, None or int lists (never changed in
+    place), and the ints the key records by value (`by_value`: input position and path, see
+    `sizing_attributes`), to constants, and the None checks of keyed values that are not None,
+    then propagate the constants (branches on them fold); True if anything changed."""
     changed = False
+    reads = attribute_reads(graph)
     for v, x in keyed_values(graph, inputs):
         if v.node.kind == "prim::GetAttr" and v.uses and (
-                x is None or type(x) is bool or type(x) is int or is_size_list(x) and _never_mutated(v)):
+                x is None or type(x) is bool or type(x) is int and reads.get(v) in by_value
+                or is_size_list(x) and _never_mutated(v)):
             _replace(v.node, list(x) if isinstance(x, list) else x)
             changed = True
         elif x is not None:

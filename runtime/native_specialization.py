@@ -112,6 +112,32 @@ def attribute_reads(graph: Graph) -> dict[Value, tuple[int, tuple[str, ...]]]:
     return reads
 
 
+def _sizes_a_list(v: Value) -> bool:
+    """Whether the number `v` reaches an int list (`prim::ListConstruct`, such as a reshape's
+    sizes) directly or through number arithmetic (`floordiv`, `mul`, ...)."""
+    seen, todo = set(), [v]
+    while todo:
+        w = todo.pop()
+        for u in w.uses:
+            user = u.user
+            if user.kind == "prim::ListConstruct" and user.output.type == ListType(NamedType("int")):
+                return True
+            if user not in seen and not user.blocks and user.outputs and all(
+                    o.type in (NamedType("int"), NamedType("float")) for o in user.outputs):
+                seen.add(user)
+                todo.extend(user.outputs)
+    return False
+
+
+def sizing_attributes(graph: Graph) -> frozenset:
+    """The (input position, path) of the int attribute reads that size a list (`_sizes_a_list`:
+    a head count in a reshape's sizes): the plan's key records them by value, so those sizes
+    fold; other numbers (a step counter, say) stay keyed by type, so a changing one never
+    makes a plan per value."""
+    return frozenset(read for v, read in attribute_reads(graph).items()
+                     if v.type == NamedType("int") and _sizes_a_list(v))
+
+
 def determined_values(graph: Graph, keyed: frozenset = frozenset()) -> set[Value]:
     """Values whose shape (tensors) or value (anything else) is the same in every call of a
     plan: determined inputs, constants, and outputs of nodes that compute them from such

@@ -1,6 +1,6 @@
 """Folds of what a native plan's key records beyond tensor layouts (runtime/native_keyed_values.py):
 whether an optional input or attribute is None, and the bool, None and int-list attributes the
-graph reads. Each plan gives the interpreter's results whichever way its calls alternate."""
+graph reads, and the int attributes that size lists. Each plan gives the interpreter's results whichever way its calls alternate."""
 
 from __future__ import annotations
 
@@ -115,3 +115,35 @@ def test_an_int_list_attribute_that_a_graph_appends_to_is_not_folded():
     m.set("sizes", [1, 2])
     assert not fold_keyed_values(g, [m, 3])
     assert "prim::GetAttr" in _kinds(g)
+
+
+SCALED = """graph(%self : __torch__.M, %x : Tensor):
+  %step : int = prim::GetAttr[name="step"](%self)
+  %heads : int = prim::GetAttr[name="heads"](%self)
+  %minus : int = prim::Constant[value=-1]()
+  %two : int = prim::Constant[value=2]()
+  %width : int = aten::mul(%heads, %two)
+  %sizes : int[] = prim::ListConstruct(%minus, %width)
+  %r : Tensor = aten::reshape(%x, %sizes)
+  %y : Tensor = aten::mul(%r, %step)
+  return (%y)"""
+
+
+def test_an_int_attribute_that_sizes_a_list_is_keyed_by_value_and_other_ints_by_type(monkeypatch):
+    """A head count reaching a reshape's sizes (through int arithmetic) folds, so the reshape
+    runs natively, and each value gets its plan; a step counter used as a number stays an
+    argument: one plan serves every value it takes."""
+    runner = NativeRunner(parse_ir(SCALED))
+    m, x = Module("__torch__.M"), _ones(4, 6)
+    for call, (heads, step) in enumerate([(3, 1), (3, 2), (3, 5), (1, 7), (3, 9), (1, 2)]):
+        m.set("heads", heads)
+        m.set("step", step)
+        want = Interpreter(parse_ir(SCALED)).run([m, x])[0]
+        with no_grad(), measured(monkeypatch) as cov:
+            got = runner.run([m, x])[0]
+        monkeypatch.undo()
+        np.testing.assert_array_equal(got.data, want.data)
+        assert got.data.shape == (24 // (2 * heads), 2 * heads)
+        if call in (1, 2, 4, 5):  # (a plan's first call profiles)
+            assert dict(cov.interpreted) == {} and cov.native["aten::reshape"] == 1
+    assert len(runner._plans) == 2
