@@ -37,8 +37,7 @@ from .prims import _guards_enforced
 
 TENSOR, ARRAY, VALUE = 0, 1, 2  # a slot holds a Tensor, a bare array, or a value as it is
 _NUMBERS = (bool, int, float)
-# prims without effects besides PURE_PRIMS: the requires-grad guard, an attribute read
-_PURE_STEPS = frozenset({"prim::RequiresGradCheck", "prim::GetAttr"})
+_PURE_GUARDS = frozenset({"prim::RequiresGradCheck"})  # prims without effects besides PURE_PRIMS
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bool, type(None))}
 
 
@@ -146,7 +145,8 @@ def is_pure(step) -> bool:
     if _is_loop(step):
         return all(is_pure(s) for s in step.body)
     handler, node, _, _ = step
-    return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_STEPS
+    return handler is None or node.kind in PURE_PRIMS or node.kind in _PURE_GUARDS or \
+        node.kind == "prim::GetAttr"  # (an attribute read)
 
 
 def _written_slots(step) -> list[int]:
@@ -303,7 +303,7 @@ class _Program:
         kind = key_element[0] if isinstance(key_element, tuple) else None
         if kind.__class__ is str and kind == "bool":
             return f"{v} is not {key_element[1]!r}"
-        if kind.__class__ is str and kind == "int":  # (an attribute's: `_attribute_key`)
+        if kind.__class__ is str and kind in ("int", "dtype"):  # an int keyed by value
             return f"type({v}) is not int or {v} != {key_element[1]!r}"
         if kind.__class__ is str and kind == "int[]":
             sizes = list(key_element[1])

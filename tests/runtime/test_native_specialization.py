@@ -376,3 +376,27 @@ def test_an_int_input_used_only_as_a_dtype_is_a_dtype_code():
   %w : Tensor = aten::add(%z, %n, %n)
   return (%w)""")
     assert [is_dtype_code(v) for v in g.inputs] == [False, True, False]
+
+
+def test_a_plan_keyed_by_a_dtype_code_runs_without_the_key_for_its_code_only():
+    """The latest plan's program checks a dtype code's value itself: calls with that code run
+    it without the runner's key; another code is refused there and gets its own plan."""
+    text = """graph(%x : Tensor, %d : int):
+  %none : NoneType = prim::Constant()
+  %f : bool = prim::Constant[value=0]()
+  %y : Tensor = aten::to(%x, %d, %f, %f, %none)
+  %z : Tensor = aten::tanh(%y)
+  return (%z)"""
+    runner = NativeRunner(parse_ir(text))
+    x = Tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+    with no_grad():
+        for code, dtype in ((6, np.float32), (7, np.float64)):
+            runner.run([x, code])  # (profiles)
+            runner.run([x, code])
+            last = runner._last
+            assert last is not None and last.try_run([x, code]) is not None
+            assert last.try_run([x, 13 - code]) is None  # (the other code: not this plan's)
+            out = runner.run([x, code])[0]
+            assert out.data.dtype == dtype
+            np.testing.assert_allclose(out.data, np.tanh(x.data.astype(dtype)), rtol=1e-6)
+    assert len(runner._plans) == 2
