@@ -468,28 +468,12 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
             node, idx = grad_fn
             slots = pending.get(id(node))
             if slots is None:
-                if deps.get(id(node)) == 1 and isinstance(node.entry, WindowEntry):
-                    deliver_view(node, idx, g)
-                    return
                 slots = pending[id(node)] = [None] * node.n_outputs
             acc = slots[idx]
             slots[idx] = g if acc is None else sums.add(acc, g)
         elif t.requires_grad and want is None:
             g = np.asarray(g, dtype=t.dtype)
             t.grad = Tensor(g.copy() if t.grad is None else t.grad.data + g)
-
-    def deliver_view(node: GradNode, idx: int, g: np.ndarray) -> None:
-        """The one gradient a view's node gets (one edge leads to it): added into its window
-        of the base's gradient now rather than kept for the node's turn in the walk, which
-        then has nothing to do (a loop's `x[i]`: half of its tape's nodes)."""
-        for t, v in node.versions:
-            if t._version[0] != v:
-                check_versions(node)  # (raises, naming the node)
-        base = node.edges[0]
-        if base is not None and base.requires_grad:
-            grads = [None] * node.n_outputs
-            grads[idx] = g
-            deliver_windows(base, node.entry, grads)
 
     def deliver_windows(t: Tensor, entry, grads: list) -> None:
         """What `deliver` does with the dense gradient of a view's base, adding the view's

@@ -72,7 +72,7 @@ def test_a_tape_of_two_nodes_takes_the_walk():
     assert autograd._only_node([out]) is None
 
 
-# ---- the general walk: a view's node with one edge leading to it is delivered at once
+# ---- the general walk with views' window entries (x[i] in a loop)
 
 def _select(x: Tensor, i: int, own_version: bool = False) -> Tensor:
     """`x[i]` on the tape as a native view group records it: a WindowEntry node whose edge is x
@@ -93,7 +93,7 @@ def _rnn_like(x: Tensor, w: Tensor, h: Tensor, steps: int) -> Tensor:
     return h
 
 
-def test_views_used_once_add_into_their_base_as_the_walk_meets_them():
+def test_views_of_one_base_add_into_its_gradient():
     """A loop over x[i] (each view used once) and a weight used twice a step: the gradients
     are those of the same graph without views (x's rows as leaves of their own)."""
     rng = np.random.default_rng(1)
@@ -138,8 +138,8 @@ def test_a_view_of_a_computed_base_reaches_the_base_inputs():
 
 
 def test_a_view_whose_base_was_written_in_place_still_refuses():
-    """The view's node checks its base's version when its gradient arrives (its consumer
-    checks only the view's, a version box of its own here)."""
+    """The view's node checks its base's version (its consumer checks only the view's, a
+    version box of its own here)."""
     x, y, _ = _leaves()
     out = run_op("aten::mul", _select(x, 1, own_version=True), Tensor(y.data[1], True))
     x.bump_version()  # (as an in-place op on x would)
