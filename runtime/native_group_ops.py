@@ -285,7 +285,8 @@ class ViewGroupOp:
         found = self._apart.get(id(unit))
         if found is None:  # (a view unit's windows have fixed shapes and strides)
             found = self._apart[id(unit)] = (unit, all(
-                _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()))
+                _windows_apart(v.shape, v.strides, v.dtype.itemsize) for v in unit.views.outputs.values()),
+                {})
         apart = found[1]
         data = base.data
         if not apart or not data.flags.c_contiguous:
@@ -293,6 +294,8 @@ class ViewGroupOp:
         status, outs, offsets = unit.windows([a.data if isinstance(a, Tensor) else a for a in args])
         if status:
             return self.fallback(args)
+        if len(outs) == 1:  # (x[i] in a loop: one window, at offsets that repeat)
+            return self._one_window(base, data, outs[0], offsets[0], found[2])
         windows = [(o.shape, o.strides, offsets[j]) for j, o in enumerate(outs)]
         node = GradNode(_WindowBackward(self.schema, data, windows), [], outs, [base],
                         self.schema.name, [(base, base._version[0])])
@@ -303,6 +306,20 @@ class ViewGroupOp:
             r._base = root
             results.append(r)
         return results
+
+
+    def _one_window(self, base: Tensor, data: np.ndarray, out: np.ndarray, offset: int,
+                    entries: dict) -> list:
+        """`__call__`'s result for a unit of one view (x[i] in a loop): the tape entry of a
+        window at `offset` is kept and shared by later calls (the unit's windows and the base's
+        layout are fixed)."""
+        entry = entries.get(offset)
+        if entry is None:
+            entry = entries[offset] = _WindowBackward(self.schema, data, [(out.shape, out.strides, offset)])
+        node = GradNode(entry, [], [out], [base], self.schema.name, [(base, base._version[0])])
+        r = Tensor(out, True, (node, 0), base._version)
+        r._base = base._base if base._base is not None else base
+        return [r]
 
 
 def view_group_base(unit, flags: tuple[bool, ...]) -> Optional[int]:

@@ -70,3 +70,78 @@ def test_a_tape_of_two_nodes_takes_the_walk():
     x, y, _ = _leaves()
     out = run_op("aten::tanh", run_op("aten::mul", x, y))
     assert autograd._only_node([out]) is None
+
+
+# ---- the general walk with views' window entries (x[i] in a loop)
+
+def _select(x: Tensor, i: int, own_version: bool = False) -> Tensor:
+    """`x[i]` on the tape as a native view group records it: a WindowEntry node whose edge is x
+    (the view shares x's version, unless `own_version`)."""
+    from irjit.runtime.native_group_ops import _Schema, _WindowBackward
+    data = x.data[i]
+    entry = _WindowBackward(_Schema("aten::select"), x.data, [(data.shape, data.strides, i * x.data.strides[0])])
+    node = autograd.GradNode(entry, [], [data], [x], "aten::select", [(x, x._version[0])])
+    view = Tensor(data, True, (node, 0), None if own_version else x._version)
+    view._base = x
+    return view
+
+
+def _rnn_like(x: Tensor, w: Tensor, h: Tensor, steps: int) -> Tensor:
+    for i in range(steps):
+        h = run_op("aten::tanh", run_op("aten::add", run_op("aten::matmul", _select(x, i), w),
+                                        run_op("aten::matmul", h, w)))
+    return h
+
+
+def test_views_of_one_base_add_into_its_gradient():
+    """A loop over x[i] (each view used once) and a weight used twice a step: the gradients
+    are those of the same graph without views (x's rows as leaves of their own)."""
+    rng = np.random.default_rng(1)
+    x = Tensor(rng.standard_normal((4, 3, 5)).astype(np.float64), True)
+    w = Tensor(rng.standard_normal((5, 5)).astype(np.float64) * 0.3, True)
+    h = Tensor(rng.standard_normal((3, 5)).astype(np.float64), True)
+    out = _rnn_like(x, w, h, 4)
+    g = rng.standard_normal((3, 5))
+    dx, dw, dh = backward([out], [g], inputs=[x, w, h])
+    rows = [Tensor(x.data[i].copy(), True) for i in range(4)]
+    h2 = h
+    for i in range(4):
+        h2 = run_op("aten::tanh", run_op("aten::add", run_op("aten::matmul", rows[i], w),
+                                         run_op("aten::matmul", h2, w)))
+    *drows, dw2, dh2 = backward([h2], [g], inputs=rows + [w, h])
+    np.testing.assert_allclose(dx, np.stack(drows), rtol=1e-12)
+    np.testing.assert_allclose(dw, dw2, rtol=1e-12)
+    np.testing.assert_allclose(dh, dh2, rtol=1e-12)
+
+
+def test_a_view_used_twice_sums_its_gradients_first():
+    rng = np.random.default_rng(2)
+    x = Tensor(rng.standard_normal((2, 4)).astype(np.float32), True)
+    v = _select(x, 1)
+    out = run_op("aten::add", run_op("aten::mul", v, v), run_op("aten::sin", v))
+    (dx,) = backward([out], [np.ones(4, np.float32)], inputs=[x])
+    np.testing.assert_allclose(dx[1], 2 * x.data[1] + np.cos(x.data[1]), rtol=1e-6)
+    np.testing.assert_array_equal(dx[0], 0)
+
+
+def test_a_view_of_a_computed_base_reaches_the_base_inputs():
+    """The base's own node runs after every view's gradient was added into it."""
+    rng = np.random.default_rng(3)
+    a, b = (Tensor(rng.standard_normal((3, 4)).astype(np.float64), True) for _ in range(2))
+    base = run_op("aten::mul", a, b)
+    out = run_op("aten::add", run_op("aten::exp", _select(base, 0)), run_op("aten::sin", _select(base, 2)))
+    da, db = backward([out], [np.ones(4)], inputs=[a, b])
+    gbase = np.zeros((3, 4))
+    gbase[0], gbase[2] = np.exp(base.data[0]), np.cos(base.data[2])
+    np.testing.assert_allclose(da, gbase * b.data, rtol=1e-12)
+    np.testing.assert_allclose(db, gbase * a.data, rtol=1e-12)
+
+
+def test_a_view_whose_base_was_written_in_place_still_refuses():
+    """The view's node checks its base's version (its consumer checks only the view's, a
+    version box of its own here)."""
+    x, y, _ = _leaves()
+    out = run_op("aten::mul", _select(x, 1, own_version=True), Tensor(y.data[1], True))
+    x.bump_version()  # (as an in-place op on x would)
+    with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
+        backward([out], [np.ones(4, np.float32)], inputs=[x])

@@ -288,3 +288,26 @@ def test_one_view_of_one_input_takes_the_short_path_with_the_general_paths_windo
         assert short[0] == general[0] and short[2] == general[2]
         for a, b in zip(short[1], general[1]):
             assert a.shape == b.shape and a.strides == b.strides and np.shares_memory(a, b)
+
+
+def test_a_select_under_grad_shares_its_window_entry_per_index(checks):
+    """x[i] recorded on the tape (a ViewGroupOp of one window): calls at one index (2 and -1
+    of 3 are one) share the tape entry of that window, other indices get their own, and each
+    view's gradient lands in its row of x's."""
+    from irjit.runtime.autograd import backward
+    x = Tensor(_layouts()["contiguous"].copy(), True)
+    runner = NativeRunner(parse_ir(RUNTIME_SELECT))
+    for _ in range(2):
+        runner.run([x, 1])  # (profiles, then specializes for gradients)
+    views = [runner.run([x, i])[0] for i in (2, 0, 2, -1)]
+    entries = [v.grad_fn[0].entry for v in views]
+    assert entries[0] is entries[2] is entries[3] and entries[1] is not entries[0]
+    for v in views:
+        assert v._base is x and np.shares_memory(v.data, x.data) and v.grad_fn[0].edges == [x]
+    weights = [np.full(views[0].shape, w, np.float32) for w in (1, 2, 4, 8)]
+    (dx,) = backward(views, weights, inputs=[x])
+    want = np.zeros_like(x.data)
+    for i, w in zip((2, 0, 2, -1), weights):
+        want[:, i] += w
+    np.testing.assert_array_equal(dx, want)
+    assert runner.stats.nodes_interpreted == 0
