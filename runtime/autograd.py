@@ -606,9 +606,11 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
         node = grad_fn[0]
     if node is None or isinstance(node.entry, WindowEntry):
         return None
-    ids = list(map(id, inputs))
-    slots = []  # per edge, the input it is (None: none, or it does not require grad)
-    for e in node.edges:
+    n = len(inputs)
+    last = n - 1
+    slots = []  # per edge, the input it is (None: none, one that does not require grad or
+    found = 0  # is no input; a tensor given twice is at its last position, as the walk's
+    for e in node.edges:  # `want` says); `found`: a bit per input that is an edge
         if e is None:
             slots.append(None)
         elif type(e) is list or e.grad_fn is not None:
@@ -616,37 +618,42 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
         elif not e.requires_grad:
             slots.append(None)
         else:
-            k = id(e)
-            given = ids.count(k)
-            slots.append(None if given == 0 else ids.index(k) if given == 1 else _last(ids, k))
-    result: list[Optional[np.ndarray]] = [None] * len(inputs)
+            i = last
+            while i >= 0 and inputs[i] is not e:
+                i -= 1
+            if i >= 0:
+                slots.append(i)
+                found |= 1 << i
+            else:
+                slots.append(None)
+    # (when every input is an edge, a leaf, none is a root: roots come from the node)
+    roots_are_inputs = found != (1 << n) - 1
+    result: list[Optional[np.ndarray]] = [None] * n
     grads: list = [None] * node.n_outputs
     seeded = given = grad_outputs is None
     if seeded:
-        for r in roots:  # (how often each output is listed, first)
+        for r in roots:  # (how often each output is listed: one seed of that count)
             idx = r.grad_fn[1]
             g = grads[idx]
             grads[idx] = 1 if g is None else g + 1
-        broadcast = getattr(node.entry, "takes_broadcast_seed", False)
-        for r in roots:
-            idx = r.grad_fn[1]
-            times = grads[idx]
-            if times.__class__ is int:
-                data = r.data
-                grads[idx] = broadcast_ones(data, times) if broadcast and \
-                    data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
-            if id(r) in ids:  # (a root asked for as an input: ones per listing)
-                i = _last(ids, id(r))
+            i = _position(inputs, r) if roots_are_inputs else None
+            if i is not None:  # (a root asked for as an input: ones per listing)
                 one = shared_ones(r.data)
                 result[i] = one.copy() if result[i] is None else result[i] + one
+        broadcast = getattr(node.entry, "takes_broadcast_seed", False)
+        for idx, times in enumerate(grads):
+            if times is not None:
+                data = node.outputs[idx]
+                grads[idx] = broadcast_ones(data, times) if broadcast and \
+                    data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
     else:
         for r, g in zip(roots, grad_outputs):
             if g is None:
                 continue
             if g.__class__ is not np.ndarray:
                 g = np.asarray(g)
-            if id(r) in ids:  # (a root asked for as an input: its gradient is the one given)
-                i = _last(ids, id(r))
+            i = _position(inputs, r) if roots_are_inputs else None
+            if i is not None:  # (a root asked for as an input: its gradient is the one given)
                 result[i] = g if result[i] is None else result[i] + g
             idx = r.grad_fn[1]
             grads[idx] = g if grads[idx] is None else grads[idx] + g
@@ -665,7 +672,10 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
     return result
 
 
-def _last(ids: list, k: int) -> int:
-    """The last position of `k` in `ids` (a tensor given twice gets its gradient there, as the
-    walk's `want` says)."""
-    return len(ids) - 1 - ids[::-1].index(k)
+def _position(tensors: Sequence, t: Tensor) -> Optional[int]:
+    """The last position of `t` in `tensors` (a tensor given twice gets its gradient there, as
+    the walk's `want` says), None when it is not there."""
+    i = len(tensors) - 1
+    while i >= 0 and tensors[i] is not t:
+        i -= 1
+    return i if i >= 0 else None

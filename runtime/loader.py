@@ -225,6 +225,31 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
+        if requires_grad is True and len(inputs) == self._tensor_inputs:
+            # numpy arrays in, the usual training call: Tensors of copies of them (so that a
+            # caller writing its arrays before `backward` cannot change the gradients), the
+            # floating-point ones requiring grad; `backward` names them without looking when
+            # every one is floating point
+            values, named = [], self._names
+            for x in inputs:
+                if x.__class__ is not np.ndarray:
+                    break
+                if x.dtype.kind == "f":
+                    values.append(Tensor(np.array(x), True))
+                else:
+                    values.append(Tensor(np.array(x)))
+                    named = None
+            else:
+                enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, True
+                token = set_enum_values(self.enum_values)
+                try:
+                    outs = self.interpreter.run(values) if self.executor is None else \
+                        self.executor.run(*values)
+                finally:
+                    GRAD_MODE.enabled = enabled
+                    reset_enum_values(token)
+                self._calls.last = (values, {}, outs, (), named)
+                return outs
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
@@ -235,15 +260,7 @@ class Function:
             if outs is not None:
                 self._calls.last = (inputs, {}, outs, (), None)
                 return outs
-        named = None  # the inputs' names when each is a floating-point Tensor of this call's own
-        values = _copies_as_tensors(inputs) if requires_grad is True and \
-            len(inputs) == self._tensor_inputs else None
-        if values is not None:
-            values, floating = values
-            if floating:
-                named = self._names
-        else:
-            values = self.prepare_inputs(inputs, requires_grad)
+        values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
         skipped = ()
         if requires_grad is not True and requires_grad is not False and \
@@ -264,7 +281,7 @@ class Function:
         finally:
             GRAD_MODE.enabled = enabled
             reset_enum_values(token)
-        self._calls.last = (values, params, outs, skipped, named)
+        self._calls.last = (values, params, outs, skipped, None)
         return outs
 
     def __call__(self, *inputs: Any) -> Any:
@@ -281,18 +298,18 @@ class Function:
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
         values, params, outs, skipped, named = last
-        roots: list = []
-        grads: Optional[list] = None if grad_outputs is None else []
-        for i, leaf in enumerate(leaves(outs)):
-            if (leaf.__class__ is Tensor or isinstance(leaf, Tensor)) and leaf.data.dtype.kind == "f":
-                if grads is None:  # (seeds of ones: `autograd.backward` makes them)
-                    if leaf.requires_grad:
+        grads: Optional[list] = None  # (None: seeds of ones, which `autograd.backward` makes)
+        if grad_outputs is None:
+            roots = [leaf for leaf in leaves(outs) if (leaf.__class__ is Tensor or isinstance(
+                leaf, Tensor)) and leaf.requires_grad and leaf.data.dtype.kind == "f"]
+        else:
+            roots, grads = [], []
+            for i, leaf in enumerate(leaves(outs)):
+                if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
+                    g = grad_outputs[i]
+                    if g is not None and leaf.requires_grad:
                         roots.append(leaf)
-                    continue
-                g = grad_outputs[i]
-                if g is not None and leaf.requires_grad:
-                    roots.append(leaf)
-                    grads.append(np.asarray(g, dtype=leaf.dtype))
+                        grads.append(np.asarray(g, dtype=leaf.dtype))
         if named is not None:  # (no parameters, no input skipped)
             names, tensors = named, values
         else:
@@ -302,8 +319,11 @@ class Function:
             got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
         finally:
             GRAD_MODE.enabled = enabled
-        return {name: (g if g is not None else np.zeros_like(t.data))
-                for name, t, g in zip(names, tensors, got)}
+        for g in got:
+            if g is None:
+                return {name: (g if g is not None else np.zeros_like(t.data))
+                        for name, t, g in zip(names, tensors, got)}
+        return dict(zip(names, got))
 
     @staticmethod
     def _named_inputs(values: list, params: dict, skipped: tuple) -> tuple[list, list]:
@@ -326,24 +346,6 @@ class Function:
             else:
                 tensors[names.index(name)] = v
         return names, tensors
-
-
-def _copies_as_tensors(inputs: Sequence[Any]) -> Optional[tuple[list, bool]]:
-    """What `prepare_inputs` makes of numpy arrays for tensor inputs under grad (copies, the
-    floating-point ones requiring grad) and whether every one is floating point, or None when
-    an input is not a numpy array. (A copy, so that a caller writing its arrays before
-    `backward` cannot change the gradients.)"""
-    values = []
-    floating = True
-    for x in inputs:
-        if x.__class__ is not np.ndarray:
-            return None
-        if x.dtype.kind == "f":
-            values.append(Tensor(np.array(x), True))
-        else:
-            values.append(Tensor(np.array(x)))
-            floating = False
-    return values, floating
 
 
 def _input_flags(requires_grad: Union[bool, Sequence[bool]], n: int, filename: str
