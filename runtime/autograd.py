@@ -333,6 +333,7 @@ def run_op(kind: str, *args: Any) -> Any:
 
 
 
+_ndarray, _asarray = np.ndarray, np.asarray  # (globals: cheaper than module attributes)
 _ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype, value) -> a read-only array to copy
 # Seeds larger than this are one element broadcast (every stride 0) where the tape's node reads
 # a seed as it is: a materialized one costs a write and a read of the whole output.
@@ -450,11 +451,25 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
     """Reverse-mode differentiation from `roots` (`grad_outputs` None: of the sum of their
     elements' sums, seeds of ones). With `inputs`, return d(roots)/d(inputs) (None where
     unconnected) instead of accumulating into leaves' `.grad`; a one-node tape takes a shorter
-    path (`_backward_one_node`)."""
+    path (`_backward_one_node`). Formulas run on arrays with grad mode off: nothing they do is
+    recorded."""
     if inputs is not None:
         got = _backward_one_node(roots, grad_outputs, inputs)
         if got is not None:
             return got
+    enabled = _state.enabled
+    if not enabled:
+        return _walk(roots, grad_outputs, inputs)
+    _state.enabled = False
+    try:
+        return _walk(roots, grad_outputs, inputs)
+    finally:
+        _state.enabled = True
+
+
+def _walk(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]],
+          inputs: Optional[Sequence[Tensor]]) -> Optional[list[Optional[np.ndarray]]]:
+    """`backward`'s general walk of the tape reachable from `roots` (grad mode off)."""
     roots = list(roots)
     if grad_outputs is None:
         grad_outputs = [ones_like(r.data) for r in roots]
@@ -628,7 +643,7 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
                 slots.append(None)
     # (when every input is an edge, a leaf, none is a root: roots come from the node)
     roots_are_inputs = found != (1 << n) - 1
-    result: list[Optional[np.ndarray]] = [None] * n
+    result: list[Optional[_ndarray]] = [None] * n
     grads: list = [None] * node.n_outputs
     seeded = given = grad_outputs is None
     if seeded:
@@ -650,8 +665,8 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
         for r, g in zip(roots, grad_outputs):
             if g is None:
                 continue
-            if g.__class__ is not np.ndarray:
-                g = np.asarray(g)
+            if g.__class__ is not _ndarray:
+                g = _asarray(g)
             i = _position(inputs, r) if roots_are_inputs else None
             if i is not None:  # (a root asked for as an input: its gradient is the one given)
                 result[i] = g if result[i] is None else result[i] + g
@@ -663,8 +678,8 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
             if i is None or g is None:
                 continue
             dtype = e.data.dtype
-            if g.__class__ is not np.ndarray or (g.dtype is not dtype and g.dtype != dtype):
-                g = np.asarray(g, dtype)
+            if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):
+                g = _asarray(g, dtype)
             if result[i] is not None:
                 result[i] = result[i] + g
             else:

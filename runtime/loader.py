@@ -20,6 +20,7 @@ from irjit.ops.tensor import Tensor
 from .values import from_array, leaves, to_python
 
 _ARG_NAMES = tuple(f"arg{i}" for i in range(64))  # the gradients' names of the inputs
+_ndarray, _copy = np.ndarray, np.array  # (globals: a hot loop's module attribute loads cost)
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -232,21 +233,24 @@ class Function:
             # every one is floating point
             values, named = [], self._names
             for x in inputs:
-                if x.__class__ is not np.ndarray:
+                if x.__class__ is not _ndarray:
                     break
                 if x.dtype.kind == "f":
-                    values.append(Tensor(np.array(x), True))
+                    values.append(Tensor(_copy(x), True))
                 else:
-                    values.append(Tensor(np.array(x)))
+                    values.append(Tensor(_copy(x)))
                     named = None
             else:
-                enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, True
+                enabled = GRAD_MODE.enabled  # (a thread-local's write costs several reads)
+                if not enabled:
+                    GRAD_MODE.enabled = True
                 token = set_enum_values(self.enum_values)
                 try:
                     outs = self.interpreter.run(values) if self.executor is None else \
                         self.executor.run(*values)
                 finally:
-                    GRAD_MODE.enabled = enabled
+                    if not enabled:
+                        GRAD_MODE.enabled = False
                     reset_enum_values(token)
                 self._calls.last = (values, {}, outs, (), named)
                 return outs
@@ -314,11 +318,8 @@ class Function:
             names, tensors = named, values
         else:
             names, tensors = self._named_inputs(values, params, skipped)
-        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
-        try:
-            got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
-        finally:
-            GRAD_MODE.enabled = enabled
+        # (`autograd.backward` runs formulas with grad mode off)
+        got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
         for g in got:
             if g is None:
                 return {name: (g if g is not None else np.zeros_like(t.data))

@@ -23,6 +23,8 @@ from irjit.ops.tensor import Tensor
 
 from .autograd import GRAD_MODE, GradNode, WindowEntry, is_broadcast, vjp_array
 
+_ndarray = np.ndarray  # (a global: cheaper than the module attribute)
+
 
 def share_bases(results: list, args: list) -> None:
     """Outputs that are views of an argument (or of an earlier output) share its version
@@ -82,22 +84,27 @@ class _NativeBackward:
 
     def derivative(self, emitter, grads: list, captured: list, outputs: list) -> list:
         vjps = []
+        n = len(grads)
         for i in self.op.vjp_outputs:
-            g = grads[i] if i < len(grads) else None
+            g = grads[i] if i < n else None
             if g is None:  # (an output without a gradient: zeros of its shape)
                 ref = outputs[i]
-                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
-            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
+                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, _ndarray) else None
+            elif g.__class__ is not _ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
+        vjps += captured
         df = self.op.df
-        got = df.run_arrays(vjps + captured, True)
+        got = df.run_arrays(vjps, True)
         if got is None:
-            got = _run(df, vjps + captured)
+            got = _run(df, vjps)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g if g.__class__ is np.ndarray else g.data if isinstance(g, Tensor) else None
-                for g in got]
+        for g in got:  # (arrays, as df's array program returns them, pass as they are)
+            if g.__class__ is not _ndarray:
+                return [g if g.__class__ is _ndarray else g.data if isinstance(g, Tensor) else None
+                        for g in got]
+        return got
 
 
 class NativeGroupOp:
