@@ -21,6 +21,7 @@ from .values import from_array, leaves, to_python
 
 _ARG_NAMES = tuple(f"arg{i}" for i in range(64))  # the gradients' names of the inputs
 _ndarray, _copy = np.ndarray, np.array  # (globals: a hot loop's module attribute loads cost)
+_NO_PARAMETERS: dict = {}  # (a call's parameters when it has none: only read)
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -252,7 +253,7 @@ class Function:
                     if not enabled:
                         GRAD_MODE.enabled = False
                     reset_enum_values(token)
-                self._calls.last = (values, {}, outs, (), named)
+                self._calls.last = (values, _NO_PARAMETERS, outs, (), named)
                 return outs
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
@@ -262,7 +263,7 @@ class Function:
             run_arrays = getattr(self.interpreter, "run_arrays", None)
             outs = run_arrays(inputs) if run_arrays is not None else None
             if outs is not None:
-                self._calls.last = (inputs, {}, outs, (), None)
+                self._calls.last = (inputs, _NO_PARAMETERS, outs, (), None)
                 return outs
         values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
@@ -304,8 +305,11 @@ class Function:
         values, params, outs, skipped, named = last
         grads: Optional[list] = None  # (None: seeds of ones, which `autograd.backward` makes)
         if grad_outputs is None:
-            roots = [leaf for leaf in leaves(outs) if (leaf.__class__ is Tensor or isinstance(
-                leaf, Tensor)) and leaf.requires_grad and leaf.data.dtype.kind == "f"]
+            roots = []
+            for leaf in leaves(outs):
+                if (leaf.__class__ is Tensor or isinstance(leaf, Tensor)) and leaf.requires_grad \
+                        and leaf.data.dtype.kind == "f":
+                    roots.append(leaf)
         else:
             roots, grads = [], []
             for i, leaf in enumerate(leaves(outs)):

@@ -130,10 +130,12 @@ class NativeGroupOp:
         self._edges = None if flags is None else tuple(
             i if flags[i] else None for i in gradient.df_output_vjps)
         self._records = flags is not None and any(flags[i] for i in gradient.df_output_vjps)
-        self._step = self._call if not self._records else _recording_step(self, flags)
+        # `op(args)` without the call through the op: the generated function when it records
+        # (it has `op` as an attribute), else `_call`
+        self.step = self._call if not self._records else _recording_step(self, flags)
 
     def __call__(self, args: list) -> list:
-        return self._step(args)
+        return self.step(args)
 
     def _call(self, args: list) -> list:
         records = self._records
@@ -217,9 +219,9 @@ def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[lis
             lines.append(f"    if isinstance(a{i}, Tensor):")
             lines.append(f"        versions.append((a{i}, a{i}._version[0]))")
     real = [f"r{j}" for j in range(op._n_real)]
-    if real:
-        lines.append(f"    {', '.join(real)}, = outs[:{op._n_real}]")
-    captured = [f"d{i}" for i in op._captured_inputs] + [f"outs[{j}]" for j in op._captured_outputs]
+    lines += [f"    r{j} = outs[{j}]" for j in range(op._n_real)]
+    captured = [f"d{i}" for i in op._captured_inputs] + [
+        f"r{j}" if j < op._n_real else f"outs[{j}]" for j in op._captured_outputs]
     edges = ["None" if i is None else f"a{i}" for i in op._edges]
     lines.append(f"    node = GradNode(entry, [{', '.join(captured)}], [{', '.join(real)}], "
                  f"[{', '.join(edges)}], 'prim::DifferentiableGraph', versions)")
@@ -234,6 +236,7 @@ def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[lis
     exec(compile("\n".join(lines) + "\n", "<native group step>", "exec"), names)  # noqa: S102
     step = names["step"]
     step.source = "\n".join(lines)
+    step.op = op
     return step
 
 
