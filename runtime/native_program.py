@@ -236,9 +236,13 @@ class _Program:
 
     def _layout_check(self, i: int, arrays: bool) -> None:
         """Input `i`'s dtype, sizes and strides as the key recorded them."""
-        if self.key is not None:
+        if self.key is not None:  # (sizes and strides first, the dtype by identity first:
+            # a tuple of the three costs more than the three tests)
             a = f"v{i}" if arrays else f"v{i}.data"
-            self.src.line(f"if ({a}.dtype, {a}.shape, {a}.strides) != K[{i}]:")
+            dtype, sizes, strides = (self.src.name(prefix, x) for prefix, x in
+                                     zip(("D", "Z", "S"), self.key[i]))
+            self.src.line(f"if {a}.shape != {sizes} or {a}.strides != {strides} or "
+                          f"({a}.dtype is not {dtype} and {a}.dtype != {dtype}):")
             self.src.line("return None", 1)
 
     def body(self, steps: list, outputs: list[int]) -> None:
