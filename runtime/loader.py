@@ -227,6 +227,9 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
+        if requires_grad is not True and requires_grad is not False and isinstance(
+                requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
+            requires_grad = True  # (every input flagged: as one flag)
         if requires_grad is True and len(inputs) == self._tensor_inputs:
             # numpy arrays in, the usual training call: Tensors of copies of them (so that a
             # caller writing its arrays before `backward` cannot change the gradients), the
@@ -255,9 +258,6 @@ class Function:
                     reset_enum_values(token)
                 self._calls.last = (values, _NO_PARAMETERS, outs, (), named)
                 return outs
-        if requires_grad is not True and requires_grad is not False and isinstance(
-                requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
-            requires_grad = True  # (every input flagged: as one flag)
         if requires_grad is False and self.executor is None and not self.has_self and not self.enum_values:
             # a native runner whose latest plan takes the caller's arrays as they are
             run_arrays = getattr(self.interpreter, "run_arrays", None)
