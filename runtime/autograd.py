@@ -451,8 +451,8 @@ def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[n
     """Reverse-mode differentiation from `roots` (`grad_outputs` None: of the sum of their
     elements' sums, seeds of ones). With `inputs`, return d(roots)/d(inputs) (None where
     unconnected) instead of accumulating into leaves' `.grad`; a one-node tape takes a shorter
-    path (`_backward_one_node`). Formulas run on arrays with grad mode off: nothing they do is
-    recorded."""
+    path (`_backward_one_node`). Formulas run on arrays, which record nothing; the general walk
+    runs with grad mode off besides."""
     if inputs is not None:
         got = _backward_one_node(roots, grad_outputs, inputs)
         if got is not None:
@@ -643,7 +643,7 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
                 slots.append(None)
     # (when every input is an edge, a leaf, none is a root: roots come from the node)
     roots_are_inputs = found != (1 << n) - 1
-    result: list[Optional[_ndarray]] = [None] * n
+    result: list[Optional[np.ndarray]] = [None] * n
     grads: list = [None] * node.n_outputs
     seeded = given = grad_outputs is None
     if seeded:

@@ -322,7 +322,7 @@ class Function:
             names, tensors = named, values
         else:
             names, tensors = self._named_inputs(values, params, skipped)
-        # (`autograd.backward` runs formulas with grad mode off)
+        # (formulas run on arrays, which record nothing: grad mode may stay as it is)
         got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
         for g in got:
             if g is None:
