@@ -7,6 +7,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+_ndarray = np.ndarray  # (a global: `Tensor(...)` is on every call's path)
+
 
 class Tensor:
     """A tensor value at run time. `data` is the numpy array; views share their base's
@@ -16,7 +18,8 @@ class Tensor:
     __slots__ = ("data", "requires_grad", "grad_fn", "grad", "_version", "_base", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, grad_fn=None, version=None):
-        self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
+        self.data = data if data.__class__ is _ndarray or isinstance(data, _ndarray) else \
+            np.asarray(data)
         self.requires_grad = requires_grad
         self.grad_fn = grad_fn
         self.grad: Optional["Tensor"] = None

@@ -333,36 +333,43 @@ def run_op(kind: str, *args: Any) -> Any:
 
 
 
-_ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a read-only array of ones to copy
+_ndarray, _asarray = np.ndarray, np.asarray  # (globals: cheaper than module attributes)
+_ONES: dict[tuple, np.ndarray] = {}  # (shape, dtype, value) -> a read-only array to copy
+# Seeds larger than this are one element broadcast (every stride 0) where the tape's node reads
+# a seed as it is: a materialized one costs a write and a read of the whole output.
+BROADCAST_SEED_SIZE = 1 << 16
 
 
-def shared_ones(a: np.ndarray) -> np.ndarray:
-    """Ones of `a`'s shape and dtype that nobody may write: a cached read-only array (or a
-    fresh one for a large shape). A gradient seed that is only read (numpy's `ones_like`
-    costs ten times a copy for the small arrays of a training step)."""
-    key = (a.shape, a.dtype)
+def shared_ones(a: np.ndarray, times: int = 1) -> np.ndarray:
+    """Ones of `a`'s shape and dtype (summed `times` times: an output listed twice) that nobody
+    may write: a cached read-only array (or a fresh one for a large shape). A gradient seed
+    that is only read (numpy's `ones_like` costs ten times a copy for the small arrays of a
+    training step)."""
+    key = (a.shape, a.dtype, times)
     one = _ONES.get(key)
     if one is None:
-        if a.size > 1 << 16 or len(_ONES) >= 256:
-            return np.ones(a.shape, a.dtype)
-        one = np.ones(a.shape, a.dtype)
+        if a.size > BROADCAST_SEED_SIZE or len(_ONES) >= 256:
+            return np.full(a.shape, times, a.dtype)
+        one = np.full(a.shape, times, a.dtype)
         one.flags.writeable = False
         _ONES[key] = one
     return one
 
 
-_SCALAR_ONES: dict = {}  # dtype -> a read-only 0-dim one
+_SCALAR_ONES: dict = {}  # (dtype, value) -> a read-only 0-dim one
 
 
-def broadcast_ones(a: np.ndarray) -> np.ndarray:
-    """Ones of `a`'s shape and dtype as a read-only broadcast of one element (every stride 0):
-    the gradient seed of a large output for a formula that reads it as it is (a native `df`
-    specialized for that layout reads one element instead of a materialized array)."""
-    one = _SCALAR_ONES.get(a.dtype)
+def broadcast_ones(a: np.ndarray, times: int = 1) -> np.ndarray:
+    """Ones of `a`'s shape and dtype (summed `times` times) as a read-only broadcast of one
+    element (every stride 0): the gradient seed of a large output for a formula that reads it
+    as it is (a native `df` specialized for that layout reads one element instead of a
+    materialized array)."""
+    key = (a.dtype, times)
+    one = _SCALAR_ONES.get(key)
     if one is None:
-        one = np.ones((), a.dtype)
+        one = np.full((), times, a.dtype)
         one.flags.writeable = False
-        _SCALAR_ONES[a.dtype] = one
+        _SCALAR_ONES[key] = one
     return np.broadcast_to(one, a.shape)
 
 
@@ -441,15 +448,31 @@ class _Sums:
 
 def backward(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]] = None,
              inputs: Optional[Sequence[Tensor]] = None) -> Optional[list[Optional[np.ndarray]]]:
-    """Reverse-mode differentiation from `roots`. With `inputs`, return d(roots)/d(inputs)
-    (None where unconnected) instead of accumulating into leaves' `.grad`."""
+    """Reverse-mode differentiation from `roots` (`grad_outputs` None: of the sum of their
+    elements' sums, seeds of ones). With `inputs`, return d(roots)/d(inputs) (None where
+    unconnected) instead of accumulating into leaves' `.grad`; a one-node tape takes a shorter
+    path (`_backward_one_node`). Formulas run on arrays, which record nothing; the general walk
+    runs with grad mode off besides."""
+    if inputs is not None:
+        got = _backward_one_node(roots, grad_outputs, inputs)
+        if got is not None:
+            return got
+    enabled = _state.enabled
+    if not enabled:
+        return _walk(roots, grad_outputs, inputs)
+    _state.enabled = False
+    try:
+        return _walk(roots, grad_outputs, inputs)
+    finally:
+        _state.enabled = True
+
+
+def _walk(roots: Sequence[Tensor], grad_outputs: Optional[Sequence[Optional[np.ndarray]]],
+          inputs: Optional[Sequence[Tensor]]) -> Optional[list[Optional[np.ndarray]]]:
+    """`backward`'s general walk of the tape reachable from `roots` (grad mode off)."""
     roots = list(roots)
     if grad_outputs is None:
         grad_outputs = [ones_like(r.data) for r in roots]
-    if inputs is not None:
-        node = _only_node(roots)
-        if node is not None:
-            return _backward_one_node(node, roots, grad_outputs, inputs)
     want = {id(t): i for i, t in enumerate(inputs)} if inputs is not None else None
     result: list[Optional[np.ndarray]] = [None] * (len(inputs) if inputs is not None else 0)
     sums = _Sums()
@@ -570,19 +593,6 @@ def check_versions(node: GradNode) -> None:
                 "in-place operation afterwards")
 
 
-def edge_gradients(node: GradNode, grads: list) -> Optional[list]:
-    """The gradients `node`'s formula gives its edges for the gradients `grads` of its outputs
-    (`None` where an output has none), when `node` alone is the tape (`_only_node`: its edges
-    are leaves, or None) and nothing it reads was written in place since; None when it is not
-    such a node (then the general walk)."""
-    if isinstance(node.entry, WindowEntry):
-        return None
-    for e in node.edges:
-        if e is not None and (type(e) is list or e.grad_fn is not None):
-            return None
-    return node_gradients(node, grads)
-
-
 def node_gradients(node: GradNode, grads: list) -> list:
     """`node`'s formula on its outputs' gradients, after checking that nothing it reads was
     written in place since it was recorded."""
@@ -592,9 +602,17 @@ def node_gradients(node: GradNode, grads: list) -> list:
     return node.entry.derivative(EAGER, grads, node.inputs, node.outputs)
 
 
-def _only_node(roots: list) -> Optional[GradNode]:
-    """The one node of a tape whose roots all come from it and whose edges are all leaves
-    (what a graph run as one DifferentiableGraph or native group records), else None."""
+def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence],
+                       inputs: Sequence) -> Optional[list[Optional[np.ndarray]]]:
+    """`backward(roots, grad_outputs, inputs)` of a one-node tape (its roots all come from one
+    node whose edges are leaves or None: what a graph run as one DifferentiableGraph or native
+    group records): what the general walk computes, without its bookkeeping (a training step
+    of a small graph pays for it more than for its kernels); None for another tape (then the
+    walk). Without `grad_outputs` the seeds are shared read-only ones, one per output however
+    often it is listed (`times`), and one element broadcast for a large output when the
+    node's entry reads a seed as it is (`takes_broadcast_seed`: a native `df` specialized for
+    the stride-0 layout); then a gradient that is not writeable (a seed, or what the formula
+    passed through) is copied out."""
     node = None
     for r in roots:
         grad_fn = r.grad_fn
@@ -603,42 +621,76 @@ def _only_node(roots: list) -> Optional[GradNode]:
         node = grad_fn[0]
     if node is None or isinstance(node.entry, WindowEntry):
         return None
-    for e in node.edges:
-        if e is not None and (type(e) is list or e.grad_fn is not None):
+    n = len(inputs)
+    last = n - 1
+    slots = []  # per edge, the input it is (None: none, one that does not require grad or
+    found = 0  # is no input; a tensor given twice is at its last position, as the walk's
+    for e in node.edges:  # `want` says); `found`: a bit per input that is an edge
+        if e is None:
+            slots.append(None)
+        elif type(e) is list or e.grad_fn is not None:
             return None
-    return node
-
-
-def _backward_one_node(node: GradNode, roots: list, grad_outputs: Sequence, inputs: Sequence
-                       ) -> list[Optional[np.ndarray]]:
-    """`backward(roots, grad_outputs, inputs)` of a one-node tape (`_only_node`): what the
-    general walk computes, without its bookkeeping (a training step of a small graph pays for
-    it more than for its kernels)."""
-    want = {id(t): i for i, t in enumerate(inputs)}
-    result: list[Optional[np.ndarray]] = [None] * len(inputs)
+        elif not e.requires_grad:
+            slots.append(None)
+        else:
+            i = last
+            while i >= 0 and inputs[i] is not e:
+                i -= 1
+            if i >= 0:
+                slots.append(i)
+                found |= 1 << i
+            else:
+                slots.append(None)
+    # (when every input is an edge, a leaf, none is a root: roots come from the node)
+    roots_are_inputs = found != (1 << n) - 1
+    result: list[Optional[np.ndarray]] = [None] * n
     grads: list = [None] * node.n_outputs
-    given = False
-    for r, g in zip(roots, grad_outputs):
-        if g is None:
-            continue
-        if g.__class__ is not np.ndarray:
-            g = np.asarray(g)
-        i = want.get(id(r))
-        if i is not None:  # (a root asked for as an input: its gradient is the one given)
-            result[i] = g if result[i] is None else result[i] + g
-        idx = r.grad_fn[1]
-        grads[idx] = g if grads[idx] is None else grads[idx] + g
-        given = True
-    if not given:
-        return result
-    check_versions(node)
-    for e, g in zip(node.edges, node.entry.derivative(EAGER, grads, node.inputs, node.outputs)):
-        if e is None or g is None or not e.requires_grad:
-            continue
-        i = want.get(id(e))
-        if i is not None:
+    seeded = given = grad_outputs is None
+    if seeded:
+        for r in roots:  # (how often each output is listed: one seed of that count)
+            idx = r.grad_fn[1]
+            g = grads[idx]
+            grads[idx] = 1 if g is None else g + 1
+            i = _position(inputs, r) if roots_are_inputs else None
+            if i is not None:  # (a root asked for as an input: ones per listing)
+                one = shared_ones(r.data)
+                result[i] = one.copy() if result[i] is None else result[i] + one
+        broadcast = getattr(node.entry, "takes_broadcast_seed", False)
+        for idx, times in enumerate(grads):
+            if times is not None:
+                data = node.outputs[idx]
+                grads[idx] = broadcast_ones(data, times) if broadcast and \
+                    data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
+    else:
+        for r, g in zip(roots, grad_outputs):
+            if g is None:
+                continue
+            if g.__class__ is not _ndarray:
+                g = _asarray(g)
+            i = _position(inputs, r) if roots_are_inputs else None
+            if i is not None:  # (a root asked for as an input: its gradient is the one given)
+                result[i] = g if result[i] is None else result[i] + g
+            idx = r.grad_fn[1]
+            grads[idx] = g if grads[idx] is None else grads[idx] + g
+            given = True
+    if given:
+        for e, i, g in zip(node.edges, slots, node_gradients(node, grads)):
+            if i is None or g is None:
+                continue
             dtype = e.data.dtype
-            if g.__class__ is not np.ndarray or g.dtype != dtype:
-                g = np.asarray(g, dtype)
-            result[i] = g if result[i] is None else result[i] + g
+            if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):
+                g = _asarray(g, dtype)
+            if result[i] is not None:
+                result[i] = result[i] + g
+            else:
+                result[i] = g.copy() if seeded and not g.flags.writeable else g
     return result
+
+
+def _position(tensors: Sequence, t: Tensor) -> Optional[int]:
+    """The last position of `t` in `tensors` (a tensor given twice gets its gradient there, as
+    the walk's `want` says), None when it is not there."""
+    i = len(tensors) - 1
+    while i >= 0 and tensors[i] is not t:
+        i -= 1
+    return i if i >= 0 else None

@@ -13,17 +13,15 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import (GRAD_MODE, backward as run_backward, broadcast_ones, edge_gradients,
-                       node_gradients, ones_like, shared_ones)
+from .autograd import GRAD_MODE, backward as run_backward
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
 from .values import from_array, leaves, to_python
 
 _ARG_NAMES = tuple(f"arg{i}" for i in range(64))  # the gradients' names of the inputs
-# Outputs larger than this get a broadcast seed (one element, every stride 0) where the tape's
-# node reads it as it is: a materialized one costs a write and a read of the whole output.
-_BROADCAST_SEED_SIZE = 1 << 16
+_ndarray, _copy = np.ndarray, np.array  # (globals: a hot loop's module attribute loads cost)
+_NO_PARAMETERS: dict = {}  # (a call's parameters when it has none: only read)
 
 # Buffers of the standard modules: tensors that are state, not parameters (no gradients).
 BUFFER_NAMES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
@@ -151,13 +149,14 @@ class Function:
                 graph, functions or {}, self.filename,
                 lambda interp, node, args: interp.sub_interpreter(node.attr("Subgraph")).run(args)))
         self._calls = threading.local()  # per thread: (values, params, outs, inputs without
-        # gradients) of the last call
+        # gradients, their names when every input is a floating-point Tensor of the call's own)
+        # of the last call
         # the number of inputs when every input is a tensor (and no module), else -1
         self._tensor_inputs = len(graph.inputs) if not self.has_self and all(
             type(v.type) is TensorType for v in graph.inputs) else -1
         self._params_lock = threading.Lock()
-        # `_gradients_of_sums`' route of the latest one-node tape's edges to the inputs' names
-        self._route: list = [None]
+        self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
+                            for i in range(max(self._tensor_inputs, 0)))
 
     @property
     def input_values(self):
@@ -231,18 +230,42 @@ class Function:
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
+        if requires_grad is True and len(inputs) == self._tensor_inputs:
+            # numpy arrays in, the usual training call: Tensors of copies of them (so that a
+            # caller writing its arrays before `backward` cannot change the gradients), the
+            # floating-point ones requiring grad; `backward` names them without looking when
+            # every one is floating point
+            values, named = [], self._names
+            for x in inputs:
+                if x.__class__ is not _ndarray:
+                    break
+                if x.dtype.kind == "f":
+                    values.append(Tensor(_copy(x), True))
+                else:
+                    values.append(Tensor(_copy(x)))
+                    named = None
+            else:
+                enabled = GRAD_MODE.enabled  # (a thread-local's write costs several reads)
+                if not enabled:
+                    GRAD_MODE.enabled = True
+                token = set_enum_values(self.enum_values)
+                try:
+                    outs = self.interpreter.run(values) if self.executor is None else \
+                        self.executor.run(*values)
+                finally:
+                    if not enabled:
+                        GRAD_MODE.enabled = False
+                    reset_enum_values(token)
+                self._calls.last = (values, _NO_PARAMETERS, outs, (), named)
+                return outs
         if requires_grad is False and self.executor is None and not self.has_self and not self.enum_values:
             # a native runner whose latest plan takes the caller's arrays as they are
             run_arrays = getattr(self.interpreter, "run_arrays", None)
             outs = run_arrays(inputs) if run_arrays is not None else None
             if outs is not None:
-                self._calls.last = (inputs, {}, outs, (), False)
+                self._calls.last = (inputs, _NO_PARAMETERS, outs, (), None)
                 return outs
-        values = _copies_as_tensors(inputs) if requires_grad is True and \
-            len(inputs) == self._tensor_inputs else None
-        copies = values is not None  # (Tensors of this call's own: distinct objects)
-        if values is None:
-            values = self.prepare_inputs(inputs, requires_grad)
+        values = self.prepare_inputs(inputs, requires_grad)
         params: dict = {}
         skipped = ()
         if requires_grad is not True and requires_grad is not False and \
@@ -263,7 +286,7 @@ class Function:
         finally:
             GRAD_MODE.enabled = enabled
             reset_enum_values(token)
-        self._calls.last = (values, params, outs, skipped, copies)
+        self._calls.last = (values, params, outs, skipped, None)
         return outs
 
     def __call__(self, *inputs: Any) -> Any:
@@ -279,33 +302,46 @@ class Function:
         last = getattr(self._calls, "last", None)
         if last is None:
             raise RuntimeError("backward() needs a call first (in this thread)")
-        values, params, outs, skipped, copies = last
-        if grad_outputs is None and not params:
-            enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
-            try:
-                found = _gradients_of_sums(values, outs, skipped, self._route if copies else None)
-            finally:
-                GRAD_MODE.enabled = enabled
-            if found is not None:
-                return found
-        roots, grads = [], []
-        for i, leaf in enumerate(leaves(outs)):
-            if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
-                if grad_outputs is None:
-                    if leaf.requires_grad:  # (an output returned twice shares its ones:
-                        # backward only reads the gradients it is given)
-                        grads.append(grads[-1] if roots and roots[-1] is leaf else ones_like(leaf.data))
-                        roots.append(leaf)
-                    continue
-                g = grad_outputs[i]
-                if g is not None and leaf.requires_grad:
+        values, params, outs, skipped, named = last
+        grads: Optional[list] = None  # (None: seeds of ones, which `autograd.backward` makes)
+        if grad_outputs is None:
+            roots = []
+            for leaf in leaves(outs):
+                if (leaf.__class__ is Tensor or isinstance(leaf, Tensor)) and leaf.requires_grad \
+                        and leaf.data.dtype.kind == "f":
                     roots.append(leaf)
-                    grads.append(np.asarray(g, dtype=leaf.dtype))
+        else:
+            roots, grads = [], []
+            for i, leaf in enumerate(leaves(outs)):
+                if isinstance(leaf, Tensor) and leaf.data.dtype.kind == "f":
+                    g = grad_outputs[i]
+                    if g is not None and leaf.requires_grad:
+                        roots.append(leaf)
+                        grads.append(np.asarray(g, dtype=leaf.dtype))
+        if named is not None:  # (no parameters, no input skipped)
+            names, tensors = named, values
+        else:
+            names, tensors = self._named_inputs(values, params, skipped)
+        # (formulas run on arrays, which record nothing: grad mode may stay as it is)
+        got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
+        for g in got:
+            if g is None:
+                return {name: (g if g is not None else np.zeros_like(t.data))
+                        for name, t, g in zip(names, tensors, got)}
+        return dict(zip(names, got))
+
+    @staticmethod
+    def _named_inputs(values: list, params: dict, skipped: tuple) -> tuple[list, list]:
+        """The names and Tensors `backward` gives gradients for: the floating-point tensor
+        inputs not `skipped`, then the parameters."""
         names, tensors = [], []
         for i, v in enumerate(values):
-            if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
-                v = Tensor(v)
-            if isinstance(v, Tensor) and v.data.dtype.kind == "f" and i not in skipped:
+            if v.__class__ is not Tensor:
+                if isinstance(v, np.ndarray):  # (a call without grad took the caller's arrays)
+                    v = Tensor(v)
+                elif not isinstance(v, Tensor):
+                    continue
+            if v.data.dtype.kind == "f" and i not in skipped:
                 names.append(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}")
                 tensors.append(v)
         for name, v in params.items():
@@ -314,155 +350,7 @@ class Function:
                 tensors.append(v)
             else:
                 tensors[names.index(name)] = v
-        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, False
-        try:
-            got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
-        finally:
-            GRAD_MODE.enabled = enabled
-        return {name: (g if g is not None else np.zeros_like(t.data))
-                for name, t, g in zip(names, tensors, got)}
-
-
-def _gradients_of_sums(values: list, outs: list, skipped: tuple, route: Optional[list] = None
-                       ) -> Optional[dict[str, np.ndarray]]:
-    """`Function.backward()` (the gradients of the sum of the outputs' sums) of a call whose
-    tape is one node with leaves for edges (a graph run as one native group or
-    DifferentiableGraph, what `irjit.compile` records): the node's formula runs on shared
-    read-only ones per output (a large one broadcast from one element where the node takes it:
-    `takes_broadcast_seed`; an output returned twice gets twos, as the walk sums them) and
-    its edges' gradients go to the inputs' names directly, without the walk's bookkeeping
-    (a gradient that is a seed itself is copied out); None when the tape is not such a node
-    (then `autograd.backward`, which this must equal). `route` (a one-element list, for calls
-    whose inputs are distinct Tensors of their own) holds which input each edge is and the
-    names, found on a call and checked by identity on the next (`_routed`)."""
-    node = grads = None
-    for leaf in leaves(outs):
-        if leaf.__class__ is not Tensor:
-            if isinstance(leaf, (Tensor, np.ndarray)):
-                return None
-            continue
-        if not leaf.requires_grad or leaf.data.dtype.kind != "f":
-            continue
-        grad_fn = leaf.grad_fn
-        if grad_fn is None:
-            return None  # (an input returned as it is)
-        if node is None:
-            node = grad_fn[0]
-            grads = [None] * node.n_outputs
-            seed = broadcast_ones if getattr(node.entry, "takes_broadcast_seed", False) else None
-        elif grad_fn[0] is not node:
-            return None
-        i = grad_fn[1]
-        data = leaf.data
-        one = seed(data) if seed is not None and data.size > _BROADCAST_SEED_SIZE else shared_ones(data)
-        grads[i] = one if grads[i] is None else grads[i] + one  # (an output returned again)
-    if node is None:
-        return None
-    if route is not None:
-        found = route[0]
-        if found is not None and found[0] is node.entry and found[1] == len(values) and \
-                found[2] == skipped and _routed(found, node, values):
-            return _route_gradients(found, node, grads, values)
-    names, tensors, want = [], [], {}
-    for i, v in enumerate(values):
-        if v.__class__ is not Tensor:
-            if isinstance(v, (Tensor, np.ndarray)):
-                return None
-            continue
-        if v.data.dtype.kind == "f" and i not in skipped:
-            want[id(v)] = len(tensors)  # (a tensor given twice: its last position, as the walk's)
-            names.append(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}")
-            tensors.append(v)
-    in_grads = edge_gradients(node, grads)
-    if in_grads is None:
-        return None
-    got: list = [None] * len(tensors)
-    for e, g in zip(node.edges, in_grads):
-        if g is None or e is None or not e.requires_grad:
-            continue
-        k = want.get(id(e))
-        if k is not None:
-            dtype = e.data.dtype
-            if g.__class__ is not np.ndarray or (g.dtype is not dtype and g.dtype != dtype):
-                g = np.asarray(g, dtype)
-            got[k] = g if got[k] is None else got[k] + g
-    if route is not None:
-        route[0] = _new_route(node, values, skipped, names, tensors, want)
-    result = {}
-    for name, t, g in zip(names, tensors, got):
-        result[name] = np.zeros_like(t.data) if g is None else g if g.flags.writeable else g.copy()
-    return result
-
-
-def _new_route(node, values: list, skipped: tuple, names: list, tensors: list, want: dict
-               ) -> Optional[tuple]:
-    """(entry, number of inputs, skipped, names, per name its input's position, per edge its
-    name's index, the unnamed inputs not skipped) when every input is a Tensor and every edge is a named input requiring
-    grad, once each; else None."""
-    if any(v.__class__ is not Tensor for v in values):
-        return None
-    slots = []
-    for e in node.edges:
-        k = None if e is None or not e.requires_grad else want.get(id(e))
-        if k is None or k in slots:
-            return None
-        slots.append(k)
-    position = {id(v): i for i, v in enumerate(values)}
-    positions = tuple(position[id(t)] for t in tensors)
-    others = tuple(i for i in range(len(values)) if i not in positions and i not in skipped)
-    return (node.entry, len(values), skipped, tuple(names), positions, tuple(slots), others)
-
-
-def _routed(route: tuple, node, values: list) -> bool:
-    """Whether `route` holds for this call's tape and inputs: each edge is the input it was,
-    a leaf (so every named input that is an edge is a floating-point Tensor requiring grad), the
-    other named inputs are floating-point Tensors still and the unnamed ones are not, and the
-    inputs' Tensors are distinct (the caller's promise: they are the call's own copies)."""
-    _, _, _, _, positions, slots, others = route
-    edges = node.edges
-    if len(edges) != len(slots):
-        return False
-    for e, k in zip(edges, slots):
-        if e is not values[positions[k]] or not e.requires_grad or e.grad_fn is not None:
-            return False
-    if len(positions) != len(slots):  # (named inputs that are no edge: zeros)
-        for k in positions:
-            v = values[k]
-            if v.__class__ is not Tensor or v.data.dtype.kind != "f":
-                return False
-    for k in others:
-        v = values[k]
-        if v.__class__ is not Tensor or v.data.dtype.kind == "f":
-            return False
-    return True
-
-
-def _route_gradients(route: tuple, node, grads: list, values: list) -> dict:
-    _, _, _, names, positions, slots, _ = route
-    in_grads = node_gradients(node, grads)  # (its edges are inputs, leaves: `_routed`)
-    got: list = [None] * len(names)
-    for e, k, g in zip(node.edges, slots, in_grads):
-        if g is not None:
-            dtype = e.data.dtype
-            if g.__class__ is not np.ndarray or (g.dtype is not dtype and g.dtype != dtype):
-                g = np.asarray(g, dtype)
-            got[k] = g
-    result = {}
-    for name, k, g in zip(names, positions, got):
-        result[name] = np.zeros_like(values[k].data) if g is None else g if g.flags.writeable \
-            else g.copy()
-    return result
-
-
-def _copies_as_tensors(inputs: Sequence[Any]) -> Optional[list]:
-    """What `prepare_inputs` makes of numpy arrays for tensor inputs under grad (copies, the
-    floating-point ones requiring grad), or None when an input is not a numpy array."""
-    values = []
-    for x in inputs:
-        if x.__class__ is not np.ndarray:
-            return None
-        values.append(Tensor(np.array(x), x.dtype.kind == "f"))
-    return values
+        return names, tensors
 
 
 def _input_flags(requires_grad: Union[bool, Sequence[bool]], n: int, filename: str

@@ -140,8 +140,8 @@ class GroupGradients:
     def for_call(self, node: Node, args: list) -> Any:
         """How the group runs for these arguments under grad mode: None when it records
         nothing (no argument requires grad, no output would: its unit runs as without grad),
-        a callable running it with its backward recorded (`op(args) -> outputs`), or False:
-        interpret it."""
+        a callable running it with its backward recorded (`op(args) -> outputs`: a
+        NativeGroupOp's `step`, a ViewGroupOp), or False: interpret it."""
         flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         decisions = self.decisions(node)
         found = decisions.get(flags, _UNDECIDED)
@@ -163,7 +163,7 @@ class GroupGradients:
         unit = self.unit_of(node)
         base = view_group_base(unit, flags)
         if base is None:
-            return op
+            return op.step  # (its generated function when it records: no call through the op)
         kinds = [n.kind for n in sub.nodes() if n.kind != "prim::Constant"]
         return ViewGroupOp(node, self.unit_of, base,
                            kinds[0] if len(kinds) == 1 else "prim::NativeGroup", op)

@@ -23,6 +23,8 @@ from irjit.ops.tensor import Tensor
 
 from .autograd import GRAD_MODE, GradNode, WindowEntry, is_broadcast, vjp_array
 
+_ndarray = np.ndarray  # (a global: cheaper than the module attribute)
+
 
 def share_bases(results: list, args: list) -> None:
     """Outputs that are views of an argument (or of an earlier output) share its version
@@ -82,22 +84,27 @@ class _NativeBackward:
 
     def derivative(self, emitter, grads: list, captured: list, outputs: list) -> list:
         vjps = []
+        n = len(grads)
         for i in self.op.vjp_outputs:
-            g = grads[i] if i < len(grads) else None
+            g = grads[i] if i < n else None
             if g is None:  # (an output without a gradient: zeros of its shape)
                 ref = outputs[i]
-                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, np.ndarray) else None
-            elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
+                g = np.zeros(ref.shape, ref.dtype) if isinstance(ref, _ndarray) else None
+            elif g.__class__ is not _ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
+        vjps += captured
         df = self.op.df
-        got = df.run_arrays(vjps + captured, True)
+        got = df.run_arrays(vjps, True)
         if got is None:
-            got = _run(df, vjps + captured)
+            got = _run(df, vjps)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
-        return [g if g.__class__ is np.ndarray else g.data if isinstance(g, Tensor) else None
-                for g in got]
+        for g in got:  # (arrays, as df's array program returns them, pass as they are)
+            if g.__class__ is not _ndarray:
+                return [g if g.__class__ is _ndarray else g.data if isinstance(g, Tensor) else None
+                        for g in got]
+        return got
 
 
 class NativeGroupOp:
@@ -123,10 +130,12 @@ class NativeGroupOp:
         self._edges = None if flags is None else tuple(
             i if flags[i] else None for i in gradient.df_output_vjps)
         self._records = flags is not None and any(flags[i] for i in gradient.df_output_vjps)
-        self._step = self._call if not self._records else _recording_step(self, flags)
+        # `op(args)` without the call through the op: the generated function when it records
+        # (it has `op` as an attribute), else `_call`
+        self.step = self._call if not self._records else _recording_step(self, flags)
 
     def __call__(self, args: list) -> list:
-        return self._step(args)
+        return self.step(args)
 
     def _call(self, args: list) -> list:
         records = self._records
@@ -210,9 +219,9 @@ def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[lis
             lines.append(f"    if isinstance(a{i}, Tensor):")
             lines.append(f"        versions.append((a{i}, a{i}._version[0]))")
     real = [f"r{j}" for j in range(op._n_real)]
-    if real:
-        lines.append(f"    {', '.join(real)}, = outs[:{op._n_real}]")
-    captured = [f"d{i}" for i in op._captured_inputs] + [f"outs[{j}]" for j in op._captured_outputs]
+    lines += [f"    r{j} = outs[{j}]" for j in range(op._n_real)]
+    captured = [f"d{i}" for i in op._captured_inputs] + [
+        f"r{j}" if j < op._n_real else f"outs[{j}]" for j in op._captured_outputs]
     edges = ["None" if i is None else f"a{i}" for i in op._edges]
     lines.append(f"    node = GradNode(entry, [{', '.join(captured)}], [{', '.join(real)}], "
                  f"[{', '.join(edges)}], 'prim::DifferentiableGraph', versions)")
@@ -227,6 +236,7 @@ def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[lis
     exec(compile("\n".join(lines) + "\n", "<native group step>", "exec"), names)  # noqa: S102
     step = names["step"]
     step.source = "\n".join(lines)
+    step.op = op
     return step
 
 

@@ -29,7 +29,7 @@ from irjit.ops.prims import PURE_PRIMS
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import TensorType
 
-from .autograd import is_grad_enabled
+from .autograd import GRAD_MODE
 from .interpreter import _accepts, _BailOut, check_input
 from .module import Module
 from .native_specialization import attribute_reads
@@ -170,7 +170,7 @@ class _Program:
         self.plan, self.key, self.decisions = plan, key, decisions
         self.subgraph_op = subgraph_op
         self.src = src = _Source()
-        src.names.update(grad_enabled=is_grad_enabled, needs_grad=needs_grad, value_key=value_key,
+        src.names.update(GRAD=GRAD_MODE, needs_grad=needs_grad, value_key=value_key,
                          check_input=check_input, interp=plan.interpreter, K=key,
                          run_group=run_group, bail=bail, share=share_view_bases)
         self.under_grad = False  # emitting the body for calls whose inputs require grad
@@ -253,7 +253,7 @@ class _Program:
         guarded, grad_checks = self.checks(steps, arrays=False)
         src.lines.extend("    " + line for line in constants)
         if grad_checks:
-            src.line(f"if grad_enabled() and ({' or '.join(grad_checks)}):")
+            src.line(f"if GRAD.enabled and ({' or '.join(grad_checks)}):")
             src.depth += 1
             for i in sorted(guarded):
                 self._layout_check(i, arrays=False)
@@ -271,9 +271,13 @@ class _Program:
 
     def _layout_check(self, i: int, arrays: bool) -> None:
         """Input `i`'s dtype, sizes and strides as the key recorded them."""
-        if self.key is not None:
+        if self.key is not None:  # (sizes and strides first, the dtype by identity first:
+            # a tuple of the three costs more than the three tests)
             a = f"v{i}" if arrays else f"v{i}.data"
-            self.src.line(f"if ({a}.dtype, {a}.shape, {a}.strides) != K[{i}]:")
+            dtype, sizes, strides = (self.src.name(prefix, x) for prefix, x in
+                                     zip(("D", "Z", "S"), self.key[i]))
+            self.src.line(f"if {a}.shape != {sizes} or {a}.strides != {strides} or "
+                          f"({a}.dtype is not {dtype} and {a}.dtype != {dtype}):")
             self.src.line("return None", 1)
 
     def body(self, steps: list, outputs: list[int]) -> None:
@@ -483,7 +487,7 @@ class _Program:
                    f"isinstance(v{a}, Tensor) and not (g and v{a}.requires_grad)"
                    for a, t in zip(args, types)]
         enforced = _guards_enforced(self.plan.interpreter)  # (else the guarded code just runs)
-        src.line("g = grad_enabled()")
+        src.line("g = GRAD.enabled")
         for a, o in zip(args, outs):
             src.line(f"v{o} = v{a}")
         src.line(f"v{outs[-1]} = True if ({' and '.join(checks) or 'True'}) else False"

@@ -79,8 +79,13 @@ def leaves(v: Any) -> list:
     for x in v:  # (tensors, and tuples of them, without recursion: a graph's usual outputs)
         if x.__class__ is Tensor:
             out.append(x)
-        elif x.__class__ is tuple and all(e.__class__ is Tensor for e in x):
-            out.extend(x)
+        elif x.__class__ is tuple:
+            for e in x:
+                if e.__class__ is not Tensor:
+                    _collect_leaves(x, out)
+                    break
+            else:
+                out.extend(x)
         else:
             _collect_leaves(x, out)
     return out

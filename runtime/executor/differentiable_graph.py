@@ -18,7 +18,6 @@ import numpy as np
 from irjit.runtime.autograd import GRAD_MODE, GradNode, is_broadcast, vjp_array
 from irjit.ops.tensor import Tensor
 
-from .counters import last_executed_optimized_graph, record_last_executed
 from .runnable_gradient import runnable_gradient
 
 
@@ -77,9 +76,8 @@ class _Backward:
             elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
-        ran = last_executed_optimized_graph()
-        got = op.run(op.gradient.df, vjps + captured, arrays=True)
-        record_last_executed(ran)  # the graph the latest (forward) call ran stays the one shown
+        got = op.run(op.gradient.df, vjps + captured, arrays=True)  # (df's executor does not
+        # record itself as last executed: the forward's graph stays the one shown)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
         return [g if g.__class__ is np.ndarray else _array(g) for g in got]

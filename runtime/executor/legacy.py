@@ -29,6 +29,9 @@ class LegacyGraphExecutor:
     """Plan cache keyed on ArgumentSpec; counters for hits and misses; thread safe (one
     compilation per spec, however many threads ask at once)."""
 
+    shows_last = True  # whether a run records its graph as `last_executed_optimized_graph()`
+    # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
+
     def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
                  settings: Optional[ExecutorSettings] = None):
         self.graph = graph
@@ -60,7 +63,9 @@ class LegacyGraphExecutor:
         return ExecutionPlan(g, self._make_child, self.functions, settings=self.settings)
 
     def _make_child(self, graph: Graph) -> "LegacyGraphExecutor":
-        return LegacyGraphExecutor(graph, self.optimize, self.functions, self.settings)
+        child = LegacyGraphExecutor(graph, self.optimize, self.functions, self.settings)
+        child.shows_last = self.shows_last
+        return child
 
     def plan_for(self, inputs: list, count: bool = True) -> ExecutionPlan:
         """The plan for these inputs, compiled on first use of their ArgumentSpec."""
@@ -94,7 +99,8 @@ class LegacyGraphExecutor:
         plan = self.plan_for(inputs)
         outs = plan.run(inputs)
         self.last_graph = plan.graph
-        record_last_executed(plan.graph)  # after running, as PyTorch does: nested executors ran first
+        if self.shows_last:  # after running, as PyTorch does: nested executors ran first
+            record_last_executed(plan.graph)
         return outs
 
     def graph_for(self, *inputs: Any) -> Graph:

@@ -178,9 +178,12 @@ class ExecutionPlan:
             with self._lock:
                 op = self._ops.get(id(node))
                 if op is None:
-                    op = self._ops[id(node)] = DifferentiableGraphOp(
-                        gradient_for(node), lambda g, xs: self._executor(g).run(*xs),
-                        self._arrays_runner)
+                    op = DifferentiableGraphOp(gradient_for(node),
+                                               lambda g, xs: self._executor(g).run(*xs),
+                                               self._arrays_runner)
+                    # a backward run leaves the forward's graph the one last executed
+                    self._executor(op.gradient.df).shows_last = False
+                    self._ops[id(node)] = op
         return op
 
     def _arrays_runner(self, graph: Graph) -> Optional[Callable[[list], Optional[list]]]:

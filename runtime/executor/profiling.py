@@ -29,6 +29,9 @@ from irjit.compiler.settings import ExecutorSettings, get_settings
 class ProfilingGraphExecutor:
     """Profile for `num_profiled_runs` runs, then run an optimized, guarded plan."""
 
+    shows_last = True  # whether a run records its graph as `last_executed_optimized_graph()`
+    # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
+
     def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
                  settings: Optional[ExecutorSettings] = None,
                  remaining_depth: Optional[int] = None):
@@ -57,7 +60,9 @@ class ProfilingGraphExecutor:
 
     # ---- plans
     def _make_child(self, graph: Graph) -> "ProfilingGraphExecutor":
-        return ProfilingGraphExecutor(graph, self.optimize, self.functions, self.settings)
+        child = ProfilingGraphExecutor(graph, self.optimize, self.functions, self.settings)
+        child.shows_last = self.shows_last
+        return child
 
     def _unoptimized_plan(self) -> ExecutionPlan:
         """Depth exhausted or optimization off: the graph after profiling-insensitive passes."""
@@ -121,7 +126,8 @@ class ProfilingGraphExecutor:
             with self._lock:  # profile recording writes node attributes
                 outs = runner.run(list(inputs))
             self.last_graph = runner.graph
-            record_last_executed(runner.graph)
+            if self.shows_last:
+                record_last_executed(runner.graph)
             return outs
         if runner is self.optimized_plan and self._needs_gradient_plan(inputs):
             self._count_bailout()
@@ -134,7 +140,8 @@ class ProfilingGraphExecutor:
         except _BailOut as b:
             outs = self._resume_after_bailout(b, list(inputs))
         self.last_graph = runner.graph
-        record_last_executed(runner.graph)
+        if self.shows_last:
+            record_last_executed(runner.graph)
         return outs
 
     def run_arrays(self, arrays: list) -> Optional[list]:
@@ -149,7 +156,8 @@ class ProfilingGraphExecutor:
         if outs is not None:
             COUNTERS.inc("invocations")
             graph = self.last_graph = plan.graph
-            record_last_executed(graph)
+            if self.shows_last:
+                record_last_executed(graph)
         return outs
 
     def _needs_gradient_plan(self, inputs: list) -> bool:
@@ -172,8 +180,10 @@ class ProfilingGraphExecutor:
         with self._lock:
             ex = self._fallback_executors.get(id(graph))
             if ex is None:
-                ex = self._fallback_executors[id(graph)] = ProfilingGraphExecutor(
-                    graph, self.optimize, self.functions, self.settings, self.remaining_depth - 1)
+                ex = ProfilingGraphExecutor(graph, self.optimize, self.functions, self.settings,
+                                            self.remaining_depth - 1)
+                ex.shows_last = self.shows_last
+                self._fallback_executors[id(graph)] = ex
             return ex
 
     def _run_fallback(self, fn, args: list) -> list:

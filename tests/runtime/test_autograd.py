@@ -20,48 +20,92 @@ def _leaves():
 def _both_paths(monkeypatch, make):
     """backward of the tape `make()` records, by the one-node path and by the general walk."""
     got = make()
-    monkeypatch.setattr(autograd, "_only_node", lambda roots: None)
+    monkeypatch.setattr(autograd, "_backward_one_node", lambda *args: None)
     walked = make()
     return got, walked
 
 
-@pytest.mark.parametrize("case", ["repeated_root", "repeated_edge", "root_as_input", "unconnected"])
-def test_one_node_tape_gives_the_walks_gradients(monkeypatch, case):
+@pytest.mark.parametrize("seeded", [False, True])
+@pytest.mark.parametrize("case", ["repeated_root", "repeated_edge", "root_as_input", "unconnected",
+                                  "input_given_twice"])
+def test_one_node_tape_gives_the_walks_gradients(monkeypatch, case, seeded):
+    """With given gradients, and with the seeds of the roots' sums (`grad_outputs` None: the
+    short path's shared read-only ones, counted once per listing of a root)."""
     x, y, z = _leaves()
     g = np.full((3, 4), 0.5, np.float32)
+    given = (lambda *gs: None) if seeded else (lambda *gs: list(gs))
+    ones = np.ones((3, 4), np.float32)
+    if seeded:
+        g = ones
 
     def make():
         if case == "repeated_root":
             out = run_op("aten::mul", x, y)
-            return backward([out, out], [g, 2 * g], inputs=[x, y])
+            return backward([out, out], given(g, 2 * g), inputs=[x, y])
         if case == "repeated_edge":
             out = run_op("aten::mul", x, x)
-            return backward([out], [g], inputs=[x])
+            return backward([out], given(g), inputs=[x])
         if case == "root_as_input":
             out = run_op("aten::mul", x, y)
-            return backward([out], [g], inputs=[out, y])
+            return backward([out, out] if seeded else [out], given(g), inputs=[out, y])
+        if case == "input_given_twice":  # (its gradient goes to its last position)
+            out = run_op("aten::mul", x, y)
+            return backward([out], given(g), inputs=[x, y, x])
         out = run_op("aten::mul", x, y)
-        return backward([out], [g], inputs=[x, z])
+        return backward([out], given(g), inputs=[x, z])
     got, walked = _both_paths(monkeypatch, make)
     assert [a is None for a in got] == [a is None for a in walked]
     for a, b in zip(got, walked):
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-6)
+            assert a.flags.writeable  # (never a shared seed)
     if case == "repeated_root":
-        np.testing.assert_allclose(got[0], 3 * g * y.data, rtol=1e-6)
+        np.testing.assert_allclose(got[0], (2 if seeded else 3) * g * y.data, rtol=1e-6)
     if case == "repeated_edge":
         np.testing.assert_allclose(got[0], 2 * g * x.data, rtol=1e-6)
     if case == "root_as_input":
-        np.testing.assert_array_equal(got[0], g)
+        np.testing.assert_array_equal(got[0], 2 * g if seeded else g)
+        if seeded:
+            np.testing.assert_allclose(got[1], 2 * x.data, rtol=1e-6)
     if case == "unconnected":
         assert got[1] is None
+    if case == "input_given_twice":
+        assert got[0] is None and got[2] is not None
+    if seeded:  # (the shared seeds are as they were)
+        assert (autograd.shared_ones(ones) == 1).all() and (autograd.shared_ones(ones, 2) == 2).all()
+
+
+def test_a_large_seed_is_broadcast_only_for_an_entry_that_takes_it():
+    """The seeds of a one-node tape: one element broadcast (stride 0) for a large output of a
+    node whose entry reads a seed as it is (`takes_broadcast_seed`), shared read-only ones
+    otherwise; an output listed twice gets one seed of twos."""
+    class Entry:
+        takes_broadcast_seed = True
+        schema = None
+
+        def derivative(self, emitter, grads, inputs, outputs):
+            seen.append(grads)
+            return [np.zeros(3, np.float32)]
+    seen = []
+    x = Tensor(np.zeros(3, np.float32), True)
+    big = Tensor(np.zeros(autograd.BROADCAST_SEED_SIZE + 1, np.float32), True)
+    small = Tensor(np.zeros(3, np.float32), True)
+    node = autograd.GradNode(Entry(), [], [big.data, small.data], [x])
+    big.grad_fn, small.grad_fn = (node, 0), (node, 1)
+    got = backward([big, small, big], inputs=[x])
+    assert got[0].flags.writeable
+    g_big, g_small = seen[-1]
+    assert g_big.strides == (0,) and (g_big == 2).all() and not g_big.flags.writeable
+    assert g_small is autograd.shared_ones(small.data) and not g_small.flags.writeable
+    Entry.takes_broadcast_seed = False
+    backward([big], inputs=[x])
+    assert seen[-1][0].strides == (4,) and (seen[-1][0] == 1).all()
 
 
 def test_one_node_tape_refuses_an_input_written_in_place():
     x, y, _ = _leaves()
     out = run_op("aten::mul", x, y)
     y.bump_version()  # (as an in-place op on y would)
-    assert autograd._only_node([out]) is not None
     with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
         backward([out], [np.ones((3, 4), np.float32)], inputs=[x])
 
@@ -69,7 +113,7 @@ def test_one_node_tape_refuses_an_input_written_in_place():
 def test_a_tape_of_two_nodes_takes_the_walk():
     x, y, _ = _leaves()
     out = run_op("aten::tanh", run_op("aten::mul", x, y))
-    assert autograd._only_node([out]) is None
+    assert autograd._backward_one_node([out], None, [x, y]) is None
 
 
 # ---- the general walk with views' window entries (x[i] in a loop)

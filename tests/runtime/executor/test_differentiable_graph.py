@@ -89,3 +89,31 @@ def test_cat_of_a_list_built_outside_matches_pytorch_2_13():
         names: dict = {}
         return re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), head)
     assert top(str(fn.executor.last_graph)) == top(want)
+
+
+@pytest.mark.parametrize("executor,backend", [("profiling", "interp"), ("profiling", "native"),
+                                              ("legacy", "interp")])
+def test_backward_leaves_the_forward_graph_last_executed(executor, backend):
+    """`df` runs through an executor of its own that does not record itself (nor do the
+    executors it makes) as `last_executed_optimized_graph()`: after backward the graph shown
+    is still the one the forward call ran, as PyTorch's backward leaves it."""
+    from irjit.runtime.executor.counters import last_executed_optimized_graph
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(2)]
+    fn = irjit.load(irjit.parse_ir(CAT), executor=executor, backend=backend)
+    for _ in range(4):
+        fn.run(*args, requires_grad=True)
+        forward = last_executed_optimized_graph()
+        assert forward is fn.executor.last_graph
+        fn.backward()
+        assert last_executed_optimized_graph() is forward
+    assert any(n.kind == "prim::DifferentiableGraph" for n in forward.walk())
+    plans = [p for p in [getattr(fn.executor, "optimized_plan", None)] +
+             list(getattr(fn.executor, "plans", {}).values()) if p is not None]
+    ops = [op for p in plans for op in p._ops.values()]
+    assert ops
+    for p in plans:
+        for op in p._ops.values():
+            df = p._executors[id(op.gradient.df)]
+            assert not df.shows_last and df._make_child(op.gradient.df).shows_last is False
+            assert p._executors[id(op.gradient.f)].shows_last
