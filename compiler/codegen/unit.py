@@ -16,6 +16,7 @@ from irjit.ops.types import TensorType
 from . import blas, entry, thread_pool, threads
 from .emit import STATUS_OUT_OF_BOUNDS, emit_convolution, emit_product
 from .entry import builtin_function, check_array_layout, emit_entry, emit_fast_entry, process_address
+from .gemm_tiled import share_plans
 from .kernel import Buffer, Convolution, Kernel
 from .library import CodeLibrary, load_library, new_module
 from .lower import LoweredGroup, lower_group
@@ -95,6 +96,7 @@ class NativeUnit:
         self.buffers, self.results = lowered.buffers, lowered.results
         self.views = ViewOutputs.of_lowered(lowered.views, self.n_inputs, self.results)
         module = new_module(name)
+        share_plans(module, lowered.products)
         fns = [emit_convolution(module, f"{name}_product{i}", self.buffers, p) if isinstance(p, Convolution)
                else emit_product(module, f"{name}_product{i}", self.buffers, p, self.bounds_checks)
                for i, p in enumerate(lowered.products)]

@@ -7,6 +7,8 @@ own."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -94,6 +96,30 @@ def test_linear_bias_activation(m, n, k, checks):
 
 def test_two_products_and_their_biases():
     _check(GATES, [(20, 48), (20, 40), (160, 48), (160, 40), (160,), (160,)], "epi_gates", True)
+
+
+@pytest.mark.parametrize("m,n,k", [(20, 160, 48), (150, 40, 33), (64, 256, 64)])
+@pytest.mark.parametrize("checks", [False, True])
+@pytest.mark.parametrize("cores", [1, 2])
+def test_equal_products_share_one_function_the_epilogue_through_a_pointer(m, n, k, checks, cores,
+                                                                          monkeypatch):
+    """An LSTM's two gate products (equal plans, the second with the gates' sum as epilogue)
+    are one function, which stores the first product's tiles and hands the second's to the
+    epilogue through a pointer: results bitwise equal to two functions of their own, in both
+    tile orientations, with partial tiles, on one thread and several."""
+    monkeypatch.setattr(parallel, "thread_count", lambda: cores)
+    monkeypatch.setattr(gemm_tiled, "THREAD_FLOPS", 0)
+    shapes = [(m, k), (m, k), (n, k), (n, k), (n,), (n,)]
+    name = f"epi_shared_{m}_{n}_{k}_{int(checks)}_{cores}"
+    shared = _check(GATES, shapes, name, True, checks)
+    unit = NativeUnit(typed_graph(GATES, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes)),
+                      name + "_again", bounds_checks=checks)
+    defined = set(re.findall(r"^define .*@(\S+_gemm_[0-9a-f]{16}\S*)\(", unit.library.llvm_ir, re.M))
+    assert {d.split("_gemm_")[1][16:] for d in defined} <= {"_epilogue", "_epilogue_parallel_chunk"}, defined
+    monkeypatch.setattr(gemm_tiled, "share_plans", lambda module, products: None)
+    monkeypatch.setattr("irjit.compiler.codegen.unit.share_plans", lambda module, products: None)
+    apart = _check(GATES, shapes, name + "_apart", True, checks)
+    assert shared[0].tobytes() == apart[0].tobytes()
 
 
 @pytest.mark.parametrize("m,n,k", [(40, 70, 33), (17, 64, 100)])
