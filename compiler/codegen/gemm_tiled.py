@@ -211,18 +211,17 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
     lanes = p.lanes
     vectors = p.nr // lanes
     vty = ir.VectorType(ety, lanes)
-    acc = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)]
     blocks = -(-p.k // K_BLOCK)
-    sums = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)] if blocks > 1 else None
-    s_rows = s_tile
     in_place = not p.pack
-    with for_range(b, 0, blocks, name="kb") as kb:
-        for r in range(rows):
-            for v in range(vectors):
-                b.store(ir.Constant(vty, None), acc[r][v])
-        k0 = b.mul(kb, i64(K_BLOCK))
-        k1 = b.add(k0, i64(K_BLOCK))
-        with for_range(b, k0, b.select(b.icmp_signed("<", k1, i64(p.k)), k1, i64(p.k)), name="k") as kk:
+
+    def k_loop(k0, k1) -> list[list[ir.Value]]:
+        """The tile's sums over k in [k0, k1), kept in phis (not stack slots for SROA to
+        promote: a third of the tile's IR less to print, parse and optimize)."""
+        pre = b.block
+        with for_range(b, k0, k1, name="k") as kk:
+            head = ir.IRBuilder(kk.parent)
+            head.position_after(kk)
+            acc = [[head.phi(vty) for _ in range(vectors)] for _ in range(rows)]
             v_row = element(b, v_base, b.mul(kk, i64(v_ks)))
             vecs = []
             for v in range(vectors):
@@ -232,21 +231,31 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
                     vecs.append(_masked_load(b, at, vty, max(last, 0)))
                 else:
                     vecs.append(simd.load_vector(b, at, ety, lanes))
-            s_k = element(b, s_rows, b.mul(kk, i64(s_ks)))
+            s_k = element(b, s_tile, b.mul(kk, i64(s_ks)))
+            totals = []
             for r in range(rows):
                 s = simd.splat(b, b.load(element(b, s_k, i64(r * s_rs))), lanes)
+                totals.append([b.fadd(acc[r][v], b.fmul(s, vecs[v], flags=("contract",)), flags=("contract",))
+                               for v in range(vectors)])
+            for r in range(rows):
                 for v in range(vectors):
-                    total = b.fadd(b.load(acc[r][v]), b.fmul(s, vecs[v], flags=("contract",)),
-                                   flags=("contract",))
-                    b.store(total, acc[r][v])
-        if blocks > 1:  # the block's sums join the tile's running sums (in the stack, in L1)
+                    acc[r][v].add_incoming(ir.Constant(vty, None), pre)
+                    acc[r][v].add_incoming(totals[r][v], b.block)
+        return acc
+
+    if blocks == 1:
+        values = k_loop(i64(0), i64(p.k))
+    else:  # each block's sums join the tile's running sums (in the stack, in L1)
+        sums = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)]
+        with for_range(b, 0, blocks, name="kb") as kb:
+            k0 = b.mul(kb, i64(K_BLOCK))
+            k1 = b.add(k0, i64(K_BLOCK))
+            acc = k_loop(k0, b.select(b.icmp_signed("<", k1, i64(p.k)), k1, i64(p.k)))
             first = b.icmp_signed("==", kb, i64(0))
             for r in range(rows):
                 for v in range(vectors):
-                    value = b.load(acc[r][v])
-                    b.store(b.select(first, value, b.fadd(b.load(sums[r][v]), value)), sums[r][v])
-    done = sums if blocks > 1 else acc
-    values = [[b.load(done[r][v]) for v in range(vectors)] for r in range(rows)]
+                    b.store(b.select(first, acc[r][v], b.fadd(b.load(sums[r][v]), acc[r][v])), sums[r][v])
+        values = [[b.load(sums[r][v]) for v in range(vectors)] for r in range(rows)]
     given = getattr(epilogue, "given", None)
     if given is not None:  # an epilogue through a pointer that may be null: then stored
         tile, bounds = _emit_tile_buffer(b, p, values, r0, c0, valid)
