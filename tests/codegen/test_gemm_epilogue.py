@@ -144,3 +144,15 @@ def test_threads_give_the_one_thread_result(cores, monkeypatch):
     monkeypatch.setattr(gemm_tiled, "THREAD_FLOPS", 0)
     multi = _check(LINEAR, shapes, f"epi_multi_{cores}", True)
     assert single[0].tobytes() == multi[0].tobytes()
+
+
+def test_the_epilogue_row_loop_is_one_masked_vector_loop():
+    """A tile's row is at most a few vectors: the epilogue's innermost loop is vectorized with
+    its tail masked (one loop), not as a main vector loop, a vector remainder and a scalar one."""
+    shapes = [(64, 48), (160, 48), (160,)]
+    graph = typed_graph(LINEAR, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes))
+    text = NativeUnit(graph, "epi_masked").library.llvm_ir
+    start = text.index("@epi_masked_kernel_epilogue(")
+    body = text[start:text.index("\n}\n", start)]
+    assert "llvm.masked.load" in body and "llvm.masked.store" in body
+    assert "vec.epilog" not in body
