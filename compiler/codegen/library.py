@@ -25,11 +25,16 @@ def _host() -> tuple[str, str]:
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
-@lru_cache(maxsize=None)
 def target_machine(opt: int = 3) -> llvm.TargetMachine:
     """The host's target machine: its CPU name and every feature it has (AVX2/AVX-512); `opt`
     is code generation's optimization level (0: fast instruction selection and register
-    allocation, for code whose speed does not matter)."""
+    allocation, for code whose speed does not matter). One per level and process (keyed by the
+    level alone: `target_machine()` and `target_machine(3)` are the same machine)."""
+    return _target_machine(opt)
+
+
+@lru_cache(maxsize=None)
+def _target_machine(opt: int) -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
