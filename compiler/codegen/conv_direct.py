@@ -274,6 +274,11 @@ def emit_direct_function(module: ir.Module, name: str, buffers, conv) -> ir.Func
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
     fn = ir.Function(module, ir.FunctionType(ir.IntType(32), params), name=name)
     fn.linkage = "internal"
+    # optsize, as gemm_tiled's products: the kernel is vector code already (tools/bench_conv.py's
+    # shapes 0.97-1.02x of O3's time on one core, bitwise equal), and LLVM no longer makes
+    # vectorized and interleaved copies of the padding and weight copies (~12 ms less of
+    # optimizing and code generation for mobilenet_dw's first convolution)
+    fn.attributes.add("optsize")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     if conv.mode == "forward":
         shape, source = conv.shape, conv.x
@@ -304,6 +309,8 @@ def emit_direct_function(module: ir.Module, name: str, buffers, conv) -> ir.Func
     range_fn = ir.Function(module, ir.FunctionType(ir.IntType(32), params + [ir.IntType(64).as_pointer()]),
                            name=name + "_items")
     range_fn.linkage = "internal"
+    range_fn.attributes.add("optsize")  # (inlined into the pool's chunk, it would lose it)
+    range_fn.attributes.add("noinline")
     rb = ir.IRBuilder(range_fn.append_basic_block("entry"))
     *args, bounds = range_fn.args
     emit_direct_items(rb, dtype, shape, plan, *operands(rb, args), rb.load(bounds),

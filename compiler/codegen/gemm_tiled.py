@@ -118,7 +118,7 @@ def tiled_plan(dtype: str, m: int, n: int, k: int, a_strides, b_strides, c_strid
         vectors, mr = 1, lanes
     else:
         vectors = 2 if cols > lanes else 1
-        mr = min(MAX_ROWS, (simd.vector_registers() * 3 // 4) // vectors, rows)
+        mr = _even_rows(rows, min(MAX_ROWS, (simd.vector_registers() * 3 // 4) // vectors, rows))
     nr = vectors * lanes
     # the larger operand is read once: S (rows x k) when items are row blocks, V otherwise
     rows_outer = rows >= cols or pack
@@ -129,6 +129,19 @@ def tiled_plan(dtype: str, m: int, n: int, k: int, a_strides, b_strides, c_strid
     pack_s = mr > 8 and s_rs % 4096 == 0 and -(-cols // nr) >= 4
     return TiledPlan(dtype, m, n, k, a_strides, b_strides, c_strides, transposed, pack, pack_s,
                      lanes, mr, nr, rows_outer)
+
+
+def _even_rows(rows: int, mr: int) -> int:
+    """MR, or the largest number of rows from 2/3 of it that divides T's rows: a short last
+    row block is a second copy of the tile's code (~10-15 ms of optimizing and code generation
+    a product), and tiles of 8 x 2 vectors run as fast as 12 x 2 (64 rows, one core:
+    tools/bench_products.py shapes within 1%)."""
+    if rows % mr == 0:
+        return mr
+    for d in range(mr - 1, -(-2 * mr // 3) - 1, -1):
+        if rows % d == 0:
+            return d
+    return mr
 
 
 def emit_pack(b: ir.IRBuilder, plan: TiledPlan, v_ptr: ir.Value, scratch: ir.Value) -> None:
@@ -198,18 +211,17 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
     lanes = p.lanes
     vectors = p.nr // lanes
     vty = ir.VectorType(ety, lanes)
-    acc = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)]
     blocks = -(-p.k // K_BLOCK)
-    sums = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)] if blocks > 1 else None
-    s_rows = s_tile
     in_place = not p.pack
-    with for_range(b, 0, blocks, name="kb") as kb:
-        for r in range(rows):
-            for v in range(vectors):
-                b.store(ir.Constant(vty, None), acc[r][v])
-        k0 = b.mul(kb, i64(K_BLOCK))
-        k1 = b.add(k0, i64(K_BLOCK))
-        with for_range(b, k0, b.select(b.icmp_signed("<", k1, i64(p.k)), k1, i64(p.k)), name="k") as kk:
+
+    def k_loop(k0, k1) -> list[list[ir.Value]]:
+        """The tile's sums over k in [k0, k1), kept in phis (not stack slots for SROA to
+        promote: a third of the tile's IR less to print, parse and optimize)."""
+        pre = b.block
+        with for_range(b, k0, k1, name="k") as kk:
+            head = ir.IRBuilder(kk.parent)
+            head.position_after(kk)
+            acc = [[head.phi(vty) for _ in range(vectors)] for _ in range(rows)]
             v_row = element(b, v_base, b.mul(kk, i64(v_ks)))
             vecs = []
             for v in range(vectors):
@@ -219,22 +231,40 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
                     vecs.append(_masked_load(b, at, vty, max(last, 0)))
                 else:
                     vecs.append(simd.load_vector(b, at, ety, lanes))
-            s_k = element(b, s_rows, b.mul(kk, i64(s_ks)))
+            s_k = element(b, s_tile, b.mul(kk, i64(s_ks)))
+            totals = []
             for r in range(rows):
                 s = simd.splat(b, b.load(element(b, s_k, i64(r * s_rs))), lanes)
+                totals.append([b.fadd(acc[r][v], b.fmul(s, vecs[v], flags=("contract",)), flags=("contract",))
+                               for v in range(vectors)])
+            for r in range(rows):
                 for v in range(vectors):
-                    total = b.fadd(b.load(acc[r][v]), b.fmul(s, vecs[v], flags=("contract",)),
-                                   flags=("contract",))
-                    b.store(total, acc[r][v])
-        if blocks > 1:  # the block's sums join the tile's running sums (in the stack, in L1)
+                    acc[r][v].add_incoming(ir.Constant(vty, None), pre)
+                    acc[r][v].add_incoming(totals[r][v], b.block)
+        return acc
+
+    if blocks == 1:
+        values = k_loop(i64(0), i64(p.k))
+    else:  # each block's sums join the tile's running sums (in the stack, in L1)
+        sums = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)]
+        with for_range(b, 0, blocks, name="kb") as kb:
+            k0 = b.mul(kb, i64(K_BLOCK))
+            k1 = b.add(k0, i64(K_BLOCK))
+            acc = k_loop(k0, b.select(b.icmp_signed("<", k1, i64(p.k)), k1, i64(p.k)))
             first = b.icmp_signed("==", kb, i64(0))
             for r in range(rows):
                 for v in range(vectors):
-                    value = b.load(acc[r][v])
-                    b.store(b.select(first, value, b.fadd(b.load(sums[r][v]), value)), sums[r][v])
-    done = sums if blocks > 1 else acc
-    values = [[b.load(done[r][v]) for v in range(vectors)] for r in range(rows)]
-    if epilogue is not None:
+                    b.store(b.select(first, acc[r][v], b.fadd(b.load(sums[r][v]), acc[r][v])), sums[r][v])
+        values = [[b.load(sums[r][v]) for v in range(vectors)] for r in range(rows)]
+    given = getattr(epilogue, "given", None)
+    if given is not None:  # an epilogue through a pointer that may be null: then stored
+        tile, bounds = _emit_tile_buffer(b, p, values, r0, c0, valid)
+        with b.if_else(given(b)) as (on_epilogue, on_store):
+            with on_epilogue:
+                epilogue(b, tile, bounds)
+            with on_store:
+                _emit_buffer_store(b, p, tile, len(values), t_ptr, r0, c0, valid, beta)
+    elif epilogue is not None:
         _emit_tile_epilogue(b, p, values, r0, c0, valid, epilogue)
     else:
         _emit_tile_store(b, p, values, t_ptr, r0, c0, valid, beta)
@@ -243,6 +273,33 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
 def _emit_tile_epilogue(b: ir.IRBuilder, p: TiledPlan, values, r0, c0, valid: int, epilogue) -> None:
     """Hand the tile to `epilogue(builder, tile, bounds)` as C's elements [i0, i1) x [j0, j1),
     row-major in a stack buffer `p.nr` wide (bounds: four i64s)."""
+    epilogue(b, *_emit_tile_buffer(b, p, values, r0, c0, valid))
+
+
+def _emit_buffer_store(b: ir.IRBuilder, p: TiledPlan, tile: ir.Value, rows: int, t_ptr, r0, c0,
+                       valid: int, beta) -> None:
+    """`_emit_tile_store` of a tile that `_emit_tile_buffer` wrote (`rows` rows of T, `valid`
+    columns), read back from the buffer (for a product whose epilogue pointer is null)."""
+    ety = simd.ELEMENT_TYPES[p.dtype]
+    lanes = p.lanes
+    t_rs, t_cs = p.t_strides
+    if p.transposed:  # the buffer's row j is C's row c0 + j, its `rows` first lanes real
+        for j in range(valid):
+            value = simd.load_vector(b, element(b, tile, i64(j * p.nr)), ety, lanes)
+            dst = element(b, t_ptr, b.add(b.mul(b.add(c0, i64(j)), i64(t_cs)), b.mul(r0, i64(t_rs))))
+            _store_lanes(b, p, value, dst, rows, beta)
+        return
+    for r in range(rows):
+        t_row = element(b, t_ptr, b.add(b.mul(b.add(r0, i64(r)), i64(t_rs)), c0))
+        for v in range(p.nr // lanes):
+            if valid > v * lanes:
+                value = simd.load_vector(b, element(b, tile, i64(r * p.nr + v * lanes)), ety, lanes)
+                _store_lanes(b, p, value, element(b, t_row, i64(v * lanes)), min(lanes, valid - v * lanes), beta)
+
+
+def _emit_tile_buffer(b: ir.IRBuilder, p: TiledPlan, values, r0, c0, valid: int) -> tuple[ir.Value, ir.Value]:
+    """(tile, bounds): the tile's values as C's elements [i0, i1) x [j0, j1), row-major in a
+    stack buffer `p.nr` wide, and those bounds (four i64s)."""
     ety = simd.ELEMENT_TYPES[p.dtype]
     lanes = p.lanes
     tile = b.bitcast(entry_alloca(b, ir.ArrayType(ety, epilogue_tile_elems(p))), ety.as_pointer())
@@ -261,7 +318,7 @@ def _emit_tile_epilogue(b: ir.IRBuilder, p: TiledPlan, values, r0, c0, valid: in
         corners = (r0, b.add(r0, i64(rows)), c0, b.add(c0, i64(valid)))
     for k, corner in enumerate(corners):
         b.store(corner, element(b, bounds, i64(k)))
-    epilogue(b, tile, bounds)
+    return tile, bounds
 
 
 def epilogue_tile_elems(p: TiledPlan) -> int:
@@ -394,6 +451,8 @@ def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.V
             tiles(item, width)
 
 
+EPILOGUE_TYPE = ir.FunctionType(I32, [ir.PointerType()] * 3)  # i32 (args, tile, bounds)
+
 # Flops from which the work items run on every core (a loop on the thread pool costs ~5-30 us
 # here; one core does ~110 GFLOP/s in these tiles).
 THREAD_FLOPS = 4_000_000
@@ -440,48 +499,110 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
     (buffer, element offset), C a buffer, `scratch` the packing buffer's), its items on every
     core when large. With `epilogue_fn` (`i32 (buffers..., tile, bounds)`, emit.EpilogueEmitter's
     loop nest) each tile goes to it instead of to C; the first non-zero status it returns (a
-    failed bounds check) is the function's. Without one, it calls the module's one function
-    for `bp` (`shared_product`), so equal products of a unit are compiled once."""
-    if epilogue_fn is not None:
+    failed bounds check) is the function's. Equal products of a unit are compiled once
+    (`shared_product`): without an epilogue always; with one, when `share_plans` found another
+    product of the unit with its plan (an LSTM's two gate products), through a pointer."""
+    through_pointer = (bp, scratch is not None) in getattr(module, "irjit_epilogue_plans", ())
+    if epilogue_fn is not None and not through_pointer:
         return _emit_product(module, name, params, bp, a, bm, c, scratch, epilogue_fn)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    shared = shared_product(module, bp, scratch is not None)
+    shared = shared_product(module, bp, scratch is not None, through_pointer)
     args = [element(b, fn.args[a[0]], i64(a[1])), element(b, fn.args[bm[0]], i64(bm[1])), fn.args[c]]
     if scratch is not None:
         args.append(fn.args[scratch])
+    if through_pointer and epilogue_fn is None:
+        args += [ir.Constant(EPILOGUE_TYPE.as_pointer(), None), ir.Constant(ir.PointerType(), None)]
+    elif through_pointer:
+        # read from a global that LLVM cannot prove constant: a constant function pointer makes
+        # IPSCCP specialize the shared function for it, a second copy of the tile code
+        target = ir.GlobalVariable(module, EPILOGUE_TYPE.as_pointer(), name + "_epilogue_pointer")
+        target.initializer = _epilogue_thunk(module, name, epilogue_fn, len(params))
+        args += [b.load(target), _pointer_array(b, fn.args)]
     args = [x if x.type == t else b.bitcast(x, t) for x, t in zip(args, shared.function_type.args)]
     b.ret(b.call(shared, args))
     return fn
 
 
-def shared_product(module: ir.Module, bp: BatchedPlan, scratch: bool) -> ir.Function:
+def share_plans(module: ir.Module, products: list) -> None:
+    """Note on `module` the plans (with or without scratch) of a unit's tiled `products` (kernel.
+    Product) that a product with an epilogue shares with one without: emit_tiled_function then
+    emits one function for them, the epilogue through a pointer (lstm_cell's gate unit: ~20 ms
+    less of optimizing and code generation, tools/bench_compile.py)."""
+    from .matmul import matmul_layout
+    uses: dict[tuple, set] = {}
+    for p in products:
+        if getattr(p, "algorithm", None) != "tiled":
+            continue
+        bp = batched_plan(matmul_layout(p.a.sizes, p.a.strides, p.b.sizes, p.b.strides), p.dtype.name)
+        uses.setdefault((bp, p.scratch is not None), set()).add(p.epilogue is not None)
+    module.irjit_epilogue_plans = frozenset(k for k, v in uses.items() if len(v) == 2)
+
+
+def shared_product(module: ir.Module, bp: BatchedPlan, scratch: bool, epilogue: bool = False) -> ir.Function:
     """`i32 (A, B, C[, scratch])`: the module's one function for the batched product `bp`. A
     unit's backward often repeats a product (an RNN's steps, a weight used twice); each copy
     cost ~25 ms of optimizing and code generation (tools/bench_compile.py). It is `noinline`:
     its code exists once (a call per product, ~ns, against its >= MIN_TILED_FLOPS of work), and
-    a product used once is not optimized twice, alone and again inlined (~4 ms a product)."""
+    a product used once is not optimized twice, alone and again inlined (~4 ms a product).
+    With `epilogue`, `i32 (A, B, C[, scratch], epilogue, args)`, which hands each tile to
+    `epilogue(args, tile, bounds)` (EPILOGUE_TYPE) or, when that is null, stores it (one branch a
+    tile)."""
     ptr = simd.ELEMENT_TYPES[bp.plan.dtype].as_pointer()
     digest = hashlib.sha256(repr((bp, scratch)).encode()).hexdigest()[:16]
-    name = f"{module.name}_gemm_{digest}"
+    name = f"{module.name}_gemm_{digest}" + ("_epilogue" if epilogue else "")
     existing = module.globals.get(name)
     if existing is not None:
         return existing
-    fn = _emit_product(module, name, [ptr] * (4 if scratch else 3), bp, (0, 0), (1, 0), 2,
-                       3 if scratch else None)
+    params = [ptr] * (4 if scratch else 3)
+    if epilogue:
+        params += [EPILOGUE_TYPE.as_pointer(), ir.PointerType()]
+    fn = _emit_product(module, name, params, bp, (0, 0), (1, 0), 2, 3 if scratch else None,
+                       epilogue_ptr=(4 if scratch else 3) if epilogue else None)
     fn.attributes.add("noinline")
+    return fn
+
+
+def _pointer_array(b: ir.IRBuilder, values) -> ir.Value:
+    """A stack array of the pointers `values` (as i64s)."""
+    array = b.alloca(ir.IntType(64), size=max(1, len(values)))  # (called in the entry block)
+    for k, value in enumerate(values):
+        b.store(b.ptrtoint(value, ir.IntType(64)), b.gep(array, [i64(k)], source_etype=ir.IntType(64)))
+    return b.bitcast(array, ir.PointerType())
+
+
+def _epilogue_thunk(module: ir.Module, name: str, epilogue_fn: ir.Function, n: int) -> ir.Function:
+    """`i32 (args, tile, bounds)` (EPILOGUE_TYPE): `epilogue_fn(*args[:n], tile, bounds)`,
+    args being `_pointer_array`'s."""
+    fn = ir.Function(module, EPILOGUE_TYPE, name=name + "_epilogue_call")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    array, tile, bounds = fn.args
+    types = epilogue_fn.function_type.args
+    word = lambda k: b.load(b.gep(array, [i64(k)], source_etype=ir.IntType(64)), typ=ir.IntType(64))  # noqa: E731
+    args = [b.inttoptr(word(k), types[k]) for k in range(n)]
+    args += [x if x.type == t else b.bitcast(x, t) for x, t in zip((tile, bounds), types[n:])]
+    b.ret(b.call(epilogue_fn, args))
     return fn
 
 
 def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: BatchedPlan,
                   a: tuple[int, int], bm: tuple[int, int], c: int,
-                  scratch: Optional[int], epilogue_fn: Optional[ir.Function] = None) -> ir.Function:
-    """`emit_tiled_function`'s product, emitted in place."""
+                  scratch: Optional[int], epilogue_fn: Optional[ir.Function] = None,
+                  epilogue_ptr: Optional[int] = None) -> ir.Function:
+    """`emit_tiled_function`'s product, emitted in place; with `epilogue_ptr`, the parameter
+    that holds an epilogue (EPILOGUE_TYPE, or null: tiles are stored) and the next its args.
+    Its functions are `optsize`: the tiles are vector code already, which that leaves as it is
+    (the workloads' products within 0.3% of O3's speed, one core), while LLVM no longer
+    vectorizes and interleaves the packing loops (a copy of one operand, 1/rows of the work)
+    into several versions: ~5-10 ms less of optimizing and code generation a product. An
+    epilogue (a function of its own) keeps O3's vectorized loops."""
     from . import parallel
     p = bp.plan
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
+    fn.attributes.add("optsize")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
     def operands(builder, args):
@@ -510,6 +631,15 @@ def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: Batch
             def tile_epilogue(tb, tile, bounds):
                 got = tb.call(epilogue_fn, [*args, tile, bounds])
                 tb.store(tb.or_(tb.load(status), got), status)
+        elif epilogue_ptr is not None:
+            target, context = args[epilogue_ptr], args[epilogue_ptr + 1]
+
+            def tile_epilogue(tb, tile, bounds):
+                got = tb.call(target, [context, tb.bitcast(tile, ir.PointerType()),
+                                       tb.bitcast(bounds, ir.PointerType())])
+                tb.store(tb.or_(tb.load(status), got), status)
+            tile_epilogue.given = lambda tb: tb.icmp_unsigned(
+                "!=", tb.ptrtoint(target, ir.IntType(64)), ir.Constant(ir.IntType(64), 0))
         with for_range(builder, start, stop, name="bitem") as flat:
             index = builder.sdiv(flat, i64(p.items))
             item = builder.srem(flat, i64(p.items))
@@ -528,6 +658,8 @@ def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: Batch
     range_fn = ir.Function(module, ir.FunctionType(I32, params + [ir.IntType(64).as_pointer()]),
                            name=name + "_items")
     range_fn.linkage = "internal"
+    range_fn.attributes.add("optsize")  # (see _emit_product; inlined into the pool's chunk, it would lose it)
+    range_fn.attributes.add("noinline")
     rb = ir.IRBuilder(range_fn.append_basic_block("entry"))
     *args, bounds = range_fn.args
     rb.ret(run(rb, args, rb.load(bounds), rb.load(element(rb, bounds, i64(1)))))

@@ -41,6 +41,20 @@ def unroll_fully(branch: ir.Instruction) -> None:
     branch.set_metadata("llvm.loop", _LoopID(module, [hint]))
 
 
+def vectorize_masked(branch: ir.Instruction, width: int) -> None:
+    """Mark the loop whose back edge is `branch` to be vectorized `width` lanes wide with its
+    last, partial vector masked (tail folding), one iteration of the vector loop at a time: one
+    copy of the body instead of a main vector loop, a vectorized remainder and a scalar one, for
+    loops of at most a few vectors' iterations."""
+    module = branch.function.module
+    hints = [module.add_metadata([ir.MetaDataString(module, name), value]) for name, value in (
+        ("llvm.loop.vectorize.enable", ir.Constant(ir.IntType(1), 1)),
+        ("llvm.loop.vectorize.width", ir.Constant(ir.IntType(32), width)),
+        ("llvm.loop.interleave.count", ir.Constant(ir.IntType(32), 1)),
+        ("llvm.loop.vectorize.predicate.enable", ir.Constant(ir.IntType(1), 1)))]
+    branch.set_metadata("llvm.loop", _LoopID(module, hints))
+
+
 @contextmanager
 def for_range(builder: ir.IRBuilder, start, stop, step: int = 1, name: str = "i") -> Iterator[ir.Value]:
     """Emit `for (i = start; i < stop; i += step)`: the body is what the `with` block builds, and

@@ -25,14 +25,21 @@ def _host() -> tuple[str, str]:
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
+def target_machine(opt: int = 3) -> llvm.TargetMachine:
+    """The host's target machine: its CPU name and every feature it has (AVX2/AVX-512); `opt`
+    is code generation's optimization level (0: fast instruction selection and register
+    allocation, for code whose speed does not matter). One per level and process (keyed by the
+    level alone: `target_machine()` and `target_machine(3)` are the same machine)."""
+    return _target_machine(opt)
+
+
 @lru_cache(maxsize=None)
-def target_machine() -> llvm.TargetMachine:
-    """The host's target machine: its CPU name and every feature it has (AVX2/AVX-512)."""
+def _target_machine(opt: int) -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
     cpu, features = _host()
-    return target.create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, codemodel="jitdefault")
 
 
 # object code handed to MCJIT, by module name, while a library is linked
@@ -136,10 +143,14 @@ class _PhaseClock:
 
 
 class CodeLibrary:
-    """One compiled unit's LLVM module: `finalize()` once, then `address(name)`."""
+    """One compiled unit's LLVM module: `finalize()` once, then `address(name)`. With
+    `optimized=False` the module is neither optimized nor given code generation's optimizations
+    (for code that waits, such as the thread pool: ~4 ms instead of ~40 ms as a process's first
+    library)."""
 
-    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None):
+    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True):
         self.module = module  # until finalized; None for a library loaded from disk
+        self.optimized = optimized
         self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
@@ -172,7 +183,10 @@ class CodeLibrary:
         cache = disk_cache()
         module = self.module
         text = str(module) if cache_key is None or cache is None else None
-        digest = cache.digest(text if cache_key is None else cache_key) if cache is not None else None
+        key = text if cache_key is None else cache_key
+        if not self.optimized:  # the same IR makes other code
+            key = "unoptimized\n" + key if key is not None else None
+        digest = cache.digest(key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         clock.lap("print")
         self.module = None  # its objects (cyclic) go with the next young collection, not a full one
@@ -190,11 +204,12 @@ class CodeLibrary:
             clock.lap("parse")
             mod.verify()
             clock.lap("verify")
-            optimize(mod)
+            if self.optimized:
+                optimize(mod)
             clock.lap("optimize")
             self._llvm_ir = str(mod)
             clock.lap("print optimized")
-            obj = target_machine().emit_object(mod)
+            obj = target_machine(3 if self.optimized else 0).emit_object(mod)
             clock.lap("codegen")
         self._link(mod, obj)
         clock.lap("link")

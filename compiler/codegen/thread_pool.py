@@ -57,7 +57,7 @@ def register_symbols() -> None:
         _libc_symbols()
         module = new_module("irjit_thread_pool")
         _PoolEmitter(module).emit()
-        library = CodeLibrary(module)
+        library = CodeLibrary(module, optimized=False)  # it waits and hands out chunks
         library.finalize()
         llvm.add_symbol(SYMBOL, library.address(SYMBOL))
         _library = library

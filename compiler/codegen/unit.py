@@ -4,8 +4,10 @@ with numpy arrays (outputs allocated here) and returning a status instead of fai
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
+from contextlib import contextmanager
 from typing import Optional, Union
 
 import numpy as np
@@ -16,6 +18,7 @@ from irjit.ops.types import TensorType
 from . import blas, entry, thread_pool, threads
 from .emit import STATUS_OUT_OF_BOUNDS, emit_convolution, emit_product
 from .entry import builtin_function, check_array_layout, emit_entry, emit_fast_entry, process_address
+from .gemm_tiled import share_plans
 from .kernel import Buffer, Convolution, Kernel
 from .library import CodeLibrary, load_library, new_module
 from .lower import LoweredGroup, lower_group
@@ -39,6 +42,23 @@ def _register_symbols(metadata: str) -> None:
     entry.register_symbols()
     if meta["blas"]:
         blas.register_symbols()
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while a unit is compiled: the tens of thousands of
+    llvmlite objects of its module live until it is compiled, so young collections promoted
+    them all to the oldest generation, whose growth then set off full collections of the
+    process's heap (40-55 ms in one of lstm2's units, tools/bench_compile.py's gc column).
+    Off, they are garbage before a collection sees them and go with a young one."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 GIL_WORK = 1 << 15  # estimated work (kernel_work, or a product's multiply-adds) worth releasing the GIL for
@@ -88,6 +108,11 @@ class NativeUnit:
     def _compile(self, graph: Graph, cache_key: Optional[str],
                  lowered: Optional[LoweredGroup]) -> dict[str, int]:
         """Lower, emit and finalize; returns the globals to fill in (name -> address)."""
+        with collector_paused():
+            return self._compile_now(graph, cache_key, lowered)
+
+    def _compile_now(self, graph: Graph, cache_key: Optional[str],
+                     lowered: Optional[LoweredGroup]) -> dict[str, int]:
         name = self.name
         if lowered is None:
             lowered = lower_group(graph, f"{name}_kernel")
@@ -95,6 +120,7 @@ class NativeUnit:
         self.buffers, self.results = lowered.buffers, lowered.results
         self.views = ViewOutputs.of_lowered(lowered.views, self.n_inputs, self.results)
         module = new_module(name)
+        share_plans(module, lowered.products)
         fns = [emit_convolution(module, f"{name}_product{i}", self.buffers, p) if isinstance(p, Convolution)
                else emit_product(module, f"{name}_product{i}", self.buffers, p, self.bounds_checks)
                for i, p in enumerate(lowered.products)]

@@ -247,3 +247,30 @@ def test_a_unit_from_the_disk_cache_builds_the_thread_pool_only_when_it_runs_on_
                               capture_output=True, text=True).stdout.strip()
     assert run() == f"False {threaded}"
     assert run() == f"True {threaded}"
+
+
+UNOPTIMIZED = """
+import ctypes, sys
+from llvmlite import ir
+from irjit.compiler.codegen.library import CodeLibrary, new_module
+module = new_module("unoptimized_probe")
+fn = ir.Function(module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]), "triple_it")
+b = ir.IRBuilder(fn.append_basic_block())
+b.ret(b.mul(fn.args[0], ir.Constant(ir.IntType(64), 3)))
+library = CodeLibrary(module, optimized=sys.argv[1] == "optimized")
+library.finalize()
+assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(library.address("triple_it"))(14) == 42
+print(library.from_disk)
+"""
+
+
+def test_unoptimized_code_is_kept_apart_from_optimized_code_of_the_same_ir(tmp_path):
+    """`CodeLibrary(optimized=False)` (the thread pool's) makes other object code from the same
+    IR: its disk entry is its own, so neither kind is ever linked for the other."""
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    run = lambda kind: subprocess.run([sys.executable, "-c", UNOPTIMIZED, kind], cwd=ROOT, env=env,  # noqa: E731
+                                      check=True, capture_output=True, text=True).stdout.strip()
+    assert run("unoptimized") == "False"
+    assert run("optimized") == "False"  # not the unoptimized entry
+    assert run("unoptimized") == "True" and run("optimized") == "True"
+    assert _unit_files(tmp_path) == [".ll", ".ll", ".o", ".o"]

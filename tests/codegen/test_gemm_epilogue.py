@@ -7,6 +7,8 @@ own."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -96,6 +98,32 @@ def test_two_products_and_their_biases():
     _check(GATES, [(20, 48), (20, 40), (160, 48), (160, 40), (160,), (160,)], "epi_gates", True)
 
 
+@pytest.mark.parametrize("m,n,k", [(20, 160, 48), (150, 40, 33), (64, 256, 64)])
+@pytest.mark.parametrize("checks", [False, True])
+@pytest.mark.parametrize("cores", [1, 2])
+def test_equal_products_share_one_function_the_epilogue_through_a_pointer(m, n, k, checks, cores,
+                                                                          monkeypatch):
+    """An LSTM's two gate products (equal plans, the second with the gates' sum as epilogue)
+    are one function, which stores the first product's tiles and hands the second's to the
+    epilogue through a pointer: results bitwise equal to two functions of their own, in both
+    tile orientations, with partial tiles, on one thread and several."""
+    monkeypatch.setattr(parallel, "thread_count", lambda: cores)
+    monkeypatch.setattr(gemm_tiled, "THREAD_FLOPS", 0)
+    shapes = [(m, k), (m, k), (n, k), (n, k), (n,), (n,)]
+    name = f"epi_shared_{m}_{n}_{k}_{int(checks)}_{cores}"
+    shared = _check(GATES, shapes, name, True, checks)
+    unit = NativeUnit(typed_graph(GATES, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes)),
+                      name + "_again", bounds_checks=checks)
+    defined = set(re.findall(r"^define .*@(\S+_gemm_[0-9a-f]{16}\S*)\(", unit.library.llvm_ir, re.M))
+    suffixes = {d.split("_gemm_")[1][16:] for d in defined}  # one function and its threads' parts
+    assert "_epilogue" in suffixes and all(x.startswith("_epilogue") and "specialized" not in x
+                                           for x in suffixes), defined
+    monkeypatch.setattr(gemm_tiled, "share_plans", lambda module, products: None)
+    monkeypatch.setattr("irjit.compiler.codegen.unit.share_plans", lambda module, products: None)
+    apart = _check(GATES, shapes, name + "_apart", True, checks)
+    assert shared[0].tobytes() == apart[0].tobytes()
+
+
 @pytest.mark.parametrize("m,n,k", [(40, 70, 33), (17, 64, 100)])
 def test_product_minus_an_input_not_transposed(m, n, k):
     assert not gemm_tiled.tiled_plan("float32", m, n, k, (k, 1), (n, 1), (n, 1)).transposed
@@ -116,3 +144,15 @@ def test_threads_give_the_one_thread_result(cores, monkeypatch):
     monkeypatch.setattr(gemm_tiled, "THREAD_FLOPS", 0)
     multi = _check(LINEAR, shapes, f"epi_multi_{cores}", True)
     assert single[0].tobytes() == multi[0].tobytes()
+
+
+def test_the_epilogue_row_loop_is_one_masked_vector_loop():
+    """A tile's row is at most a few vectors: the epilogue's innermost loop is vectorized with
+    its tail masked (one loop), not as a main vector loop, a vector remainder and a scalar one."""
+    shapes = [(64, 48), (160, 48), (160,)]
+    graph = typed_graph(LINEAR, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes))
+    text = NativeUnit(graph, "epi_masked").library.llvm_ir
+    start = text.index("@epi_masked_kernel_epilogue(")
+    body = text[start:text.index("\n}\n", start)]
+    assert "llvm.masked.load" in body and "llvm.masked.store" in body
+    assert "vec.epilog" not in body

@@ -246,3 +246,11 @@ def test_equal_products_of_a_unit_share_one_function(la, lb):
         fn = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.c_void_p] * len(arrays))(library.address(f"product{p}"))
         assert fn(*[x.ctypes.data for x in arrays]) == 0
         np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("rows,mr", [(64, 8), (32, 8), (128, 8), (100, 10), (96, 12), (29, 12), (7, 7)])
+def test_row_blocks_divide_the_rows_when_a_size_from_two_thirds_of_mr_does(rows, mr):
+    """A short last row block is a second copy of the tile's code: MR shrinks to the largest
+    size from 2/3 of it that divides T's rows (none for 29: MR stays, with a rest block)."""
+    plan = gemm_tiled.tiled_plan("float32", rows, 64, 32, (32, 1), (64, 1), (64, 1))
+    assert not plan.transposed and plan.mr == mr

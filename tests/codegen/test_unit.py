@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from irjit.compiler.codegen.entry import describe_status
+from irjit.compiler.codegen import unit as unit_module
 from irjit.compiler.codegen.unit import NativeUnit
 
 from . import typed_graph
@@ -135,3 +136,30 @@ def test_only_entries_whose_kernels_do_enough_work_release_the_gil():
         x, w = (np.ones(b.sizes, b.dtype) for b in unit.buffers[:2])
         status, (y,) = unit.call([x, w])
         assert status == 0 and np.allclose(y, x @ w)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_compiling_a_unit_leaves_the_garbage_collector_as_it_found_it(enabled):
+    """The collector is paused while a unit compiles (its module's objects would otherwise be
+    promoted to the oldest generation), then back as it was."""
+    import gc
+    graph = typed_graph("""graph(%x : Tensor):
+  %y : Tensor = aten::sin(%x)
+  return (%y)""", "Float(8)")
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        seen = []
+        original = unit_module.NativeUnit._compile_now
+
+        def spy(self, *args):
+            seen.append(gc.isenabled())
+            return original(self, *args)
+        unit_module.NativeUnit._compile_now = spy
+        try:
+            NativeUnit(graph, f"gc_state_{int(enabled)}")
+        finally:
+            unit_module.NativeUnit._compile_now = original
+        assert seen == [False] and gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
