@@ -25,7 +25,8 @@ RELU_IR = """graph(%x : Float({rows}, {cols}, strides=[{cols}, 1], requires_grad
 """
 GELU_IR = """graph(%x : Float({rows}, {cols}, strides=[{cols}, 1], requires_grad=0, device=cpu)):
   %approx : str = prim::Constant[value="none"]()
-  %y : Float({rows}, {cols}, strides=[{cols}, 1], requires_grad=0, device=cpu) = aten::gelu(%x, %approx)
+  %y : Float({rows}, {cols}, strides=[{cols}, 1], requires_grad=0, device=cpu) = \
+aten::gelu(%x, %approx)
   return (%y)
 """
 ERF_IR = """graph(%x : Float({n}, strides=[1], requires_grad=0, device=cpu)):
@@ -60,7 +61,8 @@ def ulps(got, want):
 
 
 def accuracy_points(rng):
-    """Uniform points where GELU/erf vary, their tails down to underflow, log sweeps, random bits."""
+    """Uniform points where GELU/erf vary, their tails down to underflow, log sweeps, random
+    bits."""
     n = 1 << 14
     sweep = np.logspace(-45, 38, n)
     bits = rng.integers(0, 2**32 - 1, n, dtype=np.uint32).view(np.float32)
@@ -102,7 +104,8 @@ def report_accuracy(torch, irjit_erf, irjit_gelu, x):
                 # formula): there the error is the absolute one of 1 + erf, in units of 2^-24.
                 err = np.where(x >= 0, err, np.abs(got.astype(np.float64) - want) /
                                np.maximum(np.abs(x) / 2, 1e-30) * 2.0**24)
-                for part, keep in (("x >= 0, ulp", x >= 0), ("0 <= x <= 1e4, ulp", (x >= 0) & (x <= 1e4)),
+                for part, keep in (("x >= 0, ulp", x >= 0),
+                                   ("0 <= x <= 1e4, ulp", (x >= 0) & (x <= 1e4)),
                                    ("x < 0, |error of 1 + erf| / 2^-24", (x < 0) & (x > -1e30))):
                     e = np.where(keep & np.isfinite(x), err, 0)
                     worst = int(np.argmax(e))

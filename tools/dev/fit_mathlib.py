@@ -198,7 +198,8 @@ def fit_rational(f, hi, m, n, rounds=40):
     u = z / hi
     w = np.ones_like(u)
     for k in range(rounds):
-        a = np.hstack([u[:, None] ** np.arange(m + 1), -fz[:, None] * u[:, None] ** np.arange(1, n + 1)])
+        a = np.hstack([u[:, None] ** np.arange(m + 1),
+                       -fz[:, None] * u[:, None] ** np.arange(1, n + 1)])
         sol = np.linalg.lstsq(a * (w / fz)[:, None], w, rcond=None)[0]
         p, q = sol[:m + 1], np.concatenate([[1.0], sol[m + 1:]])
         qu = np.polyval(q[::-1], u)
@@ -235,8 +236,9 @@ def main():
                           f"  # degree {len(coeffs) - 2}, max relative error {err:.2g}")
         if dtype == "float32":
             p, q, err = fit_rational(erf_over_x, ERF_RATIONAL_END**2, *ERF_RATIONAL_DEGREES)
-            lines.append(f"        # erf(x)/x = P(x^2)/Q(x^2) for |x| <= {ERF_RATIONAL_END}: degrees "
-                         f"{ERF_RATIONAL_DEGREES}, max relative error {err:.2g} before rounding")
+            lines.append(f"        # erf(x)/x = P(x^2)/Q(x^2) for |x| <= {ERF_RATIONAL_END}: "
+                         f"degrees {ERF_RATIONAL_DEGREES}, max relative error {err:.2g} "
+                         "before rounding")
             lines.append(f"        'erf_p': ({', '.join(repr(c.hex()) for c in p)},),")
             lines.append(f"        'erf_q': ({', '.join(repr(c.hex()) for c in q)},),")
         lines.append("        # erfcx(x) = erfc(x) exp(x^2) in pieces: (start, centre, (low part")

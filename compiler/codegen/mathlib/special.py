@@ -80,11 +80,11 @@ def erf32(ctx: Ctx, x):
 
 
 def erf(ctx: Ctx, x):
-    """erf x, odd, saturating to +-1."""
+    """erf x, odd, saturating to +-1 (float32: erf32)."""
     if not ctx.is64:
         return erf32(ctx, x)
     a = ctx.fabs(x)
-    limit = 6.0 if ctx.is64 else 4.0
+    limit = 6.0
     a_c = ctx.clamp(a, 1.0, limit)
     g = erfcx(ctx, a_c, lowest=1.0, highest=limit)
     tail = exp_log.exp_dd(ctx, ctx.neg(ctx.mul(a_c, a_c)), times=g)
