@@ -15,6 +15,16 @@ from llvmlite import ir
 from irjit.compiler.codegen import mathlib
 
 MAX_ULP = 4
+# float32 erf is one rational x P(x^2)/Q(x^2) (mathlib.special.erf32), chosen for speed (vit's
+# GELU): its float32 evaluation is up to 6 ulp off near erf = 1 (x around 3.6; every float32 in
+# [0, 4) checked against the float64 erf: 15548 of 1.08e9 at 4 ulp or more, 2 at 6). torch's own
+# GELU uses Abramowitz-Stegun's erf, 1.5e-7 absolute (2.5 ulp near 1, unbounded in ulp near 0).
+ULP_BOUND = {("erf", "float32"): 6}
+
+
+def bound(name, dtype):
+    """The ulp budget of function `name` in dtype (MAX_ULP unless ULP_BOUND says otherwise)."""
+    return ULP_BOUND.get((name, np.dtype(dtype).name), MAX_ULP)
 LANES = 8
 DTYPES = {"float32": (np.float32, ir.FloatType()), "float64": (np.float64, ir.DoubleType())}
 
@@ -211,7 +221,7 @@ def _check_ulps(lib, name, a, b=None, vector=False):
     err = ulp_error(got, want)
     worst = int(np.argmax(err))
     args = f"{a[worst]!r}" + ("" if b is None else f", {b[worst]!r}")
-    assert err[worst] <= MAX_ULP, (
+    assert err[worst] <= bound(name, lib.np), (
         f"{name}({args}) = {got[worst]!r}, want {want[worst]!r}: {err[worst]} ulp")
     return float(err[worst])
 
@@ -311,7 +321,7 @@ def test_unary_special_values(lib, name):
     bad = special & ~identical(got, want)
     assert not bad.any(), f"{name}{x[bad]} = {got[bad]}, want {want[bad]}"
     in_range = np.abs(x) <= TRIG_RANGE[np.dtype(lib.np).name] if name in TRIG_RANGE_NAMES else True
-    assert ulp_error(got, want)[in_range].max() <= MAX_ULP
+    assert ulp_error(got, want)[in_range].max() <= bound(name, lib.np)
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -349,7 +359,7 @@ def test_listed_edge_cases(dtype_name):
         if want is None:  # a subnormal result, within the ulp budget
             ref = reference(name, dt, x)[0]
             assert 0 < ref < np.finfo(dt).tiny
-            assert ulp_error(np.array([got]), np.array([ref]))[0] <= MAX_ULP
+            assert ulp_error(np.array([got]), np.array([ref]))[0] <= bound(name, dt)
             continue
         want = dt(want)
         assert identical(got, want), f"{name}({arg!r}) = {got!r}, want {want!r}"
@@ -440,3 +450,19 @@ def test_tanh_sigmoid_dense(lib, name):
         worst = int(np.argmax(err))
         assert err[worst] <= DENSE_ULP[name], (
             f"{name}({x[worst]!r}) = {got[worst]!r}, want {want[worst]!r}: {err[worst]} ulp")
+
+
+def test_float32_erf_dense_within_its_bound():
+    """Every 509th float32 in [0, 4) (2.1 million points, zeros and subnormals on), against the
+    float64 erf rounded: within ULP_BOUND, 98% within 1 ulp; past 4 exactly 1; odd."""
+    f32, f64 = _compiled("float32"), _compiled("float64")
+    top = int(np.array(4.0, np.float32).view(np.int32))
+    x = padded(np.arange(0, top, 509, dtype=np.int32).view(np.float32))
+    got = f32.run("erf", x, vector=True)
+    err = ulp_error(got, f64.run("erf", x.astype(np.float64), vector=True).astype(np.float32))
+    worst = int(np.argmax(err))
+    assert err[worst] <= ULP_BOUND[("erf", "float32")], f"erf({x[worst]!r}): {err[worst]} ulp"
+    assert np.mean(err <= 1) > 0.98
+    assert identical(f32.run("erf", -x), -got).all()
+    far = np.array([4.0, 4.5, 5.0, 6.0, 10.0, 1e20, 3e38, np.inf], np.float32)
+    assert (f32.run("erf", far) == 1).all() and (f32.run("erf", -far) == -1).all()

@@ -86,6 +86,8 @@ def erfcx(x):
     return 1 / (np.sqrt(np.arccos(LD(-1))) * (x + tail))
 
 
+ERF_RATIONAL_END, ERF_RATIONAL_DEGREES = 3.92, (8, 6)  # special.erf32's rational
+
 # (name, function, variable interval, target max relative error[, dtype of the coefficients])
 # per dtype: float32 sin and cos are evaluated in float64 after a float64 range reduction.
 # Targets sit just above the rounding floor of the constant term; the kernels are tails that a
@@ -184,6 +186,32 @@ def fit(f, lo, hi, target, dtype, split_c0=False):
     raise RuntimeError(f"no polynomial up to degree 29 meets {target} on [{lo}, {hi}]")
 
 
+def fit_rational(f, hi, m, n, rounds=40):
+    """P/Q (degrees m, n in z, Q(0) = 1, coefficients rounded to float32) near-minimax in
+    relative error for f(z) on [0, hi]: Sanathanan-Koerner linearised least squares (weights
+    1/Q), then Lawson reweighting toward equal ripple. Fitted in u = z/hi for conditioning."""
+    th = (np.arange(3000) + 0.5) * np.pi / 3000
+    x = np.unique(np.concatenate([np.sqrt(hi) / 2 * (1 - np.cos(th)),
+                                  np.linspace(0, np.sqrt(hi), 3000)]))
+    z = x * x
+    fz = f(z.astype(LD)).astype(np.float64)
+    u = z / hi
+    w = np.ones_like(u)
+    for k in range(rounds):
+        a = np.hstack([u[:, None] ** np.arange(m + 1),
+                       -fz[:, None] * u[:, None] ** np.arange(1, n + 1)])
+        sol = np.linalg.lstsq(a * (w / fz)[:, None], w, rcond=None)[0]
+        p, q = sol[:m + 1], np.concatenate([[1.0], sol[m + 1:]])
+        qu = np.polyval(q[::-1], u)
+        err = np.abs(np.polyval(p[::-1], u) / qu / fz - 1)
+        if k < 10:
+            w = 1 / np.abs(qu)
+        else:  # the floor keeps points at a zero of the error in play
+            w = (w * (err / err.max()) ** 0.3 + 1e-12) / np.abs(qu) * np.abs(qu).mean()
+    p, q = p / hi ** np.arange(m + 1), q / hi ** np.arange(n + 1)
+    return rounded(p, "float32"), rounded(q, "float32"), float(err.max())
+
+
 def local(f, centre):
     """f as a function of v = x - centre."""
     return lambda v: f(v + LD(centre))
@@ -206,6 +234,13 @@ def main():
             hexes = ", ".join(repr(c.hex()) for c in coeffs)
             pieces.append(f"            ({lo!r}, {centre!r}, ({hexes},)),"
                           f"  # degree {len(coeffs) - 2}, max relative error {err:.2g}")
+        if dtype == "float32":
+            p, q, err = fit_rational(erf_over_x, ERF_RATIONAL_END**2, *ERF_RATIONAL_DEGREES)
+            lines.append(f"        # erf(x)/x = P(x^2)/Q(x^2) for |x| <= {ERF_RATIONAL_END}: "
+                         f"degrees {ERF_RATIONAL_DEGREES}, max relative error {err:.2g} "
+                         "before rounding")
+            lines.append(f"        'erf_p': ({', '.join(repr(c.hex()) for c in p)},),")
+            lines.append(f"        'erf_q': ({', '.join(repr(c.hex()) for c in q)},),")
         lines.append("        # erfcx(x) = erfc(x) exp(x^2) in pieces: (start, centre, (low part")
         lines.append("        # of the constant term, coefficients in x - centre))")
         lines.append("        'erfcx': (")
