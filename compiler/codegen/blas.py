@@ -317,10 +317,39 @@ def _emit_known_call(builder: ir.IRBuilder, dtype: str, library: BlasLibrary, m,
     if y_copy:
         y_ptr = element(builder, scratch, i64(rows * k if x_copy else 0))
         _emit_copy(builder, _Operand(y.ptr, i64(y.rs), i64(y.cs), i64(k), i64(cols)), y_ptr)
-    blas_calls.call_gemm(builder, library, dtype, flag(not x_row and x_col), flag(not y_row and y_col),
-                         num(rows), num(cols), num(k), _scalar(ety, alpha), x_ptr, num(x_ld), y_ptr,
-                         num(y_ld), _scalar(ety, beta), c.ptr, num(c_ld))
+    x_trans = not x_row and x_col
+    for start, count in row_blocks(rows, cols, k):
+        # (X's row `start` begins `start` elements in when X is read transposed)
+        x_at = element(builder, x_ptr, start if x_trans else start * x_ld) if start else x_ptr
+        c_at = element(builder, c.ptr, start * c_ld) if start else c.ptr
+        blas_calls.call_gemm(builder, library, dtype, flag(x_trans), flag(not y_row and y_col),
+                             num(count), num(cols), num(k), _scalar(ety, alpha), x_at, num(x_ld),
+                             y_ptr, num(y_ld), _scalar(ety, beta), c_at, num(c_ld))
     return True
+
+
+# OpenBLAS runs a GEMM on the calling thread up to this m*n*k (SMP_THRESHOLD_MIN *
+# GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c) and hands larger ones to its own threads
+BLAS_ONE_THREAD_MNK = 65536 * 4
+MAX_ROW_BLOCKS = 32
+
+
+def row_blocks(rows: int, cols: int, k: int) -> list[tuple[int, int]]:
+    """(first row, rows) of the calls a known product's GEMM is made of: one call, except for
+    a product too small for irjit's own threads (`gemm_tiled.THREAD_FLOPS`) that the BLAS would
+    hand to its threads, which is cut into row blocks it runs on the calling thread. OpenBLAS's
+    threads spin for ~0.1 s after each threaded call, and one spinning on the second core kept
+    irjit's pool off it: mlp's 10-column output layer (128x10x1024, two threads) made the
+    tiled first layer of the next call run alone, ~1,300 us a forward instead of ~800
+    (tools/bench_native.py, two cores)."""
+    from .gemm_tiled import THREAD_FLOPS
+    volume = rows * cols * k
+    if volume <= BLAS_ONE_THREAD_MNK or 2 * volume >= THREAD_FLOPS:
+        return [(0, rows)]
+    per = BLAS_ONE_THREAD_MNK // (cols * k)
+    if per < 1 or -(-rows // per) > MAX_ROW_BLOCKS:
+        return [(0, rows)]
+    return [(start, min(per, rows - start)) for start in range(0, rows, per)]
 
 
 class _MatrixVector:

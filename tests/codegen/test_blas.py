@@ -246,3 +246,43 @@ def test_known_strided_operands_without_scratch_use_the_loop_kernel():
     assert "irjit_gemm_kernel" in fn.emitted_ir  # the dispatch's choice
     fn(a, b, c, None, 1.0, 0.0)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_row_blocks_cover_the_rows_within_the_blas_one_thread_volume():
+    assert blas.row_blocks(128, 10, 1024) == [(0, 25), (25, 25), (50, 25), (75, 25), (100, 25), (125, 3)]
+    assert blas.row_blocks(16, 10, 1024) == [(0, 16)]  # (the BLAS runs it on one thread anyway)
+    assert blas.row_blocks(512, 512, 512) == [(0, 512)]  # (large enough for threads)
+    assert blas.row_blocks(40, 10, 30000) == [(0, 40)]  # (a row alone is over the volume)
+    for rows, cols, k in [(100, 10, 1024), (77, 13, 700), (3000, 3, 100)]:
+        blocks = blas.row_blocks(rows, cols, k)
+        assert [s for s, _ in blocks] == list(np.cumsum([0] + [n for _, n in blocks])[:-1])
+        assert sum(n for _, n in blocks) == rows
+        assert all(n * cols * k <= blas.BLAS_ONE_THREAD_MNK for _, n in blocks) or len(blocks) == 1
+
+
+@pytest.mark.parametrize("library", ["cblas", "fortran"])
+def test_a_product_in_row_blocks_gives_the_single_calls_result(library):
+    """A product below irjit's threading size that the BLAS would thread (a 10-class output
+    layer) is cut into calls the BLAS runs on the calling thread: every layout (operands read
+    transposed, copied to scratch, C column-major), alpha and beta, against the single call of
+    the run-time dispatch."""
+    rng = np.random.default_rng(8)
+    m, n, k = 100, 10, 1024
+    runtime = runtime_gemm("float32", library, with_scratch=True)
+    for la in "cts":
+        for lb in "cts":
+            for lc in "ct":
+                a, b = operand(rng, (m, k), la, "float32"), operand(rng, (k, n), lb, "float32")
+                c_known, c_runtime = operand(rng, (m, n), lc, "float32"), operand(rng, (m, n), lc, "float32")
+                c_runtime[...] = c_known
+                fn = known_gemm("float32", library, a, b, c_known)
+                rows, cols = (m, n) if lc == "c" else (n, m)
+                calls = fn.emitted_ir.count(f'call void @"{LIBRARIES[library]().symbol("sgemm")}"')
+                assert calls == len(blas.row_blocks(rows, cols, k)) > 1
+                size = blas.gemm_scratch_elems(m, n, k, strides(a), strides(b))
+                fn(a, b, c_known, np.full(size + CANARY, 12345, np.float32), 1.5, 0.5)
+                run(runtime, "float32", a, b, c_runtime, alpha=1.5, beta=0.5)
+                # (the calls may sum in another order than the one call: float32 rounding of
+                # sums of 1024 terms, bounded by their magnitudes)
+                scale = 1.5 * (np.abs(a) @ np.abs(b)) + 0.5 * np.abs(c_runtime)
+                assert (np.abs(c_known - c_runtime) <= 1e-5 * scale).all(), f"layouts A={la} B={lb} C={lc}"
