@@ -170,6 +170,14 @@ def torch_contenders(workload, args) -> tuple[dict, dict[str, str]]:
     return ok, failed
 
 
+def settle() -> None:
+    """Wait until the thread pools of the contender timed before (OpenBLAS's threads spin ~0.1 s
+    after a threaded call, OpenMP's a while too) sleep again, so none runs on a core the next
+    contender's threads need: on two cores the one timed right after another's BLAS call ran
+    its threaded loops alone (mlp: 1,300 against 780 us)."""
+    time.sleep(0.3)
+
+
 def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
     """(label -> {"fwd": us, "fwd+bwd": us, "faults": minor page faults per fwd+bwd call}),
     (label -> why it is missing)."""
@@ -183,7 +191,10 @@ def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
     fns.update(torch_fns)
     rows = {}
     for label, (fwd, fwd_bwd) in fns.items():
-        (fwd_us, _), (both_us, faults) = timed(fwd, repeat), timed(fwd_bwd, repeat)
+        settle()
+        fwd_us, _ = timed(fwd, repeat)
+        settle()
+        both_us, faults = timed(fwd_bwd, repeat)
         rows[label] = {"fwd": fwd_us, "fwd+bwd": both_us, "faults": faults}
     return rows, missing
 
