@@ -215,27 +215,34 @@ def known_gemm(dtype: str, library_name: str, a, b, c, with_scratch: bool = True
     return fn
 
 
+def known_and_runtime(library: str, shape, layouts_a: str, layouts_b: str, seed: int):
+    """Per layout of A, B and C: (A, B, C from the known-size product, C from the run-time
+    dispatch's, its emitted IR, the layouts), both run with alpha 1.5 and beta 0.5 on one C."""
+    rng = np.random.default_rng(seed)
+    m, n, k = shape
+    runtime = runtime_gemm("float32", library, with_scratch=True)
+    for la in layouts_a:
+        for lb in layouts_b:
+            for lc in "ct":
+                a, b = operand(rng, (m, k), la, "float32"), operand(rng, (k, n), lb, "float32")
+                c_known, c_runtime = operand(rng, (m, n), lc, "float32"), operand(rng, (m, n), lc, "float32")
+                c_runtime[...] = c_known
+                fn = known_gemm("float32", library, a, b, c_known)
+                size = blas.gemm_scratch_elems(m, n, k, strides(a), strides(b))
+                fn(a, b, c_known, np.full(size + CANARY, 12345, np.float32), 1.5, 0.5)
+                run(runtime, "float32", a, b, c_runtime, alpha=1.5, beta=0.5)
+                yield a, b, c_known, c_runtime, fn.emitted_ir, f"layouts A={la} B={lb} C={lc}"
+
+
 @pytest.mark.parametrize("library", ["cblas", "fortran"])
 @pytest.mark.parametrize("shape", [(17, 33, 29), (1, 40, 50), (40, 1, 50), (6, 30, 1)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_known_sizes_call_blas_as_the_run_time_dispatch_does(library, shape):
     """With sizes and strides known, the call the run-time dispatch would make is emitted
     directly (no dispatch, no loop kernel): bit-identical results on every layout."""
-    rng = np.random.default_rng(5)
-    m, n, k = shape
-    runtime = runtime_gemm("float32", library, with_scratch=True)
-    for la in "ctsr":
-        for lb in "ctsr":
-            for lc in "ct":
-                a, b = operand(rng, (m, k), la, "float32"), operand(rng, (k, n), lb, "float32")
-                c_known, c_runtime = operand(rng, (m, n), lc, "float32"), operand(rng, (m, n), lc, "float32")
-                c_runtime[...] = c_known
-                fn = known_gemm("float32", library, a, b, c_known)
-                assert "irjit_gemm_kernel" not in fn.emitted_ir
-                size = blas.gemm_scratch_elems(m, n, k, strides(a), strides(b))
-                fn(a, b, c_known, np.full(size + CANARY, 12345, np.float32), 1.5, 0.5)
-                run(runtime, "float32", a, b, c_runtime, alpha=1.5, beta=0.5)
-                np.testing.assert_array_equal(c_known, c_runtime, err_msg=f"layouts A={la} B={lb} C={lc}")
+    for _, _, c_known, c_runtime, emitted, layouts in known_and_runtime(library, shape, "ctsr", "ctsr", 5):
+        assert "irjit_gemm_kernel" not in emitted
+        np.testing.assert_array_equal(c_known, c_runtime, err_msg=layouts)
 
 
 def test_known_strided_operands_without_scratch_use_the_loop_kernel():
@@ -266,23 +273,12 @@ def test_a_product_in_row_blocks_gives_the_single_calls_result(library):
     layer) is cut into calls the BLAS runs on the calling thread: every layout (operands read
     transposed, copied to scratch, C column-major), alpha and beta, against the single call of
     the run-time dispatch."""
-    rng = np.random.default_rng(8)
     m, n, k = 100, 10, 1024
-    runtime = runtime_gemm("float32", library, with_scratch=True)
-    for la in "cts":
-        for lb in "cts":
-            for lc in "ct":
-                a, b = operand(rng, (m, k), la, "float32"), operand(rng, (k, n), lb, "float32")
-                c_known, c_runtime = operand(rng, (m, n), lc, "float32"), operand(rng, (m, n), lc, "float32")
-                c_runtime[...] = c_known
-                fn = known_gemm("float32", library, a, b, c_known)
-                rows, cols = (m, n) if lc == "c" else (n, m)
-                calls = fn.emitted_ir.count(f'call void @"{LIBRARIES[library]().symbol("sgemm")}"')
-                assert calls == len(blas.row_blocks(rows, cols, k)) > 1
-                size = blas.gemm_scratch_elems(m, n, k, strides(a), strides(b))
-                fn(a, b, c_known, np.full(size + CANARY, 12345, np.float32), 1.5, 0.5)
-                run(runtime, "float32", a, b, c_runtime, alpha=1.5, beta=0.5)
-                # (the calls may sum in another order than the one call: float32 rounding of
-                # sums of 1024 terms, bounded by their magnitudes)
-                scale = 1.5 * (np.abs(a) @ np.abs(b)) + 0.5 * np.abs(c_runtime)
-                assert (np.abs(c_known - c_runtime) <= 1e-5 * scale).all(), f"layouts A={la} B={lb} C={lc}"
+    sgemm = f'call void @"{LIBRARIES[library]().symbol("sgemm")}"'
+    for a, b, c_known, c_runtime, emitted, layouts in known_and_runtime(library, (m, n, k), "cts", "cts", 8):
+        rows, cols = (m, n) if c_known.flags.c_contiguous else (n, m)
+        assert emitted.count(sgemm) == len(blas.row_blocks(rows, cols, k)) > 1
+        # (the calls may sum in another order than the one call: float32 rounding of sums of
+        # 1024 terms, bounded by their magnitudes)
+        scale = 1.5 * (np.abs(a) @ np.abs(b)) + 0.5 * np.abs(c_runtime)
+        assert (np.abs(c_known - c_runtime) <= 1e-5 * scale).all(), layouts
