@@ -28,7 +28,7 @@ from typing import Optional, Sequence, Union
 
 from llvmlite import ir
 
-from . import blas_calls, blas_library, gemm_kernel
+from . import blas_calls, blas_library, gemm_kernel, parallel
 from .blas_library import BlasLibrary
 from .ir_loops import I64, element, for_range, i64, smax
 
@@ -336,15 +336,14 @@ MAX_ROW_BLOCKS = 32
 
 def row_blocks(rows: int, cols: int, k: int) -> list[tuple[int, int]]:
     """(first row, rows) of the calls a known product's GEMM is made of: one call, except for
-    a product too small for irjit's own threads (`gemm_tiled.THREAD_FLOPS`) that the BLAS would
+    a product too small for irjit's own threads (`parallel.THREAD_FLOPS`) that the BLAS would
     hand to its threads, which is cut into row blocks it runs on the calling thread. OpenBLAS's
     threads spin for ~0.1 s after each threaded call, and one spinning on the second core kept
     irjit's pool off it: mlp's 10-column output layer (128x10x1024, two threads) made the
     tiled first layer of the next call run alone, ~1,300 us a forward instead of ~800
     (tools/bench_native.py, two cores)."""
-    from .gemm_tiled import THREAD_FLOPS
     volume = rows * cols * k
-    if volume <= BLAS_ONE_THREAD_MNK or 2 * volume >= THREAD_FLOPS:
+    if volume <= BLAS_ONE_THREAD_MNK or 2 * volume >= parallel.THREAD_FLOPS:
         return [(0, rows)]
     per = BLAS_ONE_THREAD_MNK // (cols * k)
     if per < 1 or -(-rows // per) > MAX_ROW_BLOCKS:

@@ -24,7 +24,7 @@ from typing import Optional
 
 from llvmlite import ir
 
-from . import simd
+from . import parallel, simd
 from .ir_loops import element, entry_alloca, for_range, i64
 
 I32 = ir.IntType(32)
@@ -453,9 +453,7 @@ def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.V
 
 EPILOGUE_TYPE = ir.FunctionType(I32, [ir.PointerType()] * 3)  # i32 (args, tile, bounds)
 
-# Flops from which the work items run on every core (a loop on the thread pool costs ~5-30 us
-# here; one core does ~110 GFLOP/s in these tiles).
-THREAD_FLOPS = 4_000_000
+THREAD_FLOPS = parallel.THREAD_FLOPS  # (a module attribute, so tests can lower it)
 
 
 @dataclass(frozen=True)
@@ -598,7 +596,6 @@ def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: Batch
     vectorizes and interleaves the packing loops (a copy of one operand, 1/rows of the work)
     into several versions: ~5-10 ms less of optimizing and code generation a product. An
     epilogue (a function of its own) keeps O3's vectorized loops."""
-    from . import parallel
     p = bp.plan
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"

@@ -13,6 +13,9 @@ from . import thread_pool
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
+# Flops from which a product's work items run on every core (a loop on the thread pool costs
+# ~5-30 us here; one core does ~110 GFLOP/s in gemm_tiled's tiles).
+THREAD_FLOPS = 4_000_000
 
 
 def thread_count() -> int:
