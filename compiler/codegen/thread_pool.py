@@ -5,8 +5,8 @@ chunk, threads)` runs `fn(args, start, stop)` over chunks of [0, size) on the ca
 non-zero status a chunk returned.
 
 Creating and joining threads for every loop cost ~25 µs a loop here (more when the other core is
-busy); pool threads are created on first use and then wait for work, spinning briefly and then
-asleep on a futex (`syscall(SYS_futex)` from the process's libc). One loop runs on the pool at
+busy); pool threads are created on first use and then wait for work, spinning for SPIN_US and
+then asleep on a futex (`syscall(SYS_futex)` from the process's libc), woken only if asleep. One loop runs on the pool at
 a time: a loop that finds it busy (another Python thread's) runs on its own thread alone, so
 nothing ever waits for the pool. After a `fork` the child has none of the parent's pool
 threads: the pool notices the new process id and starts afresh."""
@@ -14,6 +14,7 @@ threads: the pool notices the new process id and starts afresh."""
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import threading
 from typing import Optional
@@ -30,7 +31,14 @@ SYMBOL = "irjit_parallel_for"
 SYS_FUTEX = 202  # x86-64
 FUTEX_WAIT_PRIVATE = 128
 FUTEX_WAKE_PRIVATE = 129
-SPINS = 500  # pause instructions a thread spins before it sleeps (~60 ns each here: ~30 µs)
+CLOCK_MONOTONIC = 1
+# How long a pool thread (or a caller waiting for one) keeps looking for work before it sleeps:
+# waking a sleeping thread cost the waker ~8 µs in `futex` here and the thread 5-40 µs to start
+# (more the longer the process idled), so a thread that slept between the loops of one call
+# joined few of them; within a call loops come at most a few hundred µs apart. OpenMP runtimes
+# spin 0.2-200 ms for the same reason. `IRJIT_POOL_SPIN_US` overrides it (0: sleep at once).
+SPIN_US = 2000
+CHECK_EVERY = 64  # spins between looks at the clock
 
 # i32 fn(ptr args, i64 start, i64 stop)
 RANGE_TYPE = ir.FunctionType(I32, [PTR, I64, I64])
@@ -42,7 +50,8 @@ _library: Optional[object] = None
 
 def _libc_symbols() -> None:
     libc = ctypes.CDLL(None)
-    for name in ("pthread_create", "pthread_detach", "syscall", "getpid"):
+    for name in ("pthread_create", "pthread_detach", "syscall", "getpid", "clock_gettime",
+                 "sched_yield"):
         llvm.add_symbol(f"irjit_pool_{name}", ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
 
 
@@ -71,6 +80,9 @@ class _PoolEmitter:
         g = lambda name, ty: self._global(name, ty)  # noqa: E731
         self.lock, self.pid, self.workers = g("lock", I32), g("pid", I32), g("workers", I32)
         self.gen, self.status = g("gen", I32), g("status", I32)
+        # threads asleep on `gen` (pool threads) and on `active` (a caller): a wake is a system
+        # call (~1 µs, ~8 µs when it finds a sleeper), made only when someone sleeps
+        self.gen_sleepers, self.active_sleepers = g("gen_sleepers", I32), g("active_sleepers", I32)
         # pool threads inside a loop, and whether a loop is open for them to join (see `emit`)
         self.active, self.open = g("active", I32), g("open", I32)
         self.fn, self.args = g("fn", I64), g("args", I64)  # pointers, as integers
@@ -80,6 +92,9 @@ class _PoolEmitter:
         self.detach = declare("pthread_detach", ir.FunctionType(I32, [I64]))
         self.syscall = declare("syscall", ir.FunctionType(I64, [I64], var_arg=True))
         self.getpid = declare("getpid", ir.FunctionType(I32, []))
+        self.clock = declare("clock_gettime", ir.FunctionType(I32, [I32, PTR]))
+        self.sched_yield = declare("sched_yield", ir.FunctionType(I32, []))
+        self.spin_ns = spin_microseconds() * 1000
         self.pause = None
         if platform.machine() in ("x86_64", "AMD64"):
             self.pause = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
@@ -110,25 +125,48 @@ class _PoolEmitter:
         b.call(self.syscall, [ir.Constant(I64, SYS_FUTEX), b.ptrtoint(ptr, I64), ir.Constant(I32, op),
                               value, ir.Constant(PTR, None), ir.Constant(PTR, None), ir.Constant(I32, 0)])
 
-    def _wait_while_equal(self, b, ptr, value) -> None:
-        """Spin SPINS times, then sleep on the futex, until *ptr != value."""
+    def _now_ns(self, b, timespec):
+        b.call(self.clock, [ir.Constant(I32, CLOCK_MONOTONIC), timespec])
+        sec = b.load(timespec, typ=I64)
+        nsec = b.load(b.gep(timespec, [ir.Constant(I64, 1)], source_etype=I64), typ=I64)
+        return b.add(b.mul(sec, ir.Constant(I64, 1_000_000_000)), nsec)
+
+    def _wait_while_equal(self, b, ptr, value, sleepers) -> None:
+        """Until *ptr != value: spin for `spin_ns` (looking at the clock and yielding the core
+        to any thread waiting for it every CHECK_EVERY spins), then sleep on the futex, counted in `sleepers` while asleep (so a waker that
+        finds none makes no system call: with sequentially consistent atomics a waker that
+        reads no sleeper changed *ptr before the sleeper counted itself in, and the futex then
+        finds *ptr != value and does not sleep)."""
         fn = b.function
-        spin, check, sleep, done = (fn.append_basic_block(n) for n in ("spin", "check", "sleep", "done"))
+        spin, check, clock, sleep, done = (fn.append_basic_block(n)
+                                           for n in ("spin", "check", "clock", "sleep", "done"))
         count = entry_alloca(b, I32)  # (a loop's alloca would grow the stack a round)
+        timespec = entry_alloca(b, ir.ArrayType(I64, 2))
+        deadline = b.add(self._now_ns(b, timespec), ir.Constant(I64, self.spin_ns))
         b.store(ir.Constant(I32, 0), count)
         b.branch(check)
         b.position_at_end(check)
         b.cbranch(b.icmp_signed("!=", self._load(b, ptr, I32), value), done, spin)
         b.position_at_end(spin)
-        n = b.load(count)
-        b.store(b.add(n, ir.Constant(I32, 1)), count)
+        n = b.add(b.load(count), ir.Constant(I32, 1))
+        b.store(n, count)
         if self.pause is not None:
             b.call(self.pause, [])
-        b.cbranch(b.icmp_signed("<", n, ir.Constant(I32, SPINS)), check, sleep)
+        look = b.icmp_signed("==", b.and_(n, ir.Constant(I32, CHECK_EVERY - 1)), ir.Constant(I32, 0))
+        b.cbranch(look, clock, check)
+        b.position_at_end(clock)
+        b.call(self.sched_yield, [])  # a thread of any process waiting for this core goes first
+        b.cbranch(b.icmp_signed("<", self._now_ns(b, timespec), deadline), check, sleep)
         b.position_at_end(sleep)
+        b.atomic_rmw("add", sleepers, ir.Constant(I32, 1), "seq_cst")
         self._futex(b, ptr, FUTEX_WAIT_PRIVATE, value)
+        b.atomic_rmw("sub", sleepers, ir.Constant(I32, 1), "seq_cst")
         b.branch(check)
         b.position_at_end(done)
+
+    def _wake_sleepers(self, b, ptr, sleepers, count: int) -> None:
+        with b.if_then(b.icmp_signed("!=", self._load(b, sleepers, I32), ir.Constant(I32, 0))):
+            self._futex(b, ptr, FUTEX_WAKE_PRIVATE, ir.Constant(I32, count))
 
     def _emit_claim(self) -> ir.Function:
         """void claim(): run chunks until none is left; a failing chunk's status is kept."""
@@ -166,14 +204,14 @@ class _PoolEmitter:
         loop = fn.append_basic_block("loop")
         b.branch(loop)
         b.position_at_end(loop)
-        self._wait_while_equal(b, self.gen, b.load(seen))
+        self._wait_while_equal(b, self.gen, b.load(seen), self.gen_sleepers)
         b.store(self._load(b, self.gen, I32), seen)
         b.atomic_rmw("add", self.active, ir.Constant(I32, 1), "seq_cst")
         with b.if_then(b.icmp_signed("!=", self._load(b, self.open, I32), ir.Constant(I32, 0))):
             b.call(self.claim, [])
         left = b.atomic_rmw("sub", self.active, ir.Constant(I32, 1), "seq_cst")
         with b.if_then(b.icmp_signed("==", left, ir.Constant(I32, 1))):
-            self._futex(b, self.active, FUTEX_WAKE_PRIVATE, ir.Constant(I32, 1))
+            self._wake_sleepers(b, self.active, self.active_sleepers, 1)
         b.branch(loop)
         return fn
 
@@ -185,7 +223,8 @@ class _PoolEmitter:
         # a forked child has none of its parent's pool threads: start afresh
         pid = b.call(self.getpid, [])
         with b.if_then(b.icmp_signed("!=", pid, b.load(self.pid))):
-            for v in (self.lock, self.workers, self.gen, self.active, self.open):
+            for v in (self.lock, self.workers, self.gen, self.active, self.open,
+                      self.gen_sleepers, self.active_sleepers):
                 b.store(ir.Constant(I32, 0), v)
             b.store(pid, self.pid)
         locked = b.extract_value(b.cmpxchg(self.lock, ir.Constant(I32, 0), ir.Constant(I32, 1),
@@ -227,7 +266,7 @@ class _PoolEmitter:
         b.store_atomic(ir.Constant(I32, 0), self.status, "seq_cst", 4)
         b.store_atomic(ir.Constant(I32, 1), self.open, "seq_cst", 4)
         b.atomic_rmw("add", self.gen, ir.Constant(I32, 1), "seq_cst")
-        self._futex(b, self.gen, FUTEX_WAKE_PRIVATE, ir.Constant(I32, 2 ** 31 - 1))
+        self._wake_sleepers(b, self.gen, self.gen_sleepers, 2 ** 31 - 1)
         b.call(self.claim, [])
         b.store_atomic(ir.Constant(I32, 0), self.open, "seq_cst", 4)
         wait, finished = fn.append_basic_block("wait"), fn.append_basic_block("finished")
@@ -237,12 +276,21 @@ class _PoolEmitter:
         sleep = fn.append_basic_block("sleep")
         b.cbranch(b.icmp_signed("==", left, ir.Constant(I32, 0)), finished, sleep)
         b.position_at_end(sleep)
-        self._wait_while_equal(b, self.active, left)
+        self._wait_while_equal(b, self.active, left, self.active_sleepers)
         b.branch(wait)
         b.position_at_end(finished)
         status = self._load(b, self.status, I32)
         b.store_atomic(ir.Constant(I32, 0), self.lock, "seq_cst", 4)
         b.ret(status)
+
+
+def spin_microseconds() -> int:
+    """How long pool threads spin before they sleep: SPIN_US, or `IRJIT_POOL_SPIN_US`."""
+    text = os.environ.get("IRJIT_POOL_SPIN_US", "").strip()
+    try:
+        return max(0, int(text)) if text else SPIN_US
+    except ValueError:
+        raise ValueError(f"IRJIT_POOL_SPIN_US must be a whole number of microseconds, not {text!r}") from None
 
 
 def _typed(b: ir.IRBuilder, address: ir.Value) -> ir.Value:

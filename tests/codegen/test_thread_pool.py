@@ -2,16 +2,19 @@
 finish with the right results (the one that finds the pool busy runs alone), as do loops of
 different sizes back to back (a pool thread may wake after its loop ended), a forked child
 runs threaded loops without its parent's pool threads, and a failing chunk's status comes
-back through the pool."""
+back through the pool; pool threads that sleep at once (IRJIT_POOL_SPIN_US=0) miss no loop."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import numpy as np
+import pytest
 
 from irjit.compiler.codegen import threads
 from irjit.compiler.codegen.unit import NativeUnit
@@ -110,3 +113,44 @@ def test_the_pool_allocates_stack_only_in_entry_blocks():
     for function in ir_text.split("\ndefine ")[1:]:
         blocks = function.split("\n\n")
         assert not any("alloca" in block for block in blocks[1:]), function.split("(")[0]
+
+
+def _run_with_spin(spin: str) -> subprocess.CompletedProcess:
+    code = """
+import numpy as np
+from irjit.compiler.codegen import threads
+from irjit.compiler.codegen.unit import NativeUnit
+from tests.codegen import typed_graph
+from tests.codegen.test_thread_pool import CHAIN
+threads.thread_count = lambda: 2
+threads.WORK_THRESHOLD = 0
+unit = NativeUnit(typed_graph(CHAIN, "Float(30000), Float(30000), Float(30000)"), "pool_spin")
+rng = np.random.default_rng(0)
+x, a, b = (rng.standard_normal(30000).astype(np.float32) for _ in range(3))
+for i in range(200):
+    status, (out,) = unit.call([x, a, b])
+    assert status == 0 and np.allclose(out, np.tanh(x * a + b), rtol=1e-5, atol=1e-6), i
+print("ok")
+"""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, IRJIT_POOL_SPIN_US=spin)
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_threads_that_sleep_at_once_still_run_every_loop():
+    """IRJIT_POOL_SPIN_US=0: pool threads sleep as soon as a loop ends, so every loop goes
+    through the futex wake (counted sleepers) path."""
+    done = _run_with_spin("0")
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_malformed_spin_time_is_refused_with_its_name(monkeypatch):
+    from irjit.compiler.codegen import thread_pool
+    monkeypatch.setenv("IRJIT_POOL_SPIN_US", "lots")
+    with pytest.raises(ValueError, match="IRJIT_POOL_SPIN_US.*'lots'"):
+        thread_pool.spin_microseconds()
+    monkeypatch.setenv("IRJIT_POOL_SPIN_US", "150")
+    assert thread_pool.spin_microseconds() == 150
+    monkeypatch.delenv("IRJIT_POOL_SPIN_US")
+    assert thread_pool.spin_microseconds() == thread_pool.SPIN_US
