@@ -55,6 +55,23 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(clock ticks all CPUs spent busy since boot, of which this process's threads), from
+    /proc: their difference over a window is the CPU that other processes took."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # minus idle, iowait
+    with open("/proc/self/stat") as f:
+        own = f.read().rsplit(")", 1)[1].split()
+    return busy, int(own[11]) + int(own[12])
+
+
+def others_cores(before: tuple[int, int], seconds: float) -> float:
+    """The cores other processes kept busy, on average, since `before` (a `cpu_ticks()`)."""
+    busy, own = cpu_ticks()
+    return max(0.0, (busy - before[0]) - (own - before[1])) / os.sysconf("SC_CLK_TCK") / seconds
+
+
 def median_us(fn: Callable, repeat: int, warmup: Optional[int] = None) -> float:
     """Median time of `fn()` in microseconds on the chosen clock, after warm-up calls."""
     return timed(fn, repeat, warmup)[0]
@@ -179,8 +196,8 @@ def settle() -> None:
 
 
 def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
-    """(label -> {"fwd": us, "fwd+bwd": us, "faults": minor page faults per fwd+bwd call}),
-    (label -> why it is missing)."""
+    """(label -> {"fwd": us, "fwd+bwd": us, "faults": minor page faults per fwd+bwd call,
+    "others": cores other processes kept busy meanwhile}), (label -> why it is missing)."""
     workload = load_workload(name)
     args = workload.inputs()
     fns = irjit_contenders(workload, args)
@@ -191,11 +208,13 @@ def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
     fns.update(torch_fns)
     rows = {}
     for label, (fwd, fwd_bwd) in fns.items():
+        start, ticks = time.perf_counter(), cpu_ticks()
         settle()
         fwd_us, _ = timed(fwd, repeat)
         settle()
         both_us, faults = timed(fwd_bwd, repeat)
-        rows[label] = {"fwd": fwd_us, "fwd+bwd": both_us, "faults": faults}
+        rows[label] = {"fwd": fwd_us, "fwd+bwd": both_us, "faults": faults,
+                       "others": others_cores(ticks, time.perf_counter() - start)}
     return rows, missing
 
 
@@ -205,7 +224,7 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
     print(f"\n{name}: bound fwd {bounds['fwd'][0]:.1f} us ({bounds['fwd'][1]}), "
           f"fwd+bwd {bounds['fwd+bwd'][0]:.1f} us ({bounds['fwd+bwd'][1]})")
     print(f"  {'contender':15} {'fwd us':>10} {'/best peer':>10} {'/bound':>8}"
-          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8} {'faults':>8}")
+          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8} {'faults':>8} {'others':>7}")
     for label, r in rows.items():
         cells = []
         for k in ("fwd", "fwd+bwd"):  # (irjit's rows are not each other's peers)
@@ -213,7 +232,7 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
                 label.startswith("irjit") and other.startswith("irjit"))]
             cells += [f"{r[k]:10.1f}", f"{format_ratio(r[k], min(peers) if peers else None):>10}",
                       f"{format_ratio(r[k], bounds[k][0]):>8}"]
-        cells.append(f"{r['faults']:8.1f}")
+        cells += [f"{r['faults']:8.1f}", f"{r['others']:7.2f}"]
         print(f"  {label:15} " + " ".join(cells))
     for label, why in missing.items():
         print(f"  {label:15} not run: {why}")
@@ -433,7 +452,8 @@ def main(argv=None) -> int:
           f"median us ({args.clock} clock) per call after warm-up ({args.repeat} calls, the "
           f"4M-element chain a tenth); malloc {args.malloc} "
           f"({'freed memory kept mapped' if args.malloc == 'kept' else 'glibc defaults'}); faults: "
-          f"minor page faults per fwd+bwd call")
+          f"minor page faults per fwd+bwd call; others: cores other processes kept busy while the "
+          f"contender was timed (from /proc/stat: timings with others > 0.1 on two cores are suspect)")
     for name in names:
         repeat = args.repeat if name != "elementwise_chain" else max(10, args.repeat // 10)
         rows, missing = time_workload(name, repeat)
