@@ -644,24 +644,17 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
     # (when every input is an edge, a leaf, none is a root: roots come from the node)
     roots_are_inputs = found != (1 << n) - 1
     result: list[Optional[np.ndarray]] = [None] * n
-    grads: list = [None] * node.n_outputs
     seeded = given = grad_outputs is None
     if seeded:
-        for r in roots:  # (how often each output is listed: one seed of that count)
-            idx = r.grad_fn[1]
-            g = grads[idx]
-            grads[idx] = 1 if g is None else g + 1
-            i = _position(inputs, r) if roots_are_inputs else None
-            if i is not None:  # (a root asked for as an input: ones per listing)
-                one = shared_ones(r.data)
-                result[i] = one.copy() if result[i] is None else result[i] + one
-        broadcast = getattr(node.entry, "takes_broadcast_seed", False)
-        for idx, times in enumerate(grads):
-            if times is not None:
-                data = node.outputs[idx]
-                grads[idx] = broadcast_ones(data, times) if broadcast and \
-                    data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
+        grads = _seeds(node, roots)
+        if roots_are_inputs:  # (a root asked for as an input: ones per listing)
+            for r in roots:
+                i = _position(inputs, r)
+                if i is not None:
+                    one = shared_ones(r.data)
+                    result[i] = one.copy() if result[i] is None else result[i] + one
     else:
+        grads = [None] * node.n_outputs
         for r, g in zip(roots, grad_outputs):
             if g is None:
                 continue
@@ -685,6 +678,102 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
             else:
                 result[i] = g.copy() if seeded and not g.flags.writeable else g
     return result
+
+
+def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optional[list]:
+    """`backward(roots, None, inputs)` for the tape a training call of one DifferentiableGraph
+    or native group records, when `inputs` are distinct tensors (a call's own): the roots all
+    come from one node whose edges are the inputs, each a leaf requiring grad. Its entry keeps,
+    per pattern of roots, the seeds (read-only ones, see `_seeds`) and the input each edge is,
+    so a call checks them by identity and runs the formula once; None for any other tape
+    (then `backward`, which gives the same gradients)."""
+    node = None
+    for r in roots:
+        grad_fn = r.grad_fn
+        if grad_fn is None or (node is not None and grad_fn[0] is not node):
+            return None
+        node = grad_fn[0]
+    if node is None:
+        return None
+    cache = getattr(node.entry, "one_node", None)
+    if cache is None:
+        return None
+    found = cache.get(("edges", len(inputs)))
+    edges = node.edges
+    if found is None or len(found) != len(edges):
+        found = _edge_positions(edges, inputs)
+        if found is None:
+            return None
+        if len(cache) < 16:
+            cache[("edges", len(inputs))] = found
+    for e, i in zip(edges, found):  # (distinct inputs: an edge found at its position is
+        if inputs[i] is not e or e.grad_fn is not None or not e.requires_grad:  # the last)
+            return None
+    for t, v in node.versions:
+        if t._version[0] != v:
+            check_versions(node)  # (raises, naming the node)
+    result: list = [None] * len(inputs)
+    for e, i, g in zip(edges, found, node.entry.derivative(EAGER, _seeds(node, roots),
+                                                           node.inputs, node.outputs)):
+        if g is None:
+            continue
+        dtype = e.data.dtype
+        if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):
+            g = _asarray(g, dtype)
+        result[i] = g if g.flags.writeable else g.copy()
+    return result
+
+
+def _edge_positions(edges: list, inputs: Sequence) -> Optional[tuple[int, ...]]:
+    """The position of each edge among `inputs` when the edges are exactly the inputs (each
+    once, a Tensor); None otherwise."""
+    if len(edges) != len(inputs):
+        return None
+    positions = []
+    for e in edges:
+        if e is None or type(e) is list:
+            return None
+        i = _position(inputs, e)
+        if i is None or i in positions:
+            return None
+        positions.append(i)
+    return tuple(positions)
+
+
+def _seeds(node: GradNode, roots: Sequence[Tensor]) -> list:
+    """The seeds of ones of `node`'s outputs for `roots` (all `node`'s; an output listed k times
+    gets one seed of k, one element broadcast for a large output when the entry reads a seed as
+    it is: `takes_broadcast_seed`). An entry with a `one_node` dict (a DifferentiableGraph's or a
+    native group's: one per plan, whose outputs' layouts are fixed) keeps them there by the
+    roots' output positions, built once: they are read-only, as `shared_ones`' are."""
+    cache = getattr(node.entry, "one_node", None)
+    if cache is not None:
+        if len(roots) == 1:
+            key = roots[0].grad_fn[1]
+        else:
+            key = tuple([r.grad_fn[1] for r in roots])
+        grads = cache.get(key)
+        if grads is not None:
+            outputs = node.outputs
+            for g, o in zip(grads, outputs):  # (the layouts the seeds were built for)
+                if g is not None and (g.shape != o.shape or g.dtype is not o.dtype):
+                    break
+            else:
+                return grads
+    grads = [None] * node.n_outputs
+    for r in roots:  # (how often each output is listed: one seed of that count)
+        idx = r.grad_fn[1]
+        g = grads[idx]
+        grads[idx] = 1 if g is None else g + 1
+    broadcast = getattr(node.entry, "takes_broadcast_seed", False)
+    for idx, times in enumerate(grads):
+        if times is not None:
+            data = node.outputs[idx]
+            grads[idx] = broadcast_ones(data, times) if broadcast and \
+                data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
+    if cache is not None and len(cache) < 16 and all(g is None or not g.flags.writeable for g in grads):
+        cache[key] = grads
+    return grads
 
 
 def _position(tensors: Sequence, t: Tensor) -> Optional[int]:

@@ -55,12 +55,13 @@ class _Backward:
     gets an entry of its own whose `lengths[i]` is the length of real output i when it is a
     list (its vjp is a list, zeros where none came), else None."""
 
-    __slots__ = ("op", "lengths")
+    __slots__ = ("op", "lengths", "one_node")
     schema = _Schema()
     takes_broadcast_seed = True  # (`vjp_array`: a seed of ones may stay one broadcast element)
 
     def __init__(self, op: "DifferentiableGraphOp", lengths: Optional[list] = None):
         self.op, self.lengths = op, lengths
+        self.one_node: dict = {}  # (`autograd.backward_of_sums`: seeds, edges' positions)
 
     def derivative(self, emitter, grads: list, captured: list, outs: list) -> list:
         op = self.op

@@ -19,7 +19,7 @@ from irjit.runtime.autograd import is_grad_enabled
 from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
 from .argument_spec import attribute_values, executor_inputs, module_attribute_paths
-from .counters import COUNTERS, record_last_executed
+from .counters import COUNTERS, _counter_lock, record_last_executed
 from .plan import ExecutionPlan, stats_summary
 from .profiling_pipeline import (needs_gradient, optimize_profiled, profiled_types,
                                  profiling_insensitive)
@@ -144,17 +144,19 @@ class ProfilingGraphExecutor:
             record_last_executed(runner.graph)
         return outs
 
-    def run_arrays(self, arrays: list) -> Optional[list]:
+    def run_arrays(self, arrays: list, raw: bool = True) -> Optional[list]:
         """`run` of a call without gradients whose tensor inputs are numpy arrays, when the
         optimized plan's runner takes them as they are (a native straight plan's array
-        program: see `NativeRunner.run_arrays`; outputs its units made may stay arrays);
-        else None, having counted and run nothing (then wrap them in Tensors and `run`)."""
+        program: see `NativeRunner.run_arrays`; with `raw`, outputs its units made may stay
+        arrays); else None, having counted and run nothing (then wrap them in Tensors and
+        `run`)."""
         plan = self.optimized_plan
         if plan is None or plan.run_arrays is None or not self.optimize or self.remaining_depth <= 0:
             return None
-        outs = plan.run_arrays(arrays, True)
+        outs = plan.run_arrays(arrays, raw)
         if outs is not None:
-            COUNTERS.inc("invocations")
+            with _counter_lock:  # (COUNTERS.inc's work, without its calls)
+                COUNTERS.invocations += 1
             graph = self.last_graph = plan.graph
             if self.shows_last:
                 record_last_executed(graph)

@@ -84,17 +84,25 @@ def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
     """`Function.backward()` of a one-node tape (`autograd`'s short path: shared read-only ones
     per output, twos for the output returned twice, gradients routed to the inputs' names)
     gives the general walk's gradients, as writeable arrays of the caller's."""
-    from irjit.runtime import autograd
+    from irjit.runtime import autograd, loader
     fn, args = _twice(how, seed=1)
-    for _ in range(3):  # (specialized by now)
+    for _ in range(2):  # (specialized by now)
         fn.run(*args, requires_grad=flags)
-        got = fn.backward()
+        fn.backward()
+    fn.run(*args, requires_grad=flags)
+    of_sums, sums = autograd.backward_of_sums, []
+    monkeypatch.setattr(loader, "backward_of_sums", lambda *a: sums.append(of_sums(*a)) or sums[-1])
+    got = fn.backward()
     again = fn.backward()  # (backward of the same call again gives the same)
     taken = []
     one_node = autograd._backward_one_node
+    monkeypatch.setattr(loader, "backward_of_sums", lambda *a: None)
     monkeypatch.setattr(autograd, "_backward_one_node", lambda *a: taken.append(one_node(*a)))
     walked = fn.backward()
     assert taken and sorted(got) == sorted(walked) == sorted(again)
+    # (the call's own Tensors of every input: `backward_of_sums` is asked, and takes the tape
+    # of one native group or DifferentiableGraph, not the interpreter's of several nodes)
+    assert [s is not None for s in sums] == ([] if flags is not True else [how != "interp"] * 2)
     for name in got:
         np.testing.assert_array_equal(got[name], walked[name])
         np.testing.assert_array_equal(again[name], walked[name])
