@@ -698,16 +698,23 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
     cache = getattr(node.entry, "one_node", None)
     if cache is None:
         return None
-    found = cache.get(("edges", len(inputs)))
     edges = node.edges
-    if found is None or len(found) != len(edges):
+    found = cache.get(("edges", len(inputs)))
+    if found is not None and len(found) == len(edges):
+        for e, i in zip(edges, found):  # (distinct inputs: an edge found at its position
+            if inputs[i] is not e:  # is at its last)
+                found = None
+                break
+    else:
+        found = None
+    if found is None:
         found = _edge_positions(edges, inputs)
         if found is None:
             return None
         if len(cache) < 16:
             cache[("edges", len(inputs))] = found
-    for e, i in zip(edges, found):  # (distinct inputs: an edge found at its position is
-        if inputs[i] is not e or e.grad_fn is not None or not e.requires_grad:  # the last)
+    for e in edges:
+        if e.grad_fn is not None or not e.requires_grad:
             return None
     for t, v in node.versions:
         if t._version[0] != v:
