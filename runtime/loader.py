@@ -155,6 +155,7 @@ class Function:
         self._tensor_inputs = len(graph.inputs) if not self.has_self and all(
             type(v.type) is TensorType for v in graph.inputs) else -1
         self._params_lock = threading.Lock()
+        self._n_outputs = len(graph.outputs)
         self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
                             for i in range(max(self._tensor_inputs, 0)))
 
@@ -259,6 +260,25 @@ class Function:
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
+        if requires_grad is True and len(inputs) == self._tensor_inputs and self.executor is None \
+                and not self.enum_values:
+            # a training call: the native runner's latest plan copies the arrays into Tensors
+            # requiring grad and runs under grad, when it takes them (see `_prepare`)
+            train = getattr(self.interpreter, "train_arrays", None)
+            if train is not None:
+                enabled = GRAD_MODE.enabled  # (a thread-local's write costs several reads)
+                if not enabled:
+                    GRAD_MODE.enabled = True
+                try:
+                    got = train(inputs)
+                finally:
+                    if not enabled:
+                        GRAD_MODE.enabled = False
+                if got is not None:
+                    n = self._n_outputs
+                    outs = got[:n]
+                    self._calls.last = (got[n:], _NO_PARAMETERS, outs, (), self._names)
+                    return outs
         if requires_grad is False and not self.has_self and not self.enum_values:
             # a native plan (of the runner, or of the executor's optimized graph) that takes
             # the caller's arrays, and Tensors' arrays, as they are: it only reads them, and
