@@ -687,32 +687,47 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
     per pattern of roots, the seeds (read-only ones, see `_seeds`) and the input each edge is,
     so a call checks them by identity and runs the formula once; None for any other tape
     (then `backward`, which gives the same gradients)."""
-    node = None
-    for r in roots:
-        grad_fn = r.grad_fn
-        if grad_fn is None or (node is not None and grad_fn[0] is not node):
+    if len(roots) == 1:
+        grad_fn = roots[0].grad_fn
+        if grad_fn is None:
             return None
-        node = grad_fn[0]
-    if node is None:
-        return None
+        node, key = grad_fn
+    else:
+        node, key = None, []
+        for r in roots:
+            grad_fn = r.grad_fn
+            if grad_fn is None or (node is not None and grad_fn[0] is not node):
+                return None
+            node = grad_fn[0]
+            key.append(grad_fn[1])
+        if node is None:
+            return None
+        key = tuple(key)
     cache = getattr(node.entry, "one_node", None)
     if cache is None:
         return None
     edges = node.edges
-    found = cache.get(("edges", len(inputs)))
-    if found is not None and len(found) == len(edges):
-        for e, i in zip(edges, found):  # (distinct inputs: an edge found at its position
-            if inputs[i] is not e:  # is at its last)
-                found = None
+    if len(edges) != len(inputs):
+        return None
+    plan = cache.get(key)  # (the seeds, the edges' positions among the inputs)
+    if plan is not None:
+        seeds, found = plan
+        for g, o in zip(seeds, node.outputs):  # (the layouts the seeds were made for)
+            if g is not None and (g.shape != o.shape or g.dtype is not o.dtype):
+                plan = None
                 break
-    else:
-        found = None
-    if found is None:
+        else:
+            for e, i in zip(edges, found):  # (distinct inputs: an edge found at its position
+                if inputs[i] is not e:  # is at its last)
+                    plan = None
+                    break
+    if plan is None:
         found = _edge_positions(edges, inputs)
         if found is None:
             return None
-        if len(cache) < 16:
-            cache[("edges", len(inputs))] = found
+        seeds = _seeds(node, roots)
+        if len(cache) < 16 and all(g is None or not g.flags.writeable for g in seeds):
+            cache[key] = (seeds, found)
     for e in edges:
         if e.grad_fn is not None or not e.requires_grad:
             return None
@@ -720,8 +735,7 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
         if t._version[0] != v:
             check_versions(node)  # (raises, naming the node)
     result: list = [None] * len(inputs)
-    for e, i, g in zip(edges, found, node.entry.derivative(EAGER, _seeds(node, roots),
-                                                           node.inputs, node.outputs)):
+    for e, i, g in zip(edges, found, node.entry.derivative(EAGER, seeds, node.inputs, node.outputs)):
         if g is None:
             continue
         dtype = e.data.dtype
@@ -750,23 +764,7 @@ def _edge_positions(edges: list, inputs: Sequence) -> Optional[tuple[int, ...]]:
 def _seeds(node: GradNode, roots: Sequence[Tensor]) -> list:
     """The seeds of ones of `node`'s outputs for `roots` (all `node`'s; an output listed k times
     gets one seed of k, one element broadcast for a large output when the entry reads a seed as
-    it is: `takes_broadcast_seed`). An entry with a `one_node` dict (a DifferentiableGraph's or a
-    native group's: one per plan, whose outputs' layouts are fixed) keeps them there by the
-    roots' output positions, built once: they are read-only, as `shared_ones`' are."""
-    cache = getattr(node.entry, "one_node", None)
-    if cache is not None:
-        if len(roots) == 1:
-            key = roots[0].grad_fn[1]
-        else:
-            key = tuple([r.grad_fn[1] for r in roots])
-        grads = cache.get(key)
-        if grads is not None:
-            outputs = node.outputs
-            for g, o in zip(grads, outputs):  # (the layouts the seeds were built for)
-                if g is not None and (g.shape != o.shape or g.dtype is not o.dtype):
-                    break
-            else:
-                return grads
+    it is: `takes_broadcast_seed`; read-only `shared_ones` otherwise)."""
     grads = [None] * node.n_outputs
     for r in roots:  # (how often each output is listed: one seed of that count)
         idx = r.grad_fn[1]
@@ -778,8 +776,6 @@ def _seeds(node: GradNode, roots: Sequence[Tensor]) -> list:
             data = node.outputs[idx]
             grads[idx] = broadcast_ones(data, times) if broadcast and \
                 data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
-    if cache is not None and len(cache) < 16 and all(g is None or not g.flags.writeable for g in grads):
-        cache[key] = grads
     return grads
 
 

@@ -299,7 +299,10 @@ class StraightPlan:
         `native_program.train_program`): the outputs, then the Tensors of copies of the arrays
         it made; None when the plan has no such program or it refuses them."""
         program = self._train_program
-        return self._run(arrays, False, program) if program is not None else None
+        if program is None:
+            return None
+        done = program(arrays, None)  # (its body runs under grad: no unit call reads an arena)
+        return done[0] if done is not None else None
 
     def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
         try:
