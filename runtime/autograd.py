@@ -684,9 +684,10 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
     """`backward(roots, None, inputs)` for the tape a training call of one DifferentiableGraph
     or native group records, when `inputs` are distinct tensors (a call's own): the roots all
     come from one node whose edges are the inputs, each a leaf requiring grad. Its entry keeps,
-    per pattern of roots, the seeds (read-only ones, see `_seeds`) and the input each edge is,
-    so a call checks them by identity and runs the formula once; None for any other tape
-    (then `backward`, which gives the same gradients)."""
+    per pattern of roots, a generated function (`_sums_plan`) holding the seeds (read-only
+    ones, see `_seeds`) and the input each edge is: it checks them by identity, the versions
+    as the walk does, and runs the formula once. None for any other tape (then `backward`,
+    which gives the same gradients)."""
     if len(roots) == 1:
         grad_fn = roots[0].grad_fn
         if grad_fn is None:
@@ -704,45 +705,66 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
             return None
         key = tuple(key)
     cache = getattr(node.entry, "one_node", None)
-    if cache is None:
+    if cache is None or len(node.edges) != len(inputs):
         return None
-    edges = node.edges
-    if len(edges) != len(inputs):
-        return None
-    plan = cache.get(key)  # (the seeds, the edges' positions among the inputs)
+    plan = cache.get(key)
     if plan is not None:
-        seeds, found = plan
-        for g, o in zip(seeds, node.outputs):  # (the layouts the seeds were made for)
-            if g is not None and (g.shape != o.shape or g.dtype is not o.dtype):
-                plan = None
-                break
-        else:
-            for e, i in zip(edges, found):  # (distinct inputs: an edge found at its position
-                if inputs[i] is not e:  # is at its last)
-                    plan = None
-                    break
-    if plan is None:
-        found = _edge_positions(edges, inputs)
-        if found is None:
-            return None
-        seeds = _seeds(node, roots)
-        if len(cache) < 16 and all(g is None or not g.flags.writeable for g in seeds):
-            cache[key] = (seeds, found)
-    for e in edges:
-        if e.grad_fn is not None or not e.requires_grad:
-            return None
-    for t, v in node.versions:
-        if t._version[0] != v:
-            check_versions(node)  # (raises, naming the node)
-    result: list = [None] * len(inputs)
-    for e, i, g in zip(edges, found, node.entry.derivative(EAGER, seeds, node.inputs, node.outputs)):
-        if g is None:
-            continue
-        dtype = e.data.dtype
-        if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):
-            g = _asarray(g, dtype)
-        result[i] = g if g.flags.writeable else g.copy()
-    return result
+        got = plan(node, inputs)
+        if got is not None:
+            return got
+    found = _edge_positions(node.edges, inputs)  # (made for these inputs and layouts)
+    if found is None:
+        return None
+    seeds = _seeds(node, roots)
+    plan = _sums_plan(node, found, seeds)
+    if len(cache) < 16 and all(g is None or not g.flags.writeable for g in seeds):
+        cache[key] = plan
+    return plan(node, inputs)
+
+
+def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
+    """`backward_of_sums`' work for a node like `node` (its entry, its outputs' layouts) whose
+    edge k is input `found[k]`, as one generated function `plan(node, inputs)`: the edges
+    checked by identity (None when one is not there, or is no leaf requiring grad, or an
+    output's layout is not the seeds'), the versions checked, the formula run on `seeds`,
+    each gradient of its edge's dtype and writeable (a seed passed through is copied)."""
+    n = len(found)
+    e = [f"e{k}" for k in range(n)]
+    lines = ["def plan(node, inputs):",
+             f"    {''.join(x + ', ' for x in e)}= node.edges"]
+    names: dict = {"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "asarray": _asarray,
+                   "check_versions": check_versions}
+    tests = [f"inputs[{i}] is not e{k}" for k, i in enumerate(found)]
+    for j, g in enumerate(seeds):
+        if g is not None:
+            names[f"Z{j}"], names[f"D{j}"] = g.shape, g.dtype
+            tests.append(f"outs[{j}].shape != Z{j} or outs[{j}].dtype is not D{j}")
+    lines.append("    outs = node.outputs")
+    lines.append(f"    if {' or '.join(tests)}:")
+    lines.append("        return None")
+    leaves = " or ".join(f"e{k}.grad_fn is not None or not e{k}.requires_grad" for k in range(n))
+    lines += [f"    if {leaves}:",
+              "        return None",
+              "    for t, v in node.versions:",
+              "        if t._version[0] != v:",
+              "            check_versions(node)  # (raises, naming the node)",
+              "    got = node.entry.derivative(EAGER, SEEDS, node.inputs, outs)",
+              f"    if len(got) != {n}:",
+              "        return None",
+              f"    {''.join(f'g{k}, ' for k in range(n))}= got"]
+    for k in range(n):
+        lines += [f"    if g{k} is not None:",
+                  f"        d = e{k}.data.dtype",
+                  f"        if g{k}.__class__ is not ndarray or (g{k}.dtype is not d and g{k}.dtype != d):",
+                  f"            g{k} = asarray(g{k}, d)",
+                  f"        if not g{k}.flags.writeable:",
+                  f"            g{k} = g{k}.copy()"]
+    at = {i: k for k, i in enumerate(found)}
+    lines.append(f"    return [{', '.join(f'g{at[i]}' for i in range(n))}]")
+    exec(compile("\n".join(lines) + "\n", "<sums backward>", "exec"), names)  # noqa: S102
+    plan = names["plan"]
+    plan.source = "\n".join(lines)
+    return plan
 
 
 def _edge_positions(edges: list, inputs: Sequence) -> Optional[tuple[int, ...]]:
