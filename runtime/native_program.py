@@ -177,6 +177,8 @@ class _Program:
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
         self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
+        self.leaves: set[int] = set()  # input slots holding Tensors requiring grad of the
+        # program's own, never written (`train_program`): their flags are known
         # (input position, path) -> the local holding that module attribute, and those whose
         # key says they hold a tensor or a module, which the program reads itself
         self.attribute_locals: dict[tuple, str] = {}
@@ -295,6 +297,7 @@ class _Program:
             self._layout_check(i, arrays=True)
         for i in range(n):
             src.line(f"v{i} = Tensor(v{i}, True)")
+        self.leaves = set(range(n))
         src.lines.extend("    " + line for line in constants)
         self.under_grad, self.pure = True, False  # (groups record on the tape)
         self.body(steps, outputs, [f"v{i}" for i in range(n)])
@@ -443,7 +446,8 @@ class _Program:
         src.line(f"cur = {node}")
         outs = "".join(f"v{slot}, " for slot, _ in step.outs)
         args = ", ".join(f"v{slot}" for slot, _ in step.args)
-        flags = "".join(f"v{slot}.requires_grad, " if how == TENSOR else
+        flags = "".join("True, " if slot in self.leaves else
+                        f"v{slot}.requires_grad, " if how == TENSOR else
                         f"isinstance(v{slot}, Tensor) and v{slot}.requires_grad, "
                         for slot, how in step.args)
         src.line(f"op = {src.name('decided', self.decisions(step.node))}.get(({flags}))")
