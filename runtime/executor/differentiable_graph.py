@@ -20,6 +20,8 @@ from irjit.ops.tensor import Tensor
 
 from .runnable_gradient import runnable_gradient
 
+_ndarray = np.ndarray  # (a global: cheaper than the module attribute)
+
 
 def _array(g):
     if isinstance(g, list):  # a `Tensor[]` input's gradient
@@ -146,15 +148,16 @@ class DifferentiableGraphOp:
         captured = [arrays[i] for i in self._captured_inputs]
         if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
-        if any(isinstance(o, list) for o in real):
-            return self._record_with_lists(real, captured, edges, versions)
+        for o in real:  # (a loop: cheaper than any() of a generator)
+            if isinstance(o, list):
+                return self._record_with_lists(real, captured, edges, versions)
         node = GradNode(self._entry, captured,
                         [o.data if isinstance(o, Tensor) else o for o in real], edges,
                         "prim::DifferentiableGraph", versions)
         # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
         results = []
         for i, o in enumerate(real):
-            if o.__class__ is np.ndarray:
+            if o.__class__ is _ndarray:
                 o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
             elif isinstance(o, Tensor):
                 if o.dtype.kind == "f":
