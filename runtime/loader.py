@@ -286,10 +286,9 @@ class Function:
             run_arrays = getattr(self.interpreter if self.executor is None else self.executor,
                                  "run_arrays", None)
             arrays = inputs
-            for x in inputs:
-                if x.__class__ is Tensor:
-                    arrays = [x.data if x.__class__ is Tensor else x for x in inputs]
-                    break
+            if run_arrays is not None and inputs and inputs[0].__class__ is Tensor:
+                # (Tensors in, as the executor's callers give them; arrays go as they are)
+                arrays = [x.data if x.__class__ is Tensor else x for x in inputs]
             outs = None if run_arrays is None else run_arrays(arrays, False)
             if outs is not None:
                 self._calls.last = (inputs, _NO_PARAMETERS, outs, (), None)
