@@ -79,7 +79,11 @@ class _Backward:
             elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
-        got = op.run(op.gradient.df, vjps + captured, arrays=True)  # (df's executor does not
+        vjps += captured
+        run_df = op._run_df  # (df's run_arrays, tried first: `run` without its lookup)
+        got = run_df(vjps) if run_df is not None else None
+        if got is None:
+            got = op.run(op.gradient.df, vjps, arrays=True)  # (df's executor does not
         # record itself as last executed: the forward's graph stays the one shown)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
@@ -106,6 +110,7 @@ class DifferentiableGraphOp:
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
         self._entry = _Backward(self)
         self._run_f = self._arrays.get(id(grad.f))  # (f's run_arrays, or None)
+        self._run_df = self._arrays.get(id(grad.df))  # (df's)
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
