@@ -644,24 +644,17 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
     # (when every input is an edge, a leaf, none is a root: roots come from the node)
     roots_are_inputs = found != (1 << n) - 1
     result: list[Optional[np.ndarray]] = [None] * n
-    grads: list = [None] * node.n_outputs
     seeded = given = grad_outputs is None
     if seeded:
-        for r in roots:  # (how often each output is listed: one seed of that count)
-            idx = r.grad_fn[1]
-            g = grads[idx]
-            grads[idx] = 1 if g is None else g + 1
-            i = _position(inputs, r) if roots_are_inputs else None
-            if i is not None:  # (a root asked for as an input: ones per listing)
-                one = shared_ones(r.data)
-                result[i] = one.copy() if result[i] is None else result[i] + one
-        broadcast = getattr(node.entry, "takes_broadcast_seed", False)
-        for idx, times in enumerate(grads):
-            if times is not None:
-                data = node.outputs[idx]
-                grads[idx] = broadcast_ones(data, times) if broadcast and \
-                    data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
+        grads = _seeds(node, roots)
+        if roots_are_inputs:  # (a root asked for as an input: ones per listing)
+            for r in roots:
+                i = _position(inputs, r)
+                if i is not None:
+                    one = shared_ones(r.data)
+                    result[i] = one.copy() if result[i] is None else result[i] + one
     else:
+        grads = [None] * node.n_outputs
         for r, g in zip(roots, grad_outputs):
             if g is None:
                 continue
@@ -685,6 +678,127 @@ def _backward_one_node(roots: Sequence[Tensor], grad_outputs: Optional[Sequence]
             else:
                 result[i] = g.copy() if seeded and not g.flags.writeable else g
     return result
+
+
+def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optional[list]:
+    """`backward(roots, None, inputs)` for the tape a training call of one DifferentiableGraph
+    or native group records, when `inputs` are distinct tensors (a call's own): the roots all
+    come from one node whose edges are the inputs, each a leaf requiring grad. Its entry keeps,
+    per pattern of roots, a generated function (`_sums_plan`) holding the seeds (read-only
+    ones, see `_seeds`) and the input each edge is: it checks them by identity, the versions
+    as the walk does, and runs the formula once. None for any other tape (then `backward`,
+    which gives the same gradients)."""
+    if len(roots) == 1:
+        grad_fn = roots[0].grad_fn
+        if grad_fn is None:
+            return None
+        node, key = grad_fn
+    else:
+        node, key = None, []
+        for r in roots:
+            grad_fn = r.grad_fn
+            if grad_fn is None or (node is not None and grad_fn[0] is not node):
+                return None
+            node = grad_fn[0]
+            key.append(grad_fn[1])
+        if node is None:
+            return None
+        key = tuple(key)
+    cache = getattr(node.entry, "one_node", None)
+    if cache is None or len(node.edges) != len(inputs):
+        return None
+    plan = cache.get(key)
+    if plan is not None:
+        got = plan(node, inputs)
+        if got is not None:
+            return got
+    found = _edge_positions(node.edges, inputs)  # (made for these inputs and layouts)
+    if found is None:
+        return None
+    seeds = _seeds(node, roots)
+    plan = _sums_plan(node, found, seeds)
+    if len(cache) < 16 and all(g is None or not g.flags.writeable for g in seeds):
+        cache[key] = plan
+    return plan(node, inputs)
+
+
+def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
+    """`backward_of_sums`' work for a node like `node` (its entry, its outputs' layouts) whose
+    edge k is input `found[k]`, as one generated function `plan(node, inputs)`: the edges
+    checked by identity (None when one is not there, or is no leaf requiring grad, or an
+    output's layout is not the seeds'), the versions checked, the formula run on `seeds`,
+    each gradient of its edge's dtype and writeable (a seed passed through is copied)."""
+    n = len(found)
+    e = [f"e{k}" for k in range(n)]
+    lines = ["def plan(node, inputs):",
+             f"    {''.join(x + ', ' for x in e)}= node.edges"]
+    names: dict = {"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "asarray": _asarray,
+                   "check_versions": check_versions}
+    tests = [f"inputs[{i}] is not e{k}" for k, i in enumerate(found)]
+    for j, g in enumerate(seeds):
+        if g is not None:
+            names[f"Z{j}"], names[f"D{j}"] = g.shape, g.dtype
+            tests.append(f"outs[{j}].shape != Z{j} or outs[{j}].dtype is not D{j}")
+    lines.append("    outs = node.outputs")
+    lines.append(f"    if {' or '.join(tests)}:")
+    lines.append("        return None")
+    leaves = " or ".join(f"e{k}.grad_fn is not None or not e{k}.requires_grad" for k in range(n))
+    lines += [f"    if {leaves}:",
+              "        return None",
+              "    for t, v in node.versions:",
+              "        if t._version[0] != v:",
+              "            check_versions(node)  # (raises, naming the node)",
+              "    got = node.entry.derivative(EAGER, SEEDS, node.inputs, outs)",
+              f"    if len(got) != {n}:",
+              "        return None",
+              f"    {''.join(f'g{k}, ' for k in range(n))}= got"]
+    for k in range(n):
+        lines += [f"    if g{k} is not None:",
+                  f"        d = e{k}.data.dtype",
+                  f"        if g{k}.__class__ is not ndarray or (g{k}.dtype is not d and g{k}.dtype != d):",
+                  f"            g{k} = asarray(g{k}, d)",
+                  f"        if not g{k}.flags.writeable:",
+                  f"            g{k} = g{k}.copy()"]
+    at = {i: k for k, i in enumerate(found)}
+    lines.append(f"    return [{', '.join(f'g{at[i]}' for i in range(n))}]")
+    exec(compile("\n".join(lines) + "\n", "<sums backward>", "exec"), names)  # noqa: S102
+    plan = names["plan"]
+    plan.source = "\n".join(lines)
+    return plan
+
+
+def _edge_positions(edges: list, inputs: Sequence) -> Optional[tuple[int, ...]]:
+    """The position of each edge among `inputs` when the edges are exactly the inputs (each
+    once, a Tensor); None otherwise."""
+    if len(edges) != len(inputs):
+        return None
+    positions = []
+    for e in edges:
+        if e is None or type(e) is list:
+            return None
+        i = _position(inputs, e)
+        if i is None or i in positions:
+            return None
+        positions.append(i)
+    return tuple(positions)
+
+
+def _seeds(node: GradNode, roots: Sequence[Tensor]) -> list:
+    """The seeds of ones of `node`'s outputs for `roots` (all `node`'s; an output listed k times
+    gets one seed of k, one element broadcast for a large output when the entry reads a seed as
+    it is: `takes_broadcast_seed`; read-only `shared_ones` otherwise)."""
+    grads = [None] * node.n_outputs
+    for r in roots:  # (how often each output is listed: one seed of that count)
+        idx = r.grad_fn[1]
+        g = grads[idx]
+        grads[idx] = 1 if g is None else g + 1
+    broadcast = getattr(node.entry, "takes_broadcast_seed", False)
+    for idx, times in enumerate(grads):
+        if times is not None:
+            data = node.outputs[idx]
+            grads[idx] = broadcast_ones(data, times) if broadcast and \
+                data.size > BROADCAST_SEED_SIZE else shared_ones(data, times)
+    return grads
 
 
 def _position(tensors: Sequence, t: Tensor) -> Optional[int]:

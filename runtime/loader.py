@@ -13,7 +13,7 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import GRAD_MODE, backward as run_backward
+from .autograd import GRAD_MODE, backward as run_backward, backward_of_sums
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
@@ -155,6 +155,7 @@ class Function:
         self._tensor_inputs = len(graph.inputs) if not self.has_self and all(
             type(v.type) is TensorType for v in graph.inputs) else -1
         self._params_lock = threading.Lock()
+        self._n_outputs = len(graph.outputs)
         self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
                             for i in range(max(self._tensor_inputs, 0)))
 
@@ -163,9 +164,38 @@ class Function:
         return self.graph.inputs[1:] if self.has_self else self.graph.inputs
 
     def prepare_inputs(self, inputs: Sequence[Any], requires_grad: Union[bool, Sequence[bool]]) -> list:
-        """Run-time values for the graph inputs (arrays become Tensors, typed as the graph
-        says); `requires_grad` is one flag for every floating-point tensor input, or a list or
-        tuple of one per input (a Tensor flagged False is detached)."""
+        """Run-time values for the graph inputs (arrays become Tensors of copies of them, typed
+        as the graph says); `requires_grad` is one flag for every floating-point tensor input,
+        or a list or tuple of one per input (a Tensor flagged False is detached)."""
+        return self._prepare(inputs, requires_grad)[0]
+
+    def _prepare(self, inputs: Sequence[Any], requires_grad: Union[bool, Sequence[bool]]
+                 ) -> tuple[list, Optional[tuple]]:
+        """`prepare_inputs`' values, and the inputs' gradient names when the call needs
+        gradients of every input and each value is a floating-point Tensor this call made (a
+        copy of an array, or a Tensor requiring grad of one that did not): `backward` then
+        names them without looking, and they are distinct (`autograd.backward_of_sums`)."""
+        if len(inputs) == self._tensor_inputs and (requires_grad is True or requires_grad is False):
+            # (tensors only, one flag: numpy arrays and Tensors, the usual calls)
+            values, named = [], self._names if requires_grad else None
+            for x in inputs:
+                kind = x.__class__
+                if kind is _ndarray:  # (a copy: a caller writing its arrays before `backward`
+                    if requires_grad and x.dtype.kind == "f":  # cannot change the gradients)
+                        values.append(Tensor(_copy(x), True))
+                    else:
+                        values.append(Tensor(_copy(x)))
+                        named = None
+                elif kind is Tensor:
+                    if requires_grad and not x.requires_grad and x.data.dtype.kind == "f":
+                        values.append(Tensor(x.data, True))
+                    else:
+                        values.append(x)
+                        named = None
+                else:
+                    break
+            else:
+                return values, named
         params = self.input_values
         if len(inputs) != len(params):
             raise IRTypeError(f"{self.filename}: the graph takes {len(params)} inputs "
@@ -194,7 +224,7 @@ class Function:
             elif isinstance(x, Tensor) and requires_grad and x.dtype.kind == "f" and not x.requires_grad:
                 x = Tensor(x.data, True)
             values[i] = x
-        return values
+        return values, None
 
     def parameters(self) -> dict[str, Tensor]:
         """Floating-point tensor parameters (not buffers) by dotted path."""
@@ -230,48 +260,48 @@ class Function:
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
-        if requires_grad is True and len(inputs) == self._tensor_inputs:
-            # numpy arrays in, the usual training call: Tensors of copies of them (so that a
-            # caller writing its arrays before `backward` cannot change the gradients), the
-            # floating-point ones requiring grad; `backward` names them without looking when
-            # every one is floating point
-            values, named = [], self._names
-            for x in inputs:
-                if x.__class__ is not _ndarray:
-                    break
-                if x.dtype.kind == "f":
-                    values.append(Tensor(_copy(x), True))
-                else:
-                    values.append(Tensor(_copy(x)))
-                    named = None
-            else:
+        if requires_grad is True and len(inputs) == self._tensor_inputs and self.executor is None \
+                and not self.enum_values:
+            # a training call: the native runner's latest plan copies the arrays into Tensors
+            # requiring grad and runs under grad, when it takes them (see `_prepare`)
+            train = getattr(self.interpreter, "train_arrays", None)
+            if train is not None:
                 enabled = GRAD_MODE.enabled  # (a thread-local's write costs several reads)
                 if not enabled:
                     GRAD_MODE.enabled = True
-                token = set_enum_values(self.enum_values)
                 try:
-                    outs = self.interpreter.run(values) if self.executor is None else \
-                        self.executor.run(*values)
+                    got = train(inputs)
                 finally:
                     if not enabled:
                         GRAD_MODE.enabled = False
-                    reset_enum_values(token)
-                self._calls.last = (values, _NO_PARAMETERS, outs, (), named)
-                return outs
-        if requires_grad is False and self.executor is None and not self.has_self and not self.enum_values:
-            # a native runner whose latest plan takes the caller's arrays as they are
-            run_arrays = getattr(self.interpreter, "run_arrays", None)
-            outs = run_arrays(inputs) if run_arrays is not None else None
+                if got is not None:
+                    n = self._n_outputs
+                    outs = got[:n]
+                    self._calls.last = (got[n:], _NO_PARAMETERS, outs, (), self._names)
+                    return outs
+        if requires_grad is False and not self.has_self and not self.enum_values:
+            # a native plan (of the runner, or of the executor's optimized graph) that takes
+            # the caller's arrays, and Tensors' arrays, as they are: it only reads them, and
+            # without grad mode whether a Tensor requires grad changes nothing it makes
+            run_arrays = getattr(self.interpreter if self.executor is None else self.executor,
+                                 "run_arrays", None)
+            arrays = inputs
+            if run_arrays is not None and inputs and inputs[0].__class__ is Tensor:
+                # (Tensors in, as the executor's callers give them; arrays go as they are)
+                arrays = [x.data if x.__class__ is Tensor else x for x in inputs]
+            outs = None if run_arrays is None else run_arrays(arrays, False)
             if outs is not None:
                 self._calls.last = (inputs, _NO_PARAMETERS, outs, (), None)
                 return outs
-        values = self.prepare_inputs(inputs, requires_grad)
-        params: dict = {}
+        values, named = self._prepare(inputs, requires_grad)
+        params = _NO_PARAMETERS
         skipped = ()
-        if requires_grad is not True and requires_grad is not False and \
-                isinstance(requires_grad, (list, tuple)):
-            skipped = tuple(i for i, flag in enumerate(requires_grad) if not flag)
-            requires_grad = True  # (grad mode on: the flagged inputs and the parameters)
+        if requires_grad is not True and requires_grad is not False:
+            if isinstance(requires_grad, (list, tuple)):
+                skipped = tuple(i for i, flag in enumerate(requires_grad) if not flag)
+                requires_grad = True  # (grad mode on: the flagged inputs and the parameters)
+            else:
+                requires_grad = bool(requires_grad)
         if requires_grad and self.module is not None:
             with self._params_lock:  # turns params-file arrays into the module's Tensors, once
                 params = self.parameters()
@@ -279,14 +309,17 @@ class Function:
                     p.requires_grad = True
                     p.grad = None
         args = [self.module, *values] if self.has_self else values
-        enabled, GRAD_MODE.enabled = GRAD_MODE.enabled, bool(requires_grad)
+        enabled = GRAD_MODE.enabled  # (written only when it changes: a thread-local's write
+        if enabled is not requires_grad:  # costs several reads)
+            GRAD_MODE.enabled = requires_grad
         token = set_enum_values(self.enum_values)
         try:
             outs = self.interpreter.run(args) if self.executor is None else self.executor.run(*args)
         finally:
-            GRAD_MODE.enabled = enabled
+            if enabled is not requires_grad:
+                GRAD_MODE.enabled = enabled
             reset_enum_values(token)
-        self._calls.last = (values, params, outs, skipped, None)
+        self._calls.last = (values, params, outs, skipped, named)
         return outs
 
     def __call__(self, *inputs: Any) -> Any:
@@ -318,12 +351,14 @@ class Function:
                     if g is not None and leaf.requires_grad:
                         roots.append(leaf)
                         grads.append(np.asarray(g, dtype=leaf.dtype))
-        if named is not None:  # (no parameters, no input skipped)
+        if named is not None:  # (no parameters, no input skipped; a Tensor of its own each)
             names, tensors = named, values
+            got = backward_of_sums(roots, tensors) if grads is None and roots else None
         else:
             names, tensors = self._named_inputs(values, params, skipped)
-        # (formulas run on arrays, which record nothing: grad mode may stay as it is)
-        got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
+            got = None
+        if got is None:  # (formulas run on arrays, which record nothing: grad mode may stay)
+            got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
         for g in got:
             if g is None:
                 return {name: (g if g is not None else np.zeros_like(t.data))

@@ -76,11 +76,12 @@ class _NativeBackward:
     """The tape's entry for a NativeGroupOp's calls (duck-types an OpEntry): `df` on the vjps
     of a call's outputs and the arrays it captured, which its GradNode holds as `inputs`."""
 
-    __slots__ = ("op", "schema")
+    __slots__ = ("op", "schema", "one_node")
     takes_broadcast_seed = True  # (`vjp_array`: a seed of ones may stay one broadcast element)
 
     def __init__(self, op: "NativeGroupOp"):
         self.op, self.schema = op, op.schema
+        self.one_node: dict = {}  # (`autograd.backward_of_sums`: seeds, edges' positions)
 
     def derivative(self, emitter, grads: list, captured: list, outputs: list) -> list:
         vjps = []

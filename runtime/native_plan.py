@@ -20,7 +20,7 @@ from irjit.ops.types import NamedType, OptionalType, TensorType
 from .interpreter import Interpreter
 from .prims import PRIM_HANDLERS
 
-from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program
+from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program, train_program
 
 
 def _is_straight_node(n: Node) -> bool:
@@ -139,6 +139,7 @@ class StraightPlan:
         self._program = None  # the steps as one generated function (see native_program)
         self._array_program = None  # the same for the caller's arrays without grad, if it may
         self._raw_program = None  # the same, returning arrays (for native groups' ops)
+        self._train_program = None  # for training calls of the caller's arrays, if it may
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -265,6 +266,10 @@ class StraightPlan:
                             self._array_program, self._raw_program = (array_program(
                                 self, steps, tail, outputs, self.key, self._bail,
                                 share_view_bases, self.runner.value_key, raw) for raw in (False, True))
+                            self._train_program = train_program(
+                                self, steps, tail, outputs, self.key, self._bail, share_view_bases,
+                                _needs_grad, self.runner.value_key, self.runner.run_subgraph,
+                                self.runner.decisions, getattr(self.runner, "subgraph_op", None))
                         self._steps = steps
         return not self._interpret
 
@@ -288,6 +293,16 @@ class StraightPlan:
         returned stay bare arrays); None when it cannot or refuses them."""
         program = self._raw_program if raw else self._array_program
         return self._run(arrays, False, program) if program is not None else None
+
+    def train_arrays(self, arrays: Sequence) -> Optional[list]:
+        """`try_run` of a training call of the caller's numpy arrays under grad mode (see
+        `native_program.train_program`): the outputs, then the Tensors of copies of the arrays
+        it made; None when the plan has no such program or it refuses them."""
+        program = self._train_program
+        if program is None:
+            return None
+        done = program(arrays, None)  # (its body runs under grad: no unit call reads an arena)
+        return done[0] if done is not None else None
 
     def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
         try:

@@ -16,7 +16,7 @@ A step that fails raises the interpreter's error, located at its node."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -177,6 +177,8 @@ class _Program:
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
         self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
+        self.leaves: set[int] = set()  # input slots holding Tensors requiring grad of the
+        # program's own, never written (`train_program`): their flags are known
         # (input position, path) -> the local holding that module attribute, and those whose
         # key says they hold a tensor or a module, which the program reads itself
         self.attribute_locals: dict[tuple, str] = {}
@@ -280,8 +282,28 @@ class _Program:
                           f"({a}.dtype is not {dtype} and {a}.dtype != {dtype}):")
             self.src.line("return None", 1)
 
-    def body(self, steps: list, outputs: list[int]) -> None:
-        """The steps, their failures located at their nodes, then the outputs."""
+    def train_program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
+        """Copies of the caller's arrays as Tensors requiring grad, checked against the key,
+        then the body under grad; the outputs, then those Tensors."""
+        src, n = self.src, len(self.plan.graph.inputs)
+        src.lines.append("    try:")
+        src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
+        src.line("except ValueError:")
+        src.line("return None", 1)
+        src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
+        src.line("return None", 1)
+        for i in range(n):  # (a copy's layout, as `Function.run` would have made it)
+            src.line(f"v{i} = array(v{i})")
+            self._layout_check(i, arrays=True)
+        for i in range(n):
+            src.line(f"v{i} = Tensor(v{i}, True)")
+        self.leaves = set(range(n))
+        src.lines.extend("    " + line for line in constants)
+        self.under_grad, self.pure = True, False  # (groups record on the tape)
+        self.body(steps, outputs, [f"v{i}" for i in range(n)])
+
+    def body(self, steps: list, outputs: list[int], extra: Sequence[str] = ()) -> None:
+        """The steps, their failures located at their nodes, then the outputs (and `extra`)."""
         src = self.src
         src.line("ok = True")
         src.line("cur = None")
@@ -296,7 +318,7 @@ class _Program:
         src.line("raise", 1)
         src.line("except Exception as e:  # located at the step's node")
         src.line("raise interp.node_error(cur, e) from None", 1)
-        src.line(f"return [{', '.join(f'v{i}' for i in outputs)}], ok")
+        src.line(f"return [{', '.join([f'v{i}' for i in outputs] + list(extra))}], ok")
 
     def _differs_from_key(self, v: str, key_element) -> str:
         """An expression true when the value of variable `v` has another key than
@@ -424,7 +446,8 @@ class _Program:
         src.line(f"cur = {node}")
         outs = "".join(f"v{slot}, " for slot, _ in step.outs)
         args = ", ".join(f"v{slot}" for slot, _ in step.args)
-        flags = "".join(f"v{slot}.requires_grad, " if how == TENSOR else
+        flags = "".join("True, " if slot in self.leaves else
+                        f"v{slot}.requires_grad, " if how == TENSOR else
                         f"isinstance(v{slot}, Tensor) and v{slot}.requires_grad, "
                         for slot, how in step.args)
         src.line(f"op = {src.name('decided', self.decisions(step.node))}.get(({flags}))")
@@ -589,6 +612,28 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
                     subgraph_op)
     emit.program(steps, emit.constants(steps, tail), outputs)
     return emit.finish()
+
+
+def train_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
+                  bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
+                  value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable,
+                  subgraph_op: Optional[Callable] = None
+                  ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
+    """The program of a training call (`Function.run` of numpy arrays under grad mode, as
+    `irjit.compile` makes them): it copies the caller's arrays into Tensors of its own that
+    require grad (so that a caller writing its arrays before `backward` cannot change the
+    gradients), checks the copies against the key and runs `plan_program`'s body under grad;
+    it returns the graph's outputs followed by those Tensors. None unless every input of the
+    graph is a floating-point tensor of the key and the plan reads no module attribute."""
+    graph = plan.graph
+    if key is None or plan.attributes or not all(
+            isinstance(v.type, TensorType) and isinstance(k, tuple) and len(k) == 3
+            and isinstance(k[0], np.dtype) and k[0].kind == "f" for v, k in zip(graph.inputs, key)):
+        return None
+    emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key,
+                    subgraph_op)
+    emit.train_program(steps, emit.constants(steps, tail), outputs)
+    return emit.finish("inputs, arena, keyed=False")
 
 
 def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,

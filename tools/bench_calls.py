@@ -5,15 +5,21 @@ forward+backward, and rnn_loop through the profiling executor; hand-written nump
 Each number is the fastest of `--rounds` batches of calls (20 calls per batch, rnn_loop's one by
 one), per call: on a shared machine other work only adds time. Re-executes itself with the
 GLIBC tunables tools/bench_native.py runs under. `--profile NAME`
-prints a cProfile of one case instead.
+prints a cProfile of one case instead; `--count NAME` makes `--calls` calls of it (after 50
+warm-up calls) inside `math.fsum(map(...))`, so that `valgrind --tool=callgrind
+--toggle-collect=math_fsum` counts the instructions of those calls alone (load cannot change
+them; nothing else of the process calls math.fsum).
 
     python -m irjit.tools.bench_calls [--rounds N] [--only tiny|rnn] [--profile NAME]
+    valgrind --tool=callgrind --toggle-collect=math_fsum \
+        python -m irjit.tools.bench_calls --only tiny --count "tiny compile fwd+bwd" [--calls N]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import math
 import os
 import pstats
 import sys
@@ -83,8 +89,18 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=200, help="timed batches per case")
     ap.add_argument("--only", action="append", choices=("tiny", "rnn"))
     ap.add_argument("--profile", metavar="NAME", help="cProfile the case NAME instead")
+    ap.add_argument("--count", metavar="NAME",
+                    help="make --calls calls of the case NAME inside math.fsum (for callgrind)")
+    ap.add_argument("--calls", type=int, default=1000, help="calls of --count (default 1000)")
     args = ap.parse_args(argv)
     found = cases(set(args.only or ()))
+    if args.count:
+        fn = found[args.count]
+        for _ in range(50):
+            fn()
+        math.fsum(map(lambda _: (fn(), 0.0)[1], range(args.calls)))
+        print(f"{args.count}: {args.calls} calls inside math.fsum")
+        return 0
     if args.profile:
         fn = found[args.profile]
         best_us(fn, 1, 100)

@@ -22,6 +22,11 @@ def executor_inputs(graph, inputs: Sequence[Any]) -> list:
     """The inputs as an executor runs them: numpy arrays and scalars become the values the
     graph's input types say (a Tensor for a tensor input), as `load`ed functions take them;
     everything else is passed as it is."""
+    for x in inputs:  # (Tensors only, the usual call: as they are)
+        if x.__class__ is not Tensor:
+            break
+    else:
+        return list(inputs)
     values = list(inputs)
     for i, x in enumerate(values):
         if isinstance(x, _ARRAYS) and i < len(graph.inputs):

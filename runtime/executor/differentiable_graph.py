@@ -20,6 +20,8 @@ from irjit.ops.tensor import Tensor
 
 from .runnable_gradient import runnable_gradient
 
+_ndarray = np.ndarray  # (a global: cheaper than the module attribute)
+
 
 def _array(g):
     if isinstance(g, list):  # a `Tensor[]` input's gradient
@@ -55,12 +57,13 @@ class _Backward:
     gets an entry of its own whose `lengths[i]` is the length of real output i when it is a
     list (its vjp is a list, zeros where none came), else None."""
 
-    __slots__ = ("op", "lengths")
+    __slots__ = ("op", "lengths", "one_node")
     schema = _Schema()
     takes_broadcast_seed = True  # (`vjp_array`: a seed of ones may stay one broadcast element)
 
     def __init__(self, op: "DifferentiableGraphOp", lengths: Optional[list] = None):
         self.op, self.lengths = op, lengths
+        self.one_node: dict = {}  # (`autograd.backward_of_sums`: seeds, edges' positions)
 
     def derivative(self, emitter, grads: list, captured: list, outs: list) -> list:
         op = self.op
@@ -76,7 +79,11 @@ class _Backward:
             elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
-        got = op.run(op.gradient.df, vjps + captured, arrays=True)  # (df's executor does not
+        vjps += captured
+        run_df = op._run_df  # (df's run_arrays, tried first: `run` without its lookup)
+        got = run_df(vjps) if run_df is not None else None
+        if got is None:
+            got = op.run(op.gradient.df, vjps, arrays=True)  # (df's executor does not
         # record itself as last executed: the forward's graph stays the one shown)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
@@ -103,6 +110,7 @@ class DifferentiableGraphOp:
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
         self._entry = _Backward(self)
         self._run_f = self._arrays.get(id(grad.f))  # (f's run_arrays, or None)
+        self._run_df = self._arrays.get(id(grad.df))  # (df's)
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
@@ -145,15 +153,16 @@ class DifferentiableGraphOp:
         captured = [arrays[i] for i in self._captured_inputs]
         if self._captured_outputs:
             captured += [outs[i] for i in self._captured_outputs]
-        if any(isinstance(o, list) for o in real):
-            return self._record_with_lists(real, captured, edges, versions)
+        for o in real:  # (a loop: cheaper than any() of a generator)
+            if isinstance(o, list):
+                return self._record_with_lists(real, captured, edges, versions)
         node = GradNode(self._entry, captured,
                         [o.data if isinstance(o, Tensor) else o for o in real], edges,
                         "prim::DifferentiableGraph", versions)
         # fresh tensor objects for the results: `f` may return (detached) inputs or aliases
         results = []
         for i, o in enumerate(real):
-            if o.__class__ is np.ndarray:
+            if o.__class__ is _ndarray:
                 o = Tensor(o, o.dtype.kind == "f", (node, i) if o.dtype.kind == "f" else None)
             elif isinstance(o, Tensor):
                 if o.dtype.kind == "f":

@@ -19,7 +19,7 @@ from irjit.runtime.autograd import is_grad_enabled
 from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
 from .argument_spec import attribute_values, executor_inputs, module_attribute_paths
-from .counters import COUNTERS, record_last_executed
+from .counters import COUNTERS, _counter_lock, record_last_executed
 from .plan import ExecutionPlan, stats_summary
 from .profiling_pipeline import (needs_gradient, optimize_profiled, profiled_types,
                                  profiling_insensitive)
@@ -117,9 +117,14 @@ class ProfilingGraphExecutor:
 
     # ---- running
     def run(self, *inputs: Any) -> list:
-        COUNTERS.inc("invocations")
+        with _counter_lock:  # (COUNTERS.inc's work, without its calls)
+            COUNTERS.invocations += 1
         inputs = executor_inputs(self.graph, inputs)
-        what, runner = self._plan()
+        runner = self.optimized_plan  # (`_plan`'s first test, without its call)
+        if runner is not None and self.optimize and self.remaining_depth > 0:
+            what = "run"
+        else:
+            what, runner = self._plan()
         if what == "profile":
             COUNTERS.inc("profiled_runs")
             self._profiled_with_gradient |= self._call_needs_gradient(inputs)
@@ -144,17 +149,19 @@ class ProfilingGraphExecutor:
             record_last_executed(runner.graph)
         return outs
 
-    def run_arrays(self, arrays: list) -> Optional[list]:
+    def run_arrays(self, arrays: list, raw: bool = True) -> Optional[list]:
         """`run` of a call without gradients whose tensor inputs are numpy arrays, when the
         optimized plan's runner takes them as they are (a native straight plan's array
-        program: see `NativeRunner.run_arrays`; outputs its units made may stay arrays);
-        else None, having counted and run nothing (then wrap them in Tensors and `run`)."""
+        program: see `NativeRunner.run_arrays`; with `raw`, outputs its units made may stay
+        arrays); else None, having counted and run nothing (then wrap them in Tensors and
+        `run`)."""
         plan = self.optimized_plan
         if plan is None or plan.run_arrays is None or not self.optimize or self.remaining_depth <= 0:
             return None
-        outs = plan.run_arrays(arrays, True)
+        outs = plan.run_arrays(arrays, raw)
         if outs is not None:
-            COUNTERS.inc("invocations")
+            with _counter_lock:  # (COUNTERS.inc's work, without its calls)
+                COUNTERS.invocations += 1
             graph = self.last_graph = plan.graph
             if self.shows_last:
                 record_last_executed(graph)

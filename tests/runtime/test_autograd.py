@@ -189,3 +189,67 @@ def test_a_view_whose_base_was_written_in_place_still_refuses():
     x.bump_version()  # (as an in-place op on x would)
     with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
         backward([out], [np.ones(4, np.float32)], inputs=[x])
+
+
+# ---- backward_of_sums: a training call's one-node tape whose edges are the call's own inputs
+
+class _Product:
+    """A tape entry as a DifferentiableGraph's: it keeps `one_node` plans; d(x*y) per edge."""
+    takes_broadcast_seed = True
+    schema = type("S", (), {"name": "prim::DifferentiableGraph", "full_name": "prim::DifferentiableGraph"})
+
+    def __init__(self):
+        self.one_node: dict = {}
+        self.seen: list = []
+
+    def derivative(self, emitter, grads, inputs, outputs):
+        self.seen.append(grads)
+        x, y = inputs
+        return [grads[0] * x, grads[0] * y]  # (for the edges y, x)
+
+
+def _recorded(entry: "_Product", x: Tensor, y: Tensor) -> Tensor:
+    node = autograd.GradNode(entry, [x.data, y.data], [x.data * y.data], [y, x])  # (edges: y, x)
+    return Tensor(node.outputs[0], True, (node, 0))
+
+
+def test_backward_of_sums_gives_the_walks_gradients_bitwise_and_keeps_its_plan():
+    """The seeds (twos for a root listed twice) and the edges' positions are made once and kept
+    on the entry (read-only seeds); later calls, and a call of other inputs, give what
+    `backward` gives, bitwise."""
+    x, y, _ = _leaves()
+    entry = _Product()
+    for _ in range(2):
+        out = _recorded(entry, x, y)
+        got = autograd.backward_of_sums([out, out], [x, y])
+        want = backward([out, out], inputs=[x, y])
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+            assert a.flags.writeable
+    seeds = entry.one_node[(0, 0)].__globals__["SEEDS"]
+    assert "inputs[1] is not e0" in entry.one_node[(0, 0)].source and entry.seen[0][0] is seeds[0] is entry.seen[-1][0]
+    assert (seeds[0] == 2).all() and not seeds[0].flags.writeable
+    x2, y2, _ = _leaves()  # (other tensors, other positions: found again)
+    out = _recorded(entry, x2, y2)
+    got = autograd.backward_of_sums([out], [y2, x2])
+    np.testing.assert_array_equal(got[0], x2.data)
+    np.testing.assert_array_equal(got[1], y2.data)
+    assert "inputs[0] is not e0" in entry.one_node[0].source
+
+
+def test_backward_of_sums_refuses_other_tapes_and_in_place_writes():
+    """None when an input is no edge, an edge is not an input, or a root comes from another
+    node (then `backward`); an edge written in place after the call raises as the walk does,
+    and so it does again at a second backward."""
+    x, y, z = _leaves()
+    entry = _Product()
+    out = _recorded(entry, x, y)
+    assert autograd.backward_of_sums([out], [x, y, z]) is None
+    assert autograd.backward_of_sums([out], [x]) is None
+    other = _recorded(_Product(), x, y)
+    assert autograd.backward_of_sums([out, other], [x, y]) is None
+    assert autograd.backward_of_sums([run_op("aten::mul", x, y)], [x, y]) is None  # (no plans)
+    x.bump_version()  # (as an in-place op on x would)
+    for _ in range(2):
+        with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
+            autograd.backward_of_sums([out], [x, y])

@@ -84,17 +84,25 @@ def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
     """`Function.backward()` of a one-node tape (`autograd`'s short path: shared read-only ones
     per output, twos for the output returned twice, gradients routed to the inputs' names)
     gives the general walk's gradients, as writeable arrays of the caller's."""
-    from irjit.runtime import autograd
+    from irjit.runtime import autograd, loader
     fn, args = _twice(how, seed=1)
-    for _ in range(3):  # (specialized by now)
+    for _ in range(2):  # (specialized by now)
         fn.run(*args, requires_grad=flags)
-        got = fn.backward()
+        fn.backward()
+    fn.run(*args, requires_grad=flags)
+    of_sums, sums = autograd.backward_of_sums, []
+    monkeypatch.setattr(loader, "backward_of_sums", lambda *a: sums.append(of_sums(*a)) or sums[-1])
+    got = fn.backward()
     again = fn.backward()  # (backward of the same call again gives the same)
     taken = []
     one_node = autograd._backward_one_node
+    monkeypatch.setattr(loader, "backward_of_sums", lambda *a: None)
     monkeypatch.setattr(autograd, "_backward_one_node", lambda *a: taken.append(one_node(*a)))
     walked = fn.backward()
     assert taken and sorted(got) == sorted(walked) == sorted(again)
+    # (the call's own Tensors of every input: `backward_of_sums` is asked, and takes the tape
+    # of one native group or DifferentiableGraph, not the interpreter's of several nodes)
+    assert [s is not None for s in sums] == ([] if flags is not True else [how != "interp"] * 2)
     for name in got:
         np.testing.assert_array_equal(got[name], walked[name])
         np.testing.assert_array_equal(again[name], walked[name])
@@ -227,3 +235,49 @@ def test_a_broadcast_seed_of_a_matrix_reaches_products(how):
     for name in dense:
         np.testing.assert_allclose(got[name], dense[name], rtol=1e-5, atol=1e-4)  # (of ~150)
         np.testing.assert_allclose(broadcast[name], dense_value[name], rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("how", ["profiling", "compile"])
+def test_a_training_calls_input_written_in_place_is_caught_at_each_backward(how):
+    """The short backward (`autograd.backward_of_sums`) checks the version counters the call
+    recorded, as the walk does: a Tensor of the call's written in place before backward makes
+    it fail, again at a second backward; the next call is fine."""
+    from irjit.ops.errors import IRRuntimeError
+    fn, args = _twice(how, seed=2)
+    for _ in range(3):
+        fn.run(*args)
+        fn.backward()
+    fn.run(*args)
+    fn._calls.last[0][0].bump_version()  # (the call's Tensor of x, as an in-place op would)
+    for _ in range(2):
+        with pytest.raises(IRRuntimeError, match="modified by an in-place operation"):
+            fn.backward()
+    fn.run(*args)
+    assert sorted(fn.backward()) == ["arg0", "arg1", "arg2", "arg3"]
+
+
+def test_the_profiling_executor_runs_calls_without_grad_by_its_plans_array_program():
+    """Once its plan is native, a call without grad of Tensors (requiring grad or not) or arrays
+    runs the plan's array program: the general path's outputs, new Tensors that require no
+    grad, counted as invocations, its graph the one last executed."""
+    from irjit.ops.tensor import Tensor
+    from irjit.runtime.executor.counters import COUNTERS, last_executed_optimized_graph
+    fn, args = _twice("profiling", seed=3)
+    slow, _ = _twice("profiling", seed=3)
+    slow.executor.run_arrays = None  # (the general path: prepare_inputs, executor.run)
+    for _ in range(3):  # (both specialized and native by now)
+        fn.run(*args, requires_grad=False)
+        slow.run(*args, requires_grad=False)
+    taken = []
+    run_arrays = fn.executor.run_arrays
+    fn.executor.run_arrays = lambda *a: taken.append(run_arrays(*a)) or taken[-1]
+    for inputs in (args, [Tensor(a) for a in args], [Tensor(a, True) for a in args]):
+        before = COUNTERS.invocations
+        got = fn.run(*inputs, requires_grad=False)
+        assert COUNTERS.invocations == before + 1 and taken[-1] is got
+        assert last_executed_optimized_graph() is fn.executor.last_graph
+        want = slow.run(*inputs, requires_grad=False)
+        for a, b in zip(got[0], want[0]):
+            assert type(a) is Tensor and not a.requires_grad and a.grad_fn is None
+            np.testing.assert_array_equal(a.data, b.data)
+    assert len(taken) == 3

@@ -336,3 +336,58 @@ def test_an_int_list_input_is_keyed_by_its_values_and_element_types():
             _same(runner.run([x, sizes]), Interpreter(parse_ir(text)).run([x, sizes]))
         program = runner._last._program
         assert program([x, [6.0, 1]], [{}], False) is None  # (the float: not this plan's key)
+
+
+def _training_pair(monkeypatch):
+    """`irjit.compile` of LINEAR_TANH twice, the second without training programs (the general
+    path: Function's copies, the runner's run, the plan's program under grad)."""
+    fast = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    slow = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    monkeypatch.setattr(slow.interpreter, "train_arrays", lambda arrays: None)
+    return fast, slow
+
+
+def test_a_training_call_runs_the_plans_train_program_as_the_general_path(monkeypatch):
+    """`Function.run` of arrays under grad takes the latest plan's training program (copies of
+    the arrays as Tensors requiring grad, the body under grad): outputs and gradients equal
+    the general path's bitwise; a caller writing its arrays after the call changes nothing."""
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    taken = []
+    for fn in (fast, slow):
+        for _ in range(3):
+            fn.run(*args)
+            fn.backward()
+    train = fast.interpreter.train_arrays
+    monkeypatch.setattr(fast.interpreter, "train_arrays", lambda a: taken.append(train(a)) or taken[-1])
+    got, want = fast.run(*args), slow.run(*args)
+    assert taken[-1] is not None and fast._calls.last[4] == ("arg0", "arg1", "arg2", "arg3")
+    values = fast._calls.last[0]
+    assert all(type(v) is Tensor and v.requires_grad and not np.shares_memory(v.data, a)
+               for v, a in zip(values, args))
+    assert got[0][0] is got[0][1] and got[0][0].grad_fn is not None
+    np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
+    args[0][...] = 7.0  # (the call's copies are what backward reads)
+    g, w = fast.backward(), slow.backward()
+    assert sorted(g) == sorted(w) == ["arg0", "arg1", "arg2", "arg3"]
+    for name in g:
+        np.testing.assert_array_equal(g[name], w[name])
+
+
+def test_a_training_call_of_another_layout_takes_the_general_path(monkeypatch):
+    """The training program checks the copies against its plan's key: a call of other shapes,
+    or of an integer array, is refused (None) and the general path runs it."""
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    for _ in range(3):
+        fast.run(*args)
+    wide = [rng.standard_normal(s).astype(np.float32) for s in ((5, 4), (5, 4), (4, 4), (4,))]
+    assert fast.interpreter.train_arrays(wide) is None
+    for fn in (fast, slow):
+        fn.run(*wide)
+    np.testing.assert_array_equal(fast.backward()["arg2"], slow.backward()["arg2"])
+    fast.run(*args)
+    assert fast.interpreter.train_arrays([args[0].astype(np.float64)] + args[1:]) is None
+    assert fast.interpreter.train_arrays(args[:3]) is None
