@@ -57,8 +57,7 @@ def test_large_body_not_unrolled():
     assert changed
 
 
-def test_while_loops_are_not_unrolled():
-    src = """graph(%x : Tensor, %c : bool):
+WHILE_LOOP = """graph(%x : Tensor, %c : bool):
   %k : int = prim::Constant[value=3]()
   %r : Tensor = prim::Loop(%k, %c, %x)
     block0(%i : int, %a : Tensor):
@@ -66,7 +65,10 @@ def test_while_loops_are_not_unrolled():
       -> (%c, %b)
   return (%r)
 """
-    g, changed = run("unroll_loops", src)
+
+
+def test_while_loops_are_not_unrolled():
+    g, changed = run("unroll_loops", WHILE_LOOP)
     assert not changed
 
 
@@ -97,15 +99,7 @@ def test_unroll_completely_leaves_what_would_pass_the_budget_or_64_trips():
 def test_unroll_completely_leaves_run_time_trips_and_while_loops():
     g, changed, left = _unrolled_completely(_loop("n", 2), max_nodes=10_000)
     assert not changed and left and str(g).count("prim::Loop") == 1
-    src = """graph(%x : Tensor, %c : bool):
-  %k : int = prim::Constant[value=3]()
-  %r : Tensor = prim::Loop(%k, %c, %x)
-    block0(%i : int, %a : Tensor):
-      %b : Tensor = aten::neg(%a)
-      -> (%c, %b)
-  return (%r)
-"""
-    g, changed, left = _unrolled_completely(src, max_nodes=10_000)
+    g, changed, left = _unrolled_completely(WHILE_LOOP, max_nodes=10_000)
     assert not changed and left
 
 
