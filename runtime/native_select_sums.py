@@ -15,8 +15,6 @@ from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.eliminate_dead_code import eliminate_dead_code
 from irjit.ops.types import ListType, TensorType
 
-_SUMS = ("aten::add", "prim::AutogradAdd")
-
 
 def _constant(v: Value):
     return constant_value(v.node) if v.node.kind == "prim::Constant" else None
