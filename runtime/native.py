@@ -373,7 +373,9 @@ def compile(source, input_types=None, params=None, constants=None, functions=Non
     """A Function (numpy in, numpy out; `run`, `backward` as `irjit.load`'s) whose graph runs
     with native units. `input_types` ("Float(2, 3), int" or a list of types) declares the
     inputs' types up front; calls whose tensors differ are specialized again (or, past the
-    limit, interpreted), never run with the wrong layout."""
+    limit, interpreted), never run with the wrong layout. Calls that need gradients unroll
+    loops of a few constant trips and differentiate the graph as a whole when they can
+    (`native_whole_gradient`); calls without gradients keep the loops."""
     from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
                                                              specialize_input_types)
     from .loader import load
