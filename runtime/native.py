@@ -25,9 +25,11 @@ from .module import Module
 from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import StraightPlan, plan_for, share_view_bases
+from .native_select_sums import stack_select_sums
 from .native_specialization import (attribute_reads, is_dtype_code, is_size_list,
                                     isolate_input_views, prepare_copy, sink_views, sizing_attributes,
                                     specialize_shapes, transpose_products, views_an_input)
+from .native_whole_gradient import gradient_plan, requires_grad_flags, unrolled, unrolls
 from .prims import _results, prim
 
 
@@ -153,7 +155,7 @@ class NativeRunner:
 
     def __init__(self, graph: Graph, constants: Optional[dict] = None,
                  functions: Optional[dict] = None, filename: Optional[str] = None,
-                 max_specializations: int = 8, context=None):
+                 max_specializations: int = 8, context=None, unroll: bool = False):
         self.graph = graph
         self.constants = constants
         self.functions = functions
@@ -176,6 +178,11 @@ class NativeRunner:
         # (`isolate_input_views`): the key says which a call is, and so does `_last_grad`
         self._grad_keyed = views_an_input(graph)
         self._last_grad = False
+        # `unroll` (irjit.compile's): calls that need gradients unroll constant-trip loops
+        # and differentiate the graph as a whole (`native_whole_gradient`), keyed also by
+        # their inputs' requires-grad flags
+        self._unrolls = unroll and unrolls(graph)
+        self._grad_keyed |= self._unrolls
 
     value_key = staticmethod(_value_key)
 
@@ -205,7 +212,7 @@ class NativeRunner:
                 return outs
         key = _layout_key(inputs, self.attributes, self._dtype_codes, self._sizing)
         if self._grad_keyed:
-            key += (grad,)
+            key += (grad, requires_grad_flags(inputs)) if grad and self._unrolls else (grad,)
         plan = self._plans.get(key)
         if plan is None:
             with self.lock:
@@ -229,6 +236,9 @@ class NativeRunner:
         for old, new in zip(self.graph.walk(), g.walk()):
             self._originals[id(new)] = old
         prepare_copy(g, inputs, self.functions)
+        whole = unrolled(g.copy()) if grad and self._unrolls else None
+        if whole is not None:
+            g = whole
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
         typed = _types_complete(g, inputs)
@@ -248,6 +258,12 @@ class NativeRunner:
                                          if isinstance(v.type, TensorType) else None)
         fold_keyed_values(g, inputs, self._sizing)
         specialize_shapes(g, inputs, keyed)
+        stack_select_sums(g)
+        if whole is not None:
+            plan = gradient_plan(g, inputs, self._gradients.make_runner)
+            if plan is not None:
+                self._plans[key] = plan
+                return plan.run(list(inputs)) if outputs is None else outputs
         transpose_products(g)
         sink_views(g)
         if grad:
@@ -366,7 +382,9 @@ def compile(source, input_types=None, params=None, constants=None, functions=Non
     """A Function (numpy in, numpy out; `run`, `backward` as `irjit.load`'s) whose graph runs
     with native units. `input_types` ("Float(2, 3), int" or a list of types) declares the
     inputs' types up front; calls whose tensors differ are specialized again (or, past the
-    limit, interpreted), never run with the wrong layout."""
+    limit, interpreted), never run with the wrong layout. Calls that need gradients unroll
+    loops of a few constant trips and differentiate the graph as a whole when they can
+    (`native_whole_gradient`); calls without gradients keep the loops."""
     from irjit.compiler.passes.specialize_input_types import (InputTypeError, parse_input_types,
                                                              specialize_input_types)
     from .loader import load
@@ -378,5 +396,6 @@ def compile(source, input_types=None, params=None, constants=None, functions=Non
             specialize_input_types(interp.graph, types)
         except InputTypeError as e:
             raise ValueError(f"input_types: {e}") from None
-    fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, interp.filename)
+    fn.interpreter = NativeRunner(interp.graph, interp.constants, interp.functions, interp.filename,
+                                  unroll=True)
     return fn

@@ -157,6 +157,11 @@ def _visit(block: Block, known: set) -> None:
         elif n.kind in ("prim::If", "prim::Loop"):
             for b in n.blocks:
                 _visit(b, known)
+            if n.kind == "prim::If" and n.inputs[0] in known:
+                # the same branch runs in every call: what it returns is determined when
+                # what either branch would return is (an inlined helper's branch on a rank)
+                known.update(o for j, o in enumerate(n.outputs) if _never_mutated(o) and
+                             all(b.outputs[j] in known for b in n.blocks))
         elif _determines_outputs(n) and all(v in known for v in _shape_inputs(n)) and \
                 all(_never_mutated(o) for o in n.outputs):
             known.update(n.outputs)
@@ -266,17 +271,22 @@ def fold_identity_sum_to_size(graph: Graph, known: set) -> bool:
 def _returns_defined(node: Node, defined: set) -> bool:
     """An aten op whose results are all `Tensor`s, given defined tensors, returns defined
     tensors (a backward op with an `output_mask` only when the mask is a constant of all
-    True); a pass-through returns its input."""
+    True); a pass-through returns its input. When the node's overload cannot be told (a
+    size list built at run time, a tensor of unknown dtype), every overload must be so."""
     if facts.has_tag(node.kind, "identity"):
         return bool(node.inputs) and node.inputs[0] in defined
-    entry = entry_of(node) if node.kind.startswith("aten::") else None
-    if entry is None or not entry.schema.returns or \
-            any(r.type != "Tensor" for r in entry.schema.returns):
+    if not node.kind.startswith("aten::"):
         return False
-    for arg, v in zip(entry.schema.arguments, node.inputs):
-        if arg.name == "output_mask" and not (
-                v.node.kind == "prim::Constant" and all(constant_value(v.node) or [False])):
-            return False
+    entry = entry_of(node)
+    entries = [entry] if entry is not None else overloads(node.kind)
+    if not entries or any(not e.schema.returns or any(r.type != "Tensor" for r in e.schema.returns)
+                          for e in entries):
+        return False
+    for e in entries:
+        for arg, v in zip(e.schema.arguments, node.inputs):
+            if arg.name == "output_mask" and not (
+                    v.node.kind == "prim::Constant" and all(constant_value(v.node) or [False])):
+                return False
     return all(v in defined for v in node.inputs if isinstance(v.type, TensorType))
 
 
@@ -337,8 +347,12 @@ def fold_defined_gradients(block: Block, defined: set) -> bool:
             _replace_by_constant(n, n.kind == "prim::AutogradAllNonZero")
             changed = True
         elif n.blocks:
-            for b in n.blocks:
-                changed |= fold_defined_gradients(b, set(defined))
+            inner = [set(defined) for _ in n.blocks]
+            for b, d in zip(n.blocks, inner):
+                changed |= fold_defined_gradients(b, d)
+            if n.kind == "prim::If":  # (a tensor whichever branch runs)
+                defined.update(o for j, o in enumerate(n.outputs)
+                               if all(b.outputs[j] in d for b, d in zip(n.blocks, inner)))
         elif _returns_defined(n, defined):
             defined.update(n.outputs)
     return changed

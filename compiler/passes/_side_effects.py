@@ -312,6 +312,8 @@ class AliasDb:
         written = {self._find(v) for v in self.written_by(node)}
         if node in self._wildcard_writers or any(m in self._wildcard_writers for m in node.walk()):
             written.update(self._find(r) for r in self._wildcard_roots.values())
+        if not written:  # (most nodes write nothing: no need to look at `values`)
+            return False
         return any(is_mutable_type(v.type) and not self._roots(v).isdisjoint(written) for v in values)
 
     def has_writers_value(self, v: Value) -> bool:

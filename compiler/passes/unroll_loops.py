@@ -146,6 +146,34 @@ def unroll_block(block: Block, constant_only: bool) -> bool:
     return changed
 
 
+def unroll_completely(block: Block, max_nodes: int) -> bool:
+    """Unroll completely every for-loop (its condition constant true, as `_is_for_loop`) whose
+    trip count is a `prim::Constant` below MAX_BODY_REPEATS and whose repeated body (nested
+    loops unrolled first) counts at most `max_nodes` nodes, as UnrollConstantLoops unrolls
+    them; other loops (while-loops, run-time or large trip counts, big bodies) stay as they
+    are, never unrolled by a factor. Whether every loop went: `not any_loop(block)`."""
+    changed = False
+    for node in list(block.nodes()):
+        if not node.is_inserted():
+            continue
+        for b in node.blocks:
+            changed |= unroll_completely(b, max_nodes)
+        if not _is_for_loop(node) or node.inputs[0].node.kind != "prim::Constant":
+            continue
+        n = const_int(node.inputs[0])
+        if n is None or n >= MAX_BODY_REPEATS or \
+                n * _limited_block_size(node.blocks[0], max_nodes + 1) > max_nodes:
+            continue
+        unroll(node)
+        changed = True
+    return changed
+
+
+def any_loop(block: Block) -> bool:
+    """Whether a `prim::Loop` is left in `block` (in any nested block)."""
+    return any(n.kind == "prim::Loop" or any(any_loop(b) for b in n.blocks) for n in block.nodes())
+
+
 @register_pass("unroll_loops")
 def run(graph: Graph) -> bool:
     """PyTorch's UnrollLoops: unroll small for-loops (fully when the trip count is a small constant)."""

@@ -297,15 +297,17 @@ def test_a_loops_differentiable_graphs_are_called_directly_with_the_interpreters
 
 
 def test_calls_needing_gradients_get_a_plan_whose_input_views_are_groups_of_their_own():
-    """irjit.compile of a loop over x[i]: a call needing gradients gets its own plan, where
-    x[i] is a view group of its own (its gradient added into a window of x's), not fused into
-    the product's group (whose backward would scatter into zeros of x's size per iteration);
-    calls without gradients keep the fused plan. Alternating modes, every call gives the
-    interpreter's outputs and gradients."""
+    """irjit.compile of a loop over x[i] whose trips are known at run time only (constant
+    ones are unrolled under grad: test_native_whole_gradient.py): a call needing gradients
+    gets its own plan, where x[i] is a view group of its own (its gradient added into a
+    window of x's), not fused into the product's group (whose backward would scatter into
+    zeros of x's size per iteration); calls without gradients keep the fused plan.
+    Alternating modes, every call gives the interpreter's outputs and gradients."""
     from irjit.compiler.codegen.partition import GROUP
     x, w = _arrays(((5, 3, 4), (4, 4)))
-    want_outs, want_grads = _interpreted(SELECT_LOOP, [x, w], requires_grad=True)
-    fn = irjit.compile(SELECT_LOOP, "Float(5, 3, 4), Float(4, 4)")
+    loop = SELECT_LOOP.replace("%n : int = prim::Constant[value=4]()", "%n : int = aten::size(%w, %zero)")
+    want_outs, want_grads = _interpreted(loop, [x, w], requires_grad=True)
+    fn = irjit.compile(loop, "Float(5, 3, 4), Float(4, 4)")
     for _ in range(3):
         _same(fn.run(x, w, requires_grad=False), want_outs)
         _same(fn.run(x, w), want_outs)

@@ -400,3 +400,64 @@ def test_a_plan_keyed_by_a_dtype_code_runs_without_the_key_for_its_code_only():
             assert out.data.dtype == dtype
             np.testing.assert_allclose(out.data, np.tanh(x.data.astype(dtype)), rtol=1e-6)
     assert len(runner._plans) == 2
+
+
+def test_a_branch_on_a_determined_condition_determines_what_both_branches_determine():
+    """An inlined helper's branch on a rank: the same branch runs in every call, so its
+    result is determined when both branches' are; on a condition from a number (keyed by
+    its type only) it is not."""
+    g = parse_ir("""graph(%x : Float(2, 3, strides=[3, 1], device=cpu), %n : int):
+  %two : int = prim::Constant[value=2]()
+  %f : bool = aten::eq(%n, %two)
+  %d : int = aten::dim(%x)
+  %c : bool = aten::eq(%d, %two)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %t : Tensor = aten::t(%x)
+      -> (%t)
+    block1():
+      %u : Tensor = aten::neg(%x)
+      -> (%u)
+  %s : Tensor = prim::If(%f)
+    block0():
+      -> (%x)
+    block1():
+      %v : Tensor = aten::neg(%x)
+      -> (%v)
+  %w : Tensor = prim::If(%c)
+    block0():
+      -> (%s)
+    block1():
+      -> (%x)
+  return (%r, %s, %w)""")
+    known = _names(determined_values(g))
+    assert {"c", "t", "u", "r", "v"} <= known
+    assert not {"f", "s", "w"} & known
+
+
+def test_a_branch_returning_tensors_either_way_returns_a_defined_gradient():
+    """A branch on a rank whose every arm returns a tensor op's result (a reshape to sizes
+    built at run time among them: its overload is told by the op alone) is defined, so the
+    vjp check after it folds in the same walk."""
+    g = parse_ir("""graph(%a : Tensor, %n : int, %k : bool):
+  %m1 : int = prim::Constant[value=-1]()
+  %r : Tensor = prim::If(%k)
+    block0():
+      %s : int[] = prim::ListConstruct(%m1, %n)
+      %t : Tensor = aten::reshape(%a, %s)
+      -> (%t)
+    block1():
+      %u : Tensor = aten::t(%a)
+      -> (%u)
+  %c : int = prim::AutogradAnyNonZero(%r)
+  %o : Tensor = prim::If(%c)
+    block0():
+      %v : Tensor = aten::tanh(%r)
+      -> (%v)
+    block1():
+      %z : Tensor = prim::AutogradZero()
+      -> (%z)
+  return (%o)""")
+    assert fold_defined_gradients(g.block, {g.inputs[0]})
+    assert [n.kind for n in g.nodes() if n.kind in ("prim::If", "aten::tanh")] == \
+        ["prim::If", "aten::tanh"]  # (the check's branch taken, in place)

@@ -1,0 +1,77 @@
+"""`irjit.compile`'s plans for calls that need gradients, for graphs with loops of a few
+constant trips: the loops are unrolled completely (as PyTorch's UnrollConstantLoops unrolls
+them, but never by a factor) and, when no loop or branch is left, the whole graph is
+differentiated once per requires-grad pattern of its inputs, as one DifferentiableGraph:
+the forward graph `f` runs as one native plan and the tape records one node, whose backward
+runs `df` as one native plan. The loop kept a loop runs a DifferentiableGraph per trip with
+its own tape node, and the backward walk visits each (~14 µs of Python a trip for rnn_loop).
+Graphs whose loops cannot all be unrolled, or whose unrolled graph cannot be differentiated
+(an in-place write, an op without a formula), keep the per-group plan."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from irjit.compiler.ir import Graph
+from irjit.compiler.passes.constant_propagation import run as constant_propagation
+from irjit.compiler.passes.eliminate_dead_code import eliminate_dead_code
+from irjit.compiler.passes.unroll_loops import any_loop, unroll_completely
+from irjit.ops.tensor import Tensor
+from irjit.ops.types import ClassType, TensorType
+
+from .native_autograd import group_gradient
+from .native_group_ops import NativeGroupOp
+
+# an unrolled loop's nodes at most (its trips times its body's nodes, the body's return
+# counted): rnn_loop's 16 trips of 6 fit. The backward graph grows with it (~7,300 nodes for
+# rnn_loop before specialization folds it to ~450), and so does the first call's time
+MAX_UNROLLED_NODES = 128
+
+
+def unrolls(graph: Graph) -> bool:
+    """Whether `graph` has a loop `unrolled` would unroll (on a copy: `graph` stays)."""
+    return any_loop(graph.block) and unrolled(graph.copy()) is not None
+
+
+def unrolled(graph: Graph) -> Optional[Graph]:
+    """`graph` (changed in place) with its loops unrolled, when every loop went and no
+    branch is left; else None (then `graph` is half unrolled: discard it)."""
+    if not unroll_completely(graph.block, MAX_UNROLLED_NODES):
+        return None
+    constant_propagation(graph)  # (the trip counters, and branches on them)
+    eliminate_dead_code(graph)
+    if any(n.blocks for n in graph.nodes()):
+        return None
+    return graph
+
+
+def requires_grad_flags(inputs: list) -> tuple[bool, ...]:
+    return tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+
+
+class GradientPlan:
+    """A runner's plan for calls with one layout and requires-grad pattern: the graph's
+    NativeGroupOp (`f` and `df` run by native runners of their own). `run(inputs)` records
+    the call on the tape and returns its outputs."""
+
+    def __init__(self, op: NativeGroupOp):
+        self.op = op
+
+    def run(self, inputs: list) -> list:
+        return self.op.step(inputs)
+
+
+def gradient_plan(graph: Graph, inputs: list, make_runner) -> Optional[GradientPlan]:
+    """The plan differentiating `graph` (unrolled, its values typed by the call's layouts) as
+    a whole for these inputs' requires-grad flags; None when it cannot be (module inputs,
+    tensors without complete types, nothing to differentiate, no formula, a write)."""
+    if any(isinstance(v.type, ClassType) for v in graph.inputs):
+        return None
+    if any(isinstance(v.type, TensorType) and v.type.complete_sizes() is None
+           for n in graph.nodes() for v in n.outputs):
+        return None
+    flags = requires_grad_flags(inputs)
+    grad = group_gradient(graph, flags)
+    if grad is None:
+        return None
+    return GradientPlan(NativeGroupOp(grad, make_runner(grad.f), make_runner(grad.df), flags))
