@@ -42,6 +42,7 @@ from irjit.tools.bench_workloads import NAMES, NUMPY_FORWARD, NUMPY_FORWARD_BACK
 
 TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
 LOOP_SECONDS = 60.0  # a workload's call loop stops early past this (the chain at 4M elements)
+FIRST_CALLS = 5  # irjit.compile's first forward+backward calls, timed together (see process_report)
 
 
 # wall time, or this process's CPU time (all its threads): with --cores 1 on a loaded machine
@@ -363,6 +364,16 @@ def process_report(name: str, loop_calls: int) -> dict:
         report.update(calls=len(times), rss_kib=rss, first_us=float(np.median(times[:tenth])) * 1e6,
                       last_us=float(np.median(times[-tenth:])) * 1e6)
     report["peak_rss_kib"] = memory_kib("VmHWM")
+    report["units"] = units[:]
+    # irjit.compile's first forward+backward calls: all it specializes and compiles (under
+    # grad it may unroll loops and compile other units than the executor's path)
+    del units[:]
+    compiled = irjit.compile(workload.ir_path.read_text(), input_types(workload))
+    start = time.perf_counter()
+    for _ in range(FIRST_CALLS):
+        compiled.run(*args, requires_grad=list(workload.requires_grad))
+        compiled.backward()
+    report.update(compile_first_s=time.perf_counter() - start, compile_units=units[:])
     return report
 
 
@@ -382,6 +393,7 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
     print(f"  {'workload':18} {'units':>5} {'cold max':>9} {'cold sum':>9} {'cached max':>10} "
           f"{'cached med':>10} {'(load)':>7} "
           f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19}")
+    firsts = []
     for name in names:
         with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:
             cold = fresh_process_report(name, cache_dir, 0)
@@ -397,6 +409,14 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
               f"{max(warm_lib, default=0):7.1f} "
               f"{warm['peak_rss_kib'] / 1024:11.1f} "
               f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19}")
+        firsts.append((name, cold, warm))
+    print(f"\nirjit.compile's first {FIRST_CALLS} forward+backward calls together (s, wall: all its "
+          f"specializing and compiling), cold and cached, and the units it made (the slowest, ms):")
+    print(f"  {'workload':18} {'cold s':>7} {'cached s':>9} {'units':>6} {'cold max ms':>12}")
+    for name, cold, warm in firsts:
+        compiled_ms = [ms for ms, _, _ in cold["compile_units"]]
+        print(f"  {name:18} {cold['compile_first_s']:7.2f} {warm['compile_first_s']:9.2f} "
+              f"{len(compiled_ms):6d} {max(compiled_ms, default=0):12.1f}")
 
 
 def restrict_cores(count: int) -> None:
