@@ -480,15 +480,13 @@ def emit_product(module: ir.Module, name: str, buffers: list[Buffer], product,
     # typed pointer parameters (printed as `ptr` like the others): blas.py indexes through them
     params = [scalar_ops.memory_type(buf.dtype).as_pointer() for buf in buffers]
     if product.algorithm == "tiled":
-        from .gemm_tiled import batched_plan, emit_merged_function, emit_tiled_function
+        from .gemm_tiled import batched_plan, emit_tiled_function
         a, m = product.a, product.b
         plan = batched_plan(matmul_layout(a.sizes, a.strides, m.sizes, m.strides), product.dtype.name)
         epilogue = None
         if product.epilogue is not None:
             epilogue = EpilogueEmitter(module, product.epilogue, product.epilogue_input, plan.plan.nr,
                                        bounds_checks).emit()
-        if product.first is not None:  # two K segments (gemm_epilogue.merge_segments)
-            return emit_merged_function(module, name, params, product, epilogue)
         return emit_tiled_function(module, name, params, plan, (a.buffer, a.offset),
                                    (m.buffer, m.offset), product.out, product.scratch, epilogue)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)

@@ -19,7 +19,6 @@ larger, so that it is read once while the other stays in cache — and threads c
 from __future__ import annotations
 
 import hashlib
-import itertools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -202,20 +201,20 @@ def _masked_store(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, valid: int) -
 
 
 def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_base, v_ks: int,
-               t_ptr, r0, c0, rows: int, valid: int, beta, epilogue=None, more=()) -> None:
+               t_ptr, r0, c0, rows: int, valid: int, beta, epilogue=None) -> None:
     """T[r0 : r0 + rows, c0 : c0 + NR] (`valid` columns of the last vector are real): V's
     columns c0.. start at `v_base`, row k `v_ks` further; S[r0 + r][k] is s_tile[r * s_rs +
     k * s_ks]. The sum
     over k runs in blocks of K_BLOCK, each added to T (as the BLAS does: rounding errors grow
-    with the block, not with k). `more` holds further K segments (k, s_tile, s_rs, s_ks,
-    v_base, v_ks), each summed the same way and added in order (merge_segments)."""
+    with the block, not with k)."""
     ety = simd.ELEMENT_TYPES[p.dtype]
     lanes = p.lanes
     vectors = p.nr // lanes
     vty = ir.VectorType(ety, lanes)
+    blocks = -(-p.k // K_BLOCK)
     in_place = not p.pack
 
-    def k_loop(k0, k1, s_tile, s_rs, s_ks, v_base, v_ks) -> list[list[ir.Value]]:
+    def k_loop(k0, k1) -> list[list[ir.Value]]:
         """The tile's sums over k in [k0, k1), kept in phis (not stack slots for SROA to
         promote: a third of the tile's IR less to print, parse and optimize)."""
         pre = b.block
@@ -244,50 +243,19 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
                     acc[r][v].add_incoming(totals[r][v], b.block)
         return acc
 
-    def segment_sums(k: int, *operands) -> list[list[ir.Value]]:
-        blocks = -(-k // K_BLOCK)
-        if blocks == 1:
-            return k_loop(i64(0), i64(k), *operands)
-        # each block's sums join the tile's running sums (in the stack, in L1)
+    if blocks == 1:
+        values = k_loop(i64(0), i64(p.k))
+    else:  # each block's sums join the tile's running sums (in the stack, in L1)
         sums = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)]
         with for_range(b, 0, blocks, name="kb") as kb:
             k0 = b.mul(kb, i64(K_BLOCK))
             k1 = b.add(k0, i64(K_BLOCK))
-            acc = k_loop(k0, b.select(b.icmp_signed("<", k1, i64(k)), k1, i64(k)), *operands)
+            acc = k_loop(k0, b.select(b.icmp_signed("<", k1, i64(p.k)), k1, i64(p.k)))
             first = b.icmp_signed("==", kb, i64(0))
             for r in range(rows):
                 for v in range(vectors):
                     b.store(b.select(first, acc[r][v], b.fadd(b.load(sums[r][v]), acc[r][v])), sums[r][v])
-        return [[b.load(sums[r][v]) for v in range(vectors)] for r in range(rows)]
-
-    def segment_blocks(segments) -> list[list[ir.Value]]:
-        """The K blocks of every segment (of equal strides) in one loop, each block's operands
-        chosen at its start: one copy of the k loop's code for all of them."""
-        counts = [-(-g[0] // K_BLOCK) for g in segments]
-        sums = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(rows)]
-        with for_range(b, 0, sum(counts), name="kb") as kb:
-            k_end, s_at, v_at, start = i64(segments[0][0]), segments[0][1], segments[0][4], i64(0)
-            for g, begin in zip(segments[1:], itertools.accumulate(counts[:-1])):
-                later = b.icmp_signed(">=", kb, i64(begin))
-                k_end, start = b.select(later, i64(g[0]), k_end), b.select(later, i64(begin), start)
-                s_at, v_at = b.select(later, g[1], s_at), b.select(later, g[4], v_at)
-            k0 = b.mul(b.sub(kb, start), i64(K_BLOCK))
-            k1 = b.add(k0, i64(K_BLOCK))
-            acc = k_loop(k0, b.select(b.icmp_signed("<", k1, k_end), k1, k_end), s_at, s_rs, s_ks, v_at, v_ks)
-            first = b.icmp_signed("==", kb, i64(0))
-            for r in range(rows):
-                for v in range(vectors):
-                    b.store(b.select(first, acc[r][v], b.fadd(b.load(sums[r][v]), acc[r][v])), sums[r][v])
-        return [[b.load(sums[r][v]) for v in range(vectors)] for r in range(rows)]
-
-    segments = [(p.k, s_tile, s_rs, s_ks, v_base, v_ks), *more]
-    if len(segments) > 1 and all((g[2], g[3], g[5]) == (s_rs, s_ks, v_ks) for g in segments):
-        values = segment_blocks(segments)
-    else:
-        values = segment_sums(p.k, s_tile, s_rs, s_ks, v_base, v_ks)
-        for k, *operands in more:
-            extra = segment_sums(k, *operands)
-            values = [[b.fadd(values[r][v], extra[r][v]) for v in range(vectors)] for r in range(rows)]
+        values = [[b.load(sums[r][v]) for v in range(vectors)] for r in range(rows)]
     given = getattr(epilogue, "given", None)
     if given is not None:  # an epilogue through a pointer that may be null: then stored
         tile, bounds = _emit_tile_buffer(b, p, values, r0, c0, valid)
@@ -438,53 +406,49 @@ def _times_beta(b: ir.IRBuilder, beta, old: ir.Value, ety, lanes: int) -> ir.Val
 
 
 def emit_items(b: ir.IRBuilder, p: TiledPlan, a: ir.Value, bm: ir.Value, c: ir.Value,
-               scratch: Optional[ir.Value], start, stop, beta=0, epilogue=None, more=()) -> None:
+               scratch: Optional[ir.Value], start, stop, beta=0, epilogue=None) -> None:
     """The tiles of work items [start, stop) (row blocks of T, or column panels), after
-    `emit_pack` and `emit_pack_s` filled `scratch` when the plan packs. `more` holds further
-    K segments (plan, a, b, scratch), tiled as `p` but for k (segments_agree)."""
+    `emit_pack` and `emit_pack_s` filled `scratch` when the plan packs."""
+    s_ptr, v_ptr = (bm, a) if p.transposed else (a, bm)
+    v_ks, v_cs = p.v_strides
     full_rows, rest_rows = divmod(p.rows, p.mr)
     full_cols, rest_cols = divmod(p.cols, p.nr)
-    segments = [(p, a, bm, scratch), *more]
 
-    def panel_base(segment, panel):
-        sp, sa, sb, ss = segment
-        if sp.pack:
-            return element(b, ss, b.mul(panel, i64(sp.k * sp.nr))), sp.nr
-        v_ptr = sa if sp.transposed else sb
-        v_ks, v_cs = sp.v_strides
-        return element(b, v_ptr, b.mul(b.mul(panel, i64(sp.nr)), i64(v_cs))), v_ks
+    def panel_base(panel):
+        if p.pack:
+            return element(b, scratch, b.mul(panel, i64(p.k * p.nr))), p.nr
+        return element(b, v_ptr, b.mul(b.mul(panel, i64(p.nr)), i64(v_cs))), v_ks
 
-    def s_tile(segment, r0):
+    def s_tile(r0):
         """(S's rows from r0 on, row stride, k stride): packed blocks hold MR rows per k."""
-        sp, sa, sb, ss = segment
-        if sp.pack_s:
-            return element(b, ss, b.add(i64(sp.packed_v_elems), b.mul(r0, i64(sp.k)))), 1, sp.mr
-        s_ptr = sb if sp.transposed else sa
-        s_rs, s_ks = sp.s_strides
+        if p.pack_s:
+            return element(b, scratch, b.add(i64(p.packed_v_elems), b.mul(r0, i64(p.k)))), 1, p.mr
+        s_rs, s_ks = p.s_strides
         return element(b, s_ptr, b.mul(r0, i64(s_rs))), s_rs, s_ks
 
-    def tile(r0, c0, rows, panel, valid):
-        parts = [(*s_tile(seg, r0), *panel_base(seg, panel)) for seg in segments]
-        _emit_tile(b, p, *parts[0], c, r0, c0, rows, valid, beta, epilogue,
-                   [(seg[0].k, *part) for seg, part in zip(segments[1:], parts[1:])])
+    def tile(r0, c0, rows, base, ks, valid):
+        _emit_tile(b, p, *s_tile(r0), base, ks, c, r0, c0, rows, valid, beta, epilogue)
 
     def tiles_of_panel(panel, valid):
         """Every row block of one column panel."""
+        base, ks = panel_base(panel)
         c0 = b.mul(panel, i64(p.nr))
         if full_rows:
             with for_range(b, 0, full_rows, name="rb") as rb:
-                tile(b.mul(rb, i64(p.mr)), c0, p.mr, panel, valid)
+                tile(b.mul(rb, i64(p.mr)), c0, p.mr, base, ks, valid)
         if rest_rows:
-            tile(i64(full_rows * p.mr), c0, rest_rows, panel, valid)
+            tile(i64(full_rows * p.mr), c0, rest_rows, base, ks, valid)
 
     def tiles_of_row_block(rb, rows):
         """Every column panel of one row block."""
         r0 = b.mul(rb, i64(p.mr))
         if full_cols:
             with for_range(b, 0, full_cols, name="panel") as panel:
-                tile(r0, b.mul(panel, i64(p.nr)), rows, panel, p.nr)
+                base, ks = panel_base(panel)
+                tile(r0, b.mul(panel, i64(p.nr)), rows, base, ks, p.nr)
         if rest_cols:
-            tile(r0, i64(full_cols * p.nr), rows, i64(full_cols), rest_cols)
+            base, ks = panel_base(i64(full_cols))
+            tile(r0, i64(full_cols * p.nr), rows, base, ks, rest_cols)
 
     # an item is a row block (or a column panel); the last one may be short
     tiles, full, rest, width = (tiles_of_row_block, full_rows, rest_rows, p.mr) if p.rows_outer else \
@@ -572,38 +536,6 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
     return fn
 
 
-def segment_plan(product) -> Optional[BatchedPlan]:
-    """The unbatched tiled plan of a 2-D product (kernel.Product), C contiguous."""
-    a, m = product.a, product.b
-    plan = tiled_plan(product.dtype.name, a.sizes[0], m.sizes[1], a.sizes[1], a.strides, m.strides,
-                      (m.sizes[1], 1))
-    return BatchedPlan(plan, (), (), (), ()) if plan is not None else None
-
-
-def segments_agree(first, last) -> bool:
-    """Whether 2-D products `first` and `last` (kernel.Product) tile alike but for K (same
-    output shape, orientation, copies, tile and work items), so that one tile body can sum
-    both (`emit_merged_function`); copies of S (`pack_s`) are not merged."""
-    plans = [segment_plan(first), segment_plan(last)]
-    if None in plans:
-        return False
-    p, q = (bp.plan for bp in plans)
-    same = ("dtype", "m", "n", "c_strides", "transposed", "pack", "lanes", "mr", "nr", "rows_outer")
-    return all(getattr(p, f) == getattr(q, f) for f in same) and not p.pack_s and not q.pack_s
-
-
-def emit_merged_function(module: ir.Module, name: str, params: list[ir.Type], product,
-                         epilogue_fn: ir.Function) -> ir.Function:
-    """`i32 name(params...)`: the product `product.first` + `product` over their two K
-    segments (gemm_epilogue.merge_segments), each tile handed to `epilogue_fn` as
-    emit_tiled_function does; `first`'s operands and scratch are its own buffers."""
-    first = product.first
-    seg = lambda p: (segment_plan(p), (p.a.buffer, p.a.offset), (p.b.buffer, p.b.offset), p.scratch)  # noqa: E731
-    bp, a, bm, scratch = seg(first)
-    return _emit_product(module, name, params, bp, a, bm, product.out, scratch, epilogue_fn,
-                         more=[seg(product)])
-
-
 def share_plans(module: ir.Module, products: list) -> None:
     """Note on `module` the plans (with or without scratch) of a unit's tiled `products` (kernel.
     Product) that a product with an epilogue shares with one without: emit_tiled_function then
@@ -612,8 +544,8 @@ def share_plans(module: ir.Module, products: list) -> None:
     from .matmul import matmul_layout
     uses: dict[tuple, set] = {}
     for p in products:
-        if getattr(p, "algorithm", None) != "tiled" or getattr(p, "first", None) is not None:
-            continue  # (a merged product's function is its own)
+        if getattr(p, "algorithm", None) != "tiled":
+            continue
         bp = batched_plan(matmul_layout(p.a.sizes, p.a.strides, p.b.sizes, p.b.strides), p.dtype.name)
         uses.setdefault((bp, p.scratch is not None), set()).add(p.epilogue is not None)
     module.irjit_epilogue_plans = frozenset(k for k, v in uses.items() if len(v) == 2)
@@ -669,15 +601,14 @@ def _epilogue_thunk(module: ir.Module, name: str, epilogue_fn: ir.Function, n: i
 def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: BatchedPlan,
                   a: tuple[int, int], bm: tuple[int, int], c: int,
                   scratch: Optional[int], epilogue_fn: Optional[ir.Function] = None,
-                  epilogue_ptr: Optional[int] = None, more=()) -> ir.Function:
+                  epilogue_ptr: Optional[int] = None) -> ir.Function:
     """`emit_tiled_function`'s product, emitted in place; with `epilogue_ptr`, the parameter
     that holds an epilogue (EPILOGUE_TYPE, or null: tiles are stored) and the next its args.
     Its functions are `optsize`: the tiles are vector code already, which that leaves as it is
     (the workloads' products within 0.3% of O3's speed, one core), while LLVM no longer
     vectorizes and interleaves the packing loops (a copy of one operand, 1/rows of the work)
     into several versions: ~5-10 ms less of optimizing and code generation a product. An
-    epilogue (a function of its own) keeps O3's vectorized loops. `more` holds further K
-    segments (plan, a, b, scratch as above; unbatched), summed after this one's."""
+    epilogue (a function of its own) keeps O3's vectorized loops."""
     p = bp.plan
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
@@ -687,11 +618,6 @@ def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: Batch
     def operands(builder, args):
         return (element(builder, args[a[0]], i64(a[1])), element(builder, args[bm[0]], i64(bm[1])),
                 args[c], args[scratch] if scratch is not None else None)
-
-    def segment_operands(builder, args):
-        """(plan, A, B, scratch) of each further K segment."""
-        return [(sp.plan, element(builder, args[sa[0]], i64(sa[1])), element(builder, args[sb[0]], i64(sb[1])),
-                 args[ss] if ss is not None else None) for sp, sa, sb, ss in more]
 
     a_ptr, b_ptr, c_ptr, s_ptr = operands(b, fn.args)
     if p.pack or p.pack_s:  # every batch's copies, before any item reads them
@@ -703,11 +629,6 @@ def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: Batch
                 emit_pack(b, p, a_i if p.transposed else b_i, own)
             if p.pack_s:
                 emit_pack_s(b, p, b_i if p.transposed else a_i, element(b, own, i64(p.packed_v_elems)))
-    for sp, sa, sb, ss in segment_operands(b, fn.args):  # (unbatched)
-        if sp.pack:
-            emit_pack(b, sp, sa if sp.transposed else sb, ss)
-        if sp.pack_s:
-            emit_pack_s(b, sp, sb if sp.transposed else sa, element(b, ss, i64(sp.packed_v_elems)))
     items = bp.count * p.items
 
     def run(builder, args, start, stop) -> ir.Value:
@@ -737,12 +658,11 @@ def _emit_product(module: ir.Module, name: str, params: list[ir.Type], bp: Batch
                 if p.scratch_elems else None
             emit_items(builder, p, element(builder, a_ptr, oa), element(builder, b_ptr, ob),
                        element(builder, c_ptr, oc), packed, item, builder.add(item, i64(1)),
-                       epilogue=tile_epilogue, more=segment_operands(builder, args))
+                       epilogue=tile_epilogue)
         return builder.load(status)
 
     threads = parallel.thread_count()
-    flops = p.flops * bp.count + sum(sp.plan.flops for sp, *_ in more)
-    if threads < 2 or items < 2 or flops < THREAD_FLOPS:
+    if threads < 2 or items < 2 or p.flops * bp.count < THREAD_FLOPS:
         b.ret(run(b, fn.args, i64(0), i64(items)))
         return fn
     range_fn = ir.Function(module, ir.FunctionType(I32, params + [ir.IntType(64).as_pointer()]),

@@ -137,9 +137,6 @@ class Product:
     # `out` as it was (the product then writes no output of its own)
     epilogue: Optional["Kernel"] = field(default=None, compare=False)
     epilogue_input: Optional[Buffer] = field(default=None, compare=False)
-    # a tiled product of the same output shape whose sum this one's tiles start from: one
-    # product over two K segments (an LSTM's x W_ih^T + h W_hh^T, gemm_epilogue.merge_segments)
-    first: Optional["Product"] = None
 
 
 CONVOLUTION_MODES = ("forward", "grad_input", "grad_weight")

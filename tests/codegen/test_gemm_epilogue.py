@@ -40,11 +40,6 @@ GATES = """graph(%x : Tensor, %h : Tensor, %wi : Tensor, %wh : Tensor, %bi : Ten
   %g : Tensor = aten::add(%s, %bh, %one)
   return (%g)"""
 
-GATES_ALPHA = GATES.replace("%s : Tensor = aten::add(%a2, %c, %one)", "%s : Tensor = aten::add(%a2, %c, %two)") \
-    .replace("%one : int = prim::Constant[value=1]()", "%one : int = prim::Constant[value=1]()\n  %two : int = prim::Constant[value=2]()")
-
-GATES_HANDS_OUT = GATES.replace("return (%g)", "return (%g, %a)")
-
 PLUS_INPUT = """graph(%a : Tensor, %b : Tensor, %c : Tensor):
   %one : int = prim::Constant[value=1]()
   %p : Tensor = aten::matmul(%a, %b)
@@ -108,65 +103,25 @@ def test_two_products_and_their_biases():
 @pytest.mark.parametrize("cores", [1, 2])
 def test_equal_products_share_one_function_the_epilogue_through_a_pointer(m, n, k, checks, cores,
                                                                           monkeypatch):
-    """Two gate products of equal plans whose sum is not a plain one (h W_hh^T times 2) are one
-    function, which stores the first product's tiles and hands the second's to the epilogue
-    through a pointer: results bitwise equal to two functions of their own, in both tile
-    orientations, with partial tiles, on one thread and several."""
+    """An LSTM's two gate products (equal plans, the second with the gates' sum as epilogue)
+    are one function, which stores the first product's tiles and hands the second's to the
+    epilogue through a pointer: results bitwise equal to two functions of their own, in both
+    tile orientations, with partial tiles, on one thread and several."""
     monkeypatch.setattr(parallel, "thread_count", lambda: cores)
     monkeypatch.setattr(gemm_tiled, "THREAD_FLOPS", 0)
     shapes = [(m, k), (m, k), (n, k), (n, k), (n,), (n,)]
     name = f"epi_shared_{m}_{n}_{k}_{int(checks)}_{cores}"
-    shared = _check(GATES_ALPHA, shapes, name, True, checks)
-    graph = typed_graph(GATES_ALPHA, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes))
-    assert all(p.first is None for p in unit_products(graph))
-    unit = NativeUnit(graph, name + "_again", bounds_checks=checks)
+    shared = _check(GATES, shapes, name, True, checks)
+    unit = NativeUnit(typed_graph(GATES, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes)),
+                      name + "_again", bounds_checks=checks)
     defined = set(re.findall(r"^define .*@(\S+_gemm_[0-9a-f]{16}\S*)\(", unit.library.llvm_ir, re.M))
     suffixes = {d.split("_gemm_")[1][16:] for d in defined}  # one function and its threads' parts
     assert "_epilogue" in suffixes and all(x.startswith("_epilogue") and "specialized" not in x
                                            for x in suffixes), defined
     monkeypatch.setattr(gemm_tiled, "share_plans", lambda module, products: None)
     monkeypatch.setattr("irjit.compiler.codegen.unit.share_plans", lambda module, products: None)
-    apart = _check(GATES_ALPHA, shapes, name + "_apart", True, checks)
-    assert shared[0].tobytes() == apart[0].tobytes()
-
-
-@pytest.mark.parametrize("m,n,k1,k2", [(20, 160, 48, 40), (150, 40, 33, 70), (64, 256, 64, 64),
-                                       (64, 1024, 256, 256), (37, 96, 300, 520)])
-@pytest.mark.parametrize("checks", [False, True])
-@pytest.mark.parametrize("cores", [1, 2])
-def test_two_products_summed_are_one_product_over_two_k_segments(m, n, k1, k2, checks, cores, monkeypatch):
-    """x W_ih^T + b_ih + h W_hh^T + b_hh (an LSTM's gates) is one tiled product over K = k1 + k2
-    (gemm_epilogue.merge_segments): one tile function, no product storing the first sum, no
-    epilogue through a pointer; results match numpy in both tile orientations, with partial
-    tiles, segments longer than a K block (256 terms), bounds checks, one thread and several,
-    and the product whose sum goes through memory (merging turned off) within rounding."""
-    monkeypatch.setattr(parallel, "thread_count", lambda: cores)
-    monkeypatch.setattr(gemm_tiled, "THREAD_FLOPS", 0)
-    shapes = [(m, k1), (m, k2), (n, k1), (n, k2), (n,), (n,)]
-    graph = typed_graph(GATES, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes))
-    products = unit_products(graph)
-    assert len(products) == 1 and products[0].first is not None and products[0].epilogue is not None
-    name = f"epi_merged_{m}_{n}_{k1}_{k2}_{int(checks)}_{cores}"
-    merged = _check(GATES, shapes, name, True, checks)
-    x, h, wi, wh, bi, bh = (a.astype(np.float64) for a in _arrays(shapes))
-    np.testing.assert_allclose(merged[0], x @ wi.T + bi + h @ wh.T + bh, rtol=1e-4, atol=1e-4)
-    unit = NativeUnit(graph, name + "_again", bounds_checks=checks)
-    assert "_epilogue_call" not in unit.library.llvm_ir and "_product1" not in unit.library.llvm_ir
-    from irjit.compiler.codegen import gemm_epilogue
-    monkeypatch.setattr(gemm_epilogue, "merge_segments", lambda products, buffers, *a: (products, buffers))
-    assert len(unit_products(graph)) == 2
     apart = _check(GATES, shapes, name + "_apart", True, checks)
-    np.testing.assert_allclose(merged[0], apart[0], rtol=1e-5, atol=1e-5)
-
-
-def test_products_are_merged_only_when_the_first_sum_is_used_once_in_the_sum():
-    """The first product's output handed out, or added times a factor (alpha 2), keeps two
-    products (the second with the epilogue, sharing one function)."""
-    shapes = [(20, 48), (20, 40), (160, 48), (160, 40), (160,), (160,)]
-    for text in (GATES_HANDS_OUT, GATES_ALPHA):
-        graph = typed_graph(text, ", ".join(f"Float({', '.join(map(str, s))})" for s in shapes))
-        assert [p.first for p in unit_products(graph)] == [None, None]
-    _check(GATES_HANDS_OUT, shapes, "epi_gates_hands_out", True)
+    assert shared[0].tobytes() == apart[0].tobytes()
 
 
 @pytest.mark.parametrize("m,n,k", [(40, 70, 33), (17, 64, 100)])
