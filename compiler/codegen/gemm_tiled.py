@@ -187,7 +187,7 @@ def _masked_load(b: ir.IRBuilder, ptr: ir.Value, vty: ir.VectorType, valid: int)
         b.module, ir.FunctionType(vty, [vty.element.as_pointer(), I32, ir.VectorType(ir.IntType(1), vty.count), vty]),
         name)
     align = 4 if vty.element == ir.FloatType() else 8
-    return b.call(fn, [ptr, ir.Constant(I32, align), _mask(vty.count, valid), ir.Constant(vty, None)])
+    return b.call(fn, [ptr, ir.Constant(I32, align), _mask(vty.count, valid), simd.zeros(vty)])
 
 
 def _masked_store(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, valid: int) -> None:
@@ -239,7 +239,7 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
                                for v in range(vectors)])
             for r in range(rows):
                 for v in range(vectors):
-                    acc[r][v].add_incoming(ir.Constant(vty, None), pre)
+                    acc[r][v].add_incoming(simd.zeros(vty), pre)
                     acc[r][v].add_incoming(totals[r][v], b.block)
         return acc
 
@@ -307,7 +307,7 @@ def _emit_tile_buffer(b: ir.IRBuilder, p: TiledPlan, values, r0, c0, valid: int)
     rows = len(values)
     if p.transposed:  # C's rows c0 + j hold T's column j: transposed in registers
         columns = transpose_square(b, [row[0] for row in values] +
-                                   [ir.Constant(ir.VectorType(ety, lanes), None)] * (lanes - rows))
+                                   [simd.zeros(ir.VectorType(ety, lanes))] * (lanes - rows))
         for j, value in enumerate(columns[:valid]):
             simd.store_vector(b, value, element(b, tile, i64(j * p.nr)))
         corners = (c0, b.add(c0, i64(valid)), r0, b.add(r0, i64(rows)))
@@ -366,7 +366,7 @@ def _emit_tile_store(b: ir.IRBuilder, p: TiledPlan, values, t_ptr, r0, c0, valid
     if p.transposed:  # square tiles: C's row c0 + j holds T's column j
         rows = len(values)
         columns = transpose_square(b, [row[0] for row in values] +
-                                   [ir.Constant(values[0][0].type, None)] * (lanes - rows))
+                                   [simd.zeros(values[0][0].type)] * (lanes - rows))
         for j, value in enumerate(columns[:valid]):
             dst = element(b, t_ptr, b.add(b.mul(b.add(c0, i64(j)), i64(t_cs)), b.mul(r0, i64(t_rs))))
             _store_lanes(b, p, value, dst, rows, beta)
