@@ -518,6 +518,9 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
         return _emit_product(module, name, params, bp, a, bm, c, scratch, epilogue_fn)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
+    # a call and its arguments: inlined into the (unoptimized) entry rather than a function
+    # of its own for the pipeline (~1-3 ms each of lstm_cell's gate unit)
+    fn.attributes.add("alwaysinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     shared = shared_product(module, bp, scratch is not None, through_pointer)
     args = [element(b, fn.args[a[0]], i64(a[1])), element(b, fn.args[bm[0]], i64(bm[1])), fn.args[c]]
