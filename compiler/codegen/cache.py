@@ -8,15 +8,11 @@ its LLVM IR."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
-from functools import lru_cache
 from typing import Optional, Union
 
-import irjit.compiler
 from irjit.compiler import progress
-import irjit.ops
 from irjit.compiler.ir import Graph
 from irjit.compiler.structural_hash import canonical_text
 from irjit.ops.lowering_common import NotLowerable
@@ -24,6 +20,7 @@ from irjit.ops.lowering_common import NotLowerable
 from . import blas_library
 from .scalar_program import is_scalar_program
 from .scalar_program_unit import ScalarProgramUnit
+from .source_version import generator_version
 from .threads import thread_count
 from .unit import NativeUnit, bounds_checks_enabled, tensor_unit
 
@@ -45,27 +42,6 @@ def unit_key(graph: Graph) -> tuple:
     text = _without_requires_grad(canonical_text(graph))
     return (hashlib.sha256(text.encode()).hexdigest(),
             tuple(_without_requires_grad(str(v.type)) for v in graph.inputs), bounds_checks_enabled())
-
-
-@lru_cache(maxsize=None)
-def generator_version() -> str:
-    """A digest of the source files that turn a group graph into code (the op layer, the IR
-    and the code generator), by path, size and modification time (reading them all costs
-    tens of ms per process): a changed lowering never reuses old object code."""
-    files = []
-    for folder in sorted({p for pkg in (irjit.ops, irjit.compiler) for p in pkg.__path__}):
-        for root, _, names in os.walk(folder):
-            files += [os.path.join(root, n) for n in names if n.endswith(".py")]
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        stat = os.stat(path)
-        digest.update(f"{os.path.basename(path)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
-
-
-# Taken when the code generator is imported, not at the first disk lookup: a process that edits
-# a source file after loading the old code must not store that code under the new digest.
-generator_version()
 
 
 def disk_key(key: tuple) -> str:

@@ -163,7 +163,7 @@ def _emit_tile(b: ir.IRBuilder, s: Conv2dShape, plan: DirectPlan, vty: ir.Vector
     """One register tile: output channels [channel, channel + channels) (co0 within the group)
     by `vectors` vectors from output column ox0."""
     ety, lanes = vty.element, plan.lanes
-    zero = ir.Constant(vty, [0.0] * lanes)
+    zero = simd.zeros(vty)
     acc = [[entry_alloca(b, vty) for _ in range(vectors)] for _ in range(channels)]
     for c in range(channels):
         start = zero if bias is None else simd.splat(

@@ -50,6 +50,22 @@ class DiskCache:
         except OSError:
             return None
 
+    def recall(self, digest: str) -> Optional[str]:
+        """The entry digest `remember` noted under `digest`, or None."""
+        try:
+            return (self.folder / f"{digest}.ref").read_text().strip() or None
+        except OSError:
+            return None
+
+    def remember(self, digest: str, entry: str) -> None:
+        """Note under `digest` (what an entry is made from) the digest of the entry itself (by its
+        IR text), so a later process finds the entry without building that text."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self.folder / f"{digest}.ref", entry.encode())
+        except OSError:
+            pass
+
     def ir_path(self, digest: str) -> Path:
         return self.folder / f"{digest}.ll"
 

@@ -188,6 +188,10 @@ def emit_fast_entry(module: ir.Module, entry: ir.Function, release_gil: bool) ->
 
     n = len(entry.args)
     fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64]), name=f"{entry.name}_fast")
+    # a compare, a load per argument and three calls: O3 made it no faster to call, and cost
+    # ~1-2 ms a unit to run (tools/bench_compile.py)
+    fn.attributes.add("noinline")
+    fn.attributes.add("optnone")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     wrong = fn.append_basic_block("wrong_count")
     run = fn.append_basic_block("run")

@@ -187,7 +187,7 @@ def _masked_load(b: ir.IRBuilder, ptr: ir.Value, vty: ir.VectorType, valid: int)
         b.module, ir.FunctionType(vty, [vty.element.as_pointer(), I32, ir.VectorType(ir.IntType(1), vty.count), vty]),
         name)
     align = 4 if vty.element == ir.FloatType() else 8
-    return b.call(fn, [ptr, ir.Constant(I32, align), _mask(vty.count, valid), ir.Constant(vty, None)])
+    return b.call(fn, [ptr, ir.Constant(I32, align), _mask(vty.count, valid), simd.zeros(vty)])
 
 
 def _masked_store(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, valid: int) -> None:
@@ -239,7 +239,7 @@ def _emit_tile(b: ir.IRBuilder, p: TiledPlan, s_tile, s_rs: int, s_ks: int, v_ba
                                for v in range(vectors)])
             for r in range(rows):
                 for v in range(vectors):
-                    acc[r][v].add_incoming(ir.Constant(vty, None), pre)
+                    acc[r][v].add_incoming(simd.zeros(vty), pre)
                     acc[r][v].add_incoming(totals[r][v], b.block)
         return acc
 
@@ -307,7 +307,7 @@ def _emit_tile_buffer(b: ir.IRBuilder, p: TiledPlan, values, r0, c0, valid: int)
     rows = len(values)
     if p.transposed:  # C's rows c0 + j hold T's column j: transposed in registers
         columns = transpose_square(b, [row[0] for row in values] +
-                                   [ir.Constant(ir.VectorType(ety, lanes), None)] * (lanes - rows))
+                                   [simd.zeros(ir.VectorType(ety, lanes))] * (lanes - rows))
         for j, value in enumerate(columns[:valid]):
             simd.store_vector(b, value, element(b, tile, i64(j * p.nr)))
         corners = (c0, b.add(c0, i64(valid)), r0, b.add(r0, i64(rows)))
@@ -329,7 +329,10 @@ def epilogue_tile_elems(p: TiledPlan) -> int:
 def transpose_square(b: ir.IRBuilder, vectors: list[ir.Value]) -> list[ir.Value]:
     """The n x n matrix whose rows are `vectors` (n lanes each, n a power of 2), transposed:
     for each bit s of the index, rows r and r | s swap the elements (r, l | s) and (r | s, l)
-    (two shuffles a pair, log2(n) rounds)."""
+    (two shuffles a pair, log2(n) rounds). Each round's results pass through
+    `llvm.arithmetic.fence` (no instruction): instruction selection otherwise combines the
+    rounds' shuffles recursively, ~9 ms of code generation for a 16 x 16 transposition against
+    ~4 with the fences, for the same shuffle instructions (56 `vperm`/`vshuf`)."""
     v = list(vectors)
     n = len(v)
     mask = lambda lanes: ir.Constant(ir.VectorType(I32, n), lanes)  # noqa: E731
@@ -341,7 +344,17 @@ def transpose_square(b: ir.IRBuilder, vectors: list[ir.Value]) -> list[ir.Value]
             if not r & s:
                 v[r], v[r | s] = b.shuffle_vector(v[r], v[r | s], low), b.shuffle_vector(v[r], v[r | s], high)
         s *= 2
+        if s < n:
+            v = [_fence(b, x) for x in v]
     return v
+
+
+def _fence(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """`value` through `llvm.arithmetic.fence`, which code generation does not look through."""
+    vty = value.type
+    name = f"llvm.arithmetic.fence.v{vty.count}{'f32' if vty.element == ir.FloatType() else 'f64'}"
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [vty]), name)
+    return b.call(fn, [value])
 
 
 def _emit_tile_store(b: ir.IRBuilder, p: TiledPlan, values, t_ptr, r0, c0, valid: int, beta) -> None:
@@ -353,7 +366,7 @@ def _emit_tile_store(b: ir.IRBuilder, p: TiledPlan, values, t_ptr, r0, c0, valid
     if p.transposed:  # square tiles: C's row c0 + j holds T's column j
         rows = len(values)
         columns = transpose_square(b, [row[0] for row in values] +
-                                   [ir.Constant(values[0][0].type, None)] * (lanes - rows))
+                                   [simd.zeros(values[0][0].type)] * (lanes - rows))
         for j, value in enumerate(columns[:valid]):
             dst = element(b, t_ptr, b.add(b.mul(b.add(c0, i64(j)), i64(t_cs)), b.mul(r0, i64(t_rs))))
             _store_lanes(b, p, value, dst, rows, beta)
@@ -505,6 +518,9 @@ def emit_tiled_function(module: ir.Module, name: str, params: list[ir.Type], bp:
         return _emit_product(module, name, params, bp, a, bm, c, scratch, epilogue_fn)
     fn = ir.Function(module, ir.FunctionType(I32, params), name=name)
     fn.linkage = "internal"
+    # a call and its arguments: inlined into the (unoptimized) entry rather than a function
+    # of its own for the pipeline (~1-3 ms each of lstm_cell's gate unit)
+    fn.attributes.add("alwaysinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     shared = shared_product(module, bp, scratch is not None, through_pointer)
     args = [element(b, fn.args[a[0]], i64(a[1])), element(b, fn.args[bm[0]], i64(bm[1])), fn.args[c]]

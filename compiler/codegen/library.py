@@ -159,6 +159,7 @@ class CodeLibrary:
         self._binding: Optional[llvm.ModuleRef] = None
         self.compile_ms = 0.0
         self.from_disk = False  # object code reused from the disk cache
+        self.disk_digest: Optional[str] = None  # its disk entry's, once finalized with a disk cache
         self.phases: dict[str, float] = {}  # step -> CPU ms of this thread (see finalize)
 
     @property
@@ -186,7 +187,7 @@ class CodeLibrary:
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
             key = "unoptimized\n" + key if key is not None else None
-        digest = cache.digest(key) if cache is not None else None
+        digest = self.disk_digest = cache.digest(key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         clock.lap("print")
         self.module = None  # its objects (cyclic) go with the next young collection, not a full one
@@ -277,10 +278,38 @@ def load_library(name: str, cache_key: str,
         return None
     obj, metadata = entry
     before_linking(metadata)
+    return _linked_from_disk(name, digest, obj, start), metadata
+
+
+def remember_library(reference: str, library: CodeLibrary) -> None:
+    """Note in the disk cache that `reference` (what `library`'s module is made from, e.g. the
+    digest of its generator's source) gives `library`, whose entry stays keyed by its IR text:
+    `load_remembered(reference)` then links it without building the module."""
+    cache = disk_cache()
+    if cache is not None and library.disk_digest is not None:
+        cache.remember(cache.digest(reference), library.disk_digest)
+
+
+def load_remembered(name: str, reference: str) -> Optional[CodeLibrary]:
+    """The library `remember_library(reference, ...)` noted, linked from its disk entry as
+    `name`; None when the cache has no such note or entry."""
+    cache = disk_cache()
+    if cache is None:
+        return None
+    start = time.perf_counter()
+    digest = cache.recall(cache.digest(reference))
+    entry = cache.load(digest) if digest is not None else None
+    if entry is None:
+        return None
+    return _linked_from_disk(name, digest, entry[0], start)
+
+
+def _linked_from_disk(name: str, digest: str, obj: bytes, start: float) -> CodeLibrary:
     library = CodeLibrary(None, name)
     library._link(_empty_module(name), obj)
-    library._llvm_ir_path = cache.ir_path(digest)
+    library._llvm_ir_path = disk_cache().ir_path(digest)
+    library.disk_digest = digest
     library.from_disk = True
     library.compile_ms = (time.perf_counter() - start) * 1000.0
     dump_library(library)
-    return library, metadata
+    return library

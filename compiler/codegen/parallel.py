@@ -50,6 +50,7 @@ def emit_parallel_range(module: ir.Module, name: str, range_fn: ir.Function, n_a
                                                                  name=thread_pool.SYMBOL)
     fn = ir.Function(module, ir.FunctionType(I32, [PTR] * n_args), name=name)
     fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")  # (a few stores and a call: no function of its own to optimize)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     array = b.alloca(I64, size=max(1, n_args))
     for k in range(n_args):

@@ -36,12 +36,34 @@ def lanes(dtype: str) -> int:
     return vector_bytes() // {"float32": 4, "float64": 8}[dtype]
 
 
+class _Uniform(ir.Constant):
+    """A vector constant of one repeated value, printed in LLVM's short form (`zeroinitializer`,
+    `undef`): llvmlite prints vectors element by element, and a tile's 16-lane zeros and
+    splats were a fifth of a product unit's IR text (~86 KB), which Python prints and LLVM
+    parses on every cold compile."""
+
+    def __init__(self, vty: ir.VectorType, value, text: str):
+        super().__init__(vty, value)
+        self._text = text
+
+    def _get_reference(self) -> str:
+        return self._text
+
+
+def zeros(vty: ir.VectorType) -> ir.Constant:
+    """The vector of zeros of type `vty`."""
+    return _Uniform(vty, [0] * vty.count if isinstance(vty.element, ir.IntType) else None, "zeroinitializer")
+
+
+def undefined(vty: ir.VectorType) -> ir.Constant:
+    return _Uniform(vty, ir.Undefined, "undef")
+
+
 def splat(builder: ir.IRBuilder, value: ir.Value, count: int) -> ir.Value:
     """A vector of `count` copies of the scalar `value`."""
     vty = ir.VectorType(value.type, count)
-    one = builder.insert_element(ir.Constant(vty, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
-                                  ir.Constant(ir.VectorType(ir.IntType(32), count), [0] * count))
+    one = builder.insert_element(undefined(vty), value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(one, undefined(vty), zeros(ir.VectorType(ir.IntType(32), count)))
 
 
 def load_vector(builder: ir.IRBuilder, ptr: ir.Value, ety: ir.Type, count: int) -> ir.Value:

@@ -23,11 +23,13 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .ir_loops import entry_alloca
+from .source_version import generator_version
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
 SYMBOL = "irjit_parallel_for"
+MODULE = "irjit_thread_pool"
 SYS_FUTEX = 202  # x86-64
 FUTEX_WAIT_PRIVATE = 128
 FUTEX_WAKE_PRIVATE = 129
@@ -57,19 +59,33 @@ def _libc_symbols() -> None:
 
 def register_symbols() -> None:
     """Compile the pool (once per process) and make `irjit_parallel_for` resolvable from
-    modules the JIT links afterwards."""
+    modules the JIT links afterwards. Its object code is kept in the disk cache, keyed by its
+    IR text, with a note keyed by the generator's source version (`_reference`) that names
+    that entry: a process whose source is unchanged links the pool without emitting or
+    printing its IR (~2.5 ms of a process's first threaded unit), and an edited emitter,
+    another source version, emits its IR and finds or makes the entry of that text."""
     global _library
     with _lock:
         if _library is not None:
             return
-        from .library import CodeLibrary, new_module
+        from .library import CodeLibrary, load_remembered, new_module, remember_library
         _libc_symbols()
-        module = new_module("irjit_thread_pool")
-        _PoolEmitter(module).emit()
-        library = CodeLibrary(module, optimized=False)  # it waits and hands out chunks
-        library.finalize()
+        library = load_remembered(MODULE, _reference())
+        if library is None:
+            module = new_module(MODULE)
+            _PoolEmitter(module).emit()
+            library = CodeLibrary(module, optimized=False)  # it waits and hands out chunks
+            library.finalize()
+            remember_library(_reference(), library)
         llvm.add_symbol(SYMBOL, library.address(SYMBOL))
         _library = library
+
+
+def _reference() -> str:
+    """What the pool's IR is made from: this source (the generator's version covers every
+    module of the code generator, this one included), the spin time (IRJIT_POOL_SPIN_US),
+    the machine, and -O0 code."""
+    return f"{MODULE}|{generator_version()}|spin {spin_microseconds()}|{platform.machine()}|unoptimized"
 
 
 class _PoolEmitter:

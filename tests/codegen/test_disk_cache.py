@@ -249,6 +249,61 @@ def test_a_unit_from_the_disk_cache_builds_the_thread_pool_only_when_it_runs_on_
     assert run() == f"True {threaded}"
 
 
+POOL_FROM_DISK = """
+import sys
+import numpy as np
+from irjit.compiler.codegen import thread_pool, threads
+from irjit.compiler.codegen.lower import lower_group
+from irjit.compiler.codegen.unit import NativeUnit
+from tests.codegen import typed_graph
+mode = sys.argv[1]
+emitted = []
+emit = thread_pool._PoolEmitter.emit
+def counted(self):
+    emitted.append(1)
+    emit(self)
+thread_pool._PoolEmitter.emit = counted
+if mode == "edited":  # another source version whose emitter makes other IR
+    thread_pool.generator_version = lambda: "edited"
+    thread_pool.SPINS += 1
+elif mode == "renamed":  # another source version, the same IR
+    thread_pool.generator_version = lambda: "renamed"
+g = typed_graph('''graph(%x : Tensor):
+  %a : Tensor = aten::tanh(%x)
+  return (%a)''', "Float(4194304)")
+assert threads.planned_threads(lower_group(g, "probe").kernel)[0] > 1
+unit = NativeUnit(g, "pool_from_disk_probe_" + mode)
+x = np.linspace(-3, 3, 1 << 22, dtype=np.float32)
+status, (out,) = unit.call([x])
+assert status == 0 and np.allclose(out, np.tanh(x), atol=1e-6)
+print(len(emitted), thread_pool._library.from_disk)
+"""
+
+
+def test_the_thread_pool_is_linked_from_the_disk_cache_without_emitting_its_ir(tmp_path):
+    """A process's first threaded unit used to emit and print the pool's IR (~2.5 ms) to find
+    its object code: a note keyed by the generator's source version names the entry (keyed by
+    the IR text), so an unchanged source links it directly; another source version emits the
+    IR again and reuses the entry when the text is the same, makes a new one when it is not."""
+    from irjit.compiler.codegen import threads
+    if threads.thread_count() < 2:
+        pytest.skip("one core: no unit runs on threads")
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    run = lambda mode: subprocess.run([sys.executable, "-c", POOL_FROM_DISK, mode], cwd=ROOT, env=env,  # noqa: E731
+                                      check=True, capture_output=True, text=True).stdout.strip()
+    assert run("same") == "1 False"  # emitted and compiled
+    assert run("same") == "0 True"  # linked from disk, nothing emitted
+    assert run("renamed") == "1 True"  # emitted: the same text, the same entry
+    assert run("renamed") == "0 True"
+    assert run("edited") == "1 False"  # other IR: never the old object
+    assert run("edited") == "0 True"
+    assert run("same") == "0 True"
+    for ref in tmp_path.rglob("*.ref"):  # a note naming no entry: emitted, found by its text, noted again
+        ref.write_text("0" * 64)
+    assert run("same") == "1 True"
+    assert run("same") == "0 True"
+
+
 UNOPTIMIZED = """
 import ctypes, sys
 from llvmlite import ir

@@ -254,3 +254,38 @@ def test_row_blocks_divide_the_rows_when_a_size_from_two_thirds_of_mr_does(rows,
     size from 2/3 of it that divides T's rows (none for 29: MR stays, with a rest block)."""
     plan = gemm_tiled.tiled_plan("float32", rows, 64, 32, (32, 1), (64, 1), (64, 1))
     assert not plan.transposed and plan.mr == mr
+
+
+def test_what_keeps_a_tiled_product_cheap_to_compile():
+    """Each round of a tile's register transposition but the last passes through
+    `llvm.arithmetic.fence` (instruction selection otherwise combines the rounds' shuffles
+    recursively: ~8 ms for a 16 x 16 tile) and the result is still the transpose; a product's
+    call of its shared function is `alwaysinline` (no function of its own for the pipeline);
+    a splat's constants print in LLVM's short form."""
+    lanes = simd.lanes("float32")
+    vty = ir.VectorType(ir.FloatType(), lanes)
+    module = new_module(f"test_gemm_tiled_{next(_count)}")
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.FloatType().as_pointer()] * 2), "transpose")
+    b = ir.IRBuilder(fn.append_basic_block())
+    rows = [simd.load_vector(b, element(b, fn.args[0], i64(r * lanes)), ir.FloatType(), lanes) for r in range(lanes)]
+    for j, column in enumerate(gemm_tiled.transpose_square(b, rows)):
+        simd.store_vector(b, column, element(b, fn.args[1], i64(j * lanes)))
+    b.ret_void()
+    rounds = lanes.bit_length() - 1
+    assert str(module).count(f'call <{lanes} x float> @"llvm.arithmetic.fence.v{lanes}f32"(') == lanes * (rounds - 1)
+    library = CodeLibrary(module)
+    library.finalize()
+    m = np.arange(lanes * lanes, dtype=np.float32).reshape(lanes, lanes)
+    out = np.zeros_like(m)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(library.address("transpose"))(m.ctypes.data, out.ctypes.data)
+    assert np.array_equal(out, m.T)
+
+    splat = str(simd.splat(ir.IRBuilder(ir.Function(module, ir.FunctionType(vty, [ir.FloatType()]), "s")
+                                        .append_basic_block()), ir.Constant(ir.FloatType(), 1.0), lanes))
+    assert splat.endswith(f"<{lanes} x float> undef, <{lanes} x i32> zeroinitializer")
+
+    dt = np.dtype("float32")
+    module = new_module(f"test_gemm_tiled_{next(_count)}")
+    product = Product(Operand(0, (40, 300), (300, 1)), Operand(1, (300, 64), (64, 1)), 2, dt, "tiled", 3)
+    emit_product(module, "product0", [Buffer(i, dt, (), (), i >= 2) for i in range(4)], product)
+    assert "alwaysinline" in module.get_global("product0").attributes

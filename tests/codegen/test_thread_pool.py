@@ -154,3 +154,13 @@ def test_a_malformed_spin_time_is_refused_with_its_name(monkeypatch):
     assert thread_pool.spin_microseconds() == 150
     monkeypatch.delenv("IRJIT_POOL_SPIN_US")
     assert thread_pool.spin_microseconds() == thread_pool.SPIN_US
+
+
+def test_the_pools_cached_object_follows_its_spin_time(monkeypatch):
+    """The pool's disk-cache note names an object made with one spin time: another spin time
+    is another note (its IR differs), never the old object."""
+    from irjit.compiler.codegen import thread_pool
+    monkeypatch.setenv("IRJIT_POOL_SPIN_US", "150")
+    short = thread_pool._reference()
+    monkeypatch.setenv("IRJIT_POOL_SPIN_US", "2000")
+    assert thread_pool._reference() != short
