@@ -265,7 +265,7 @@ def counted(self):
 thread_pool._PoolEmitter.emit = counted
 if mode == "edited":  # another source version whose emitter makes other IR
     thread_pool.generator_version = lambda: "edited"
-    thread_pool.SPINS += 1
+    thread_pool.SPIN_US += 1
 elif mode == "renamed":  # another source version, the same IR
     thread_pool.generator_version = lambda: "renamed"
 g = typed_graph('''graph(%x : Tensor):
