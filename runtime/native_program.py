@@ -484,7 +484,7 @@ class _Program:
             # directly when the runner gives it), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
             op = self.subgraph_op(node) if self.subgraph_op is not None else None
-            call = f"{src.name('op', op)}([{read}])" if op is not None else \
+            call = f"{src.name('op', getattr(op, 'step', op))}([{read}])" if op is not None else \
                 f"interp.subgraph_runner(interp, {n}, [{read}])"
             src.line(f"{outs_list + '= ' if outs_list else ''}{call}")
             return

@@ -17,6 +17,7 @@ import numpy as np
 
 from irjit.runtime.autograd import GRAD_MODE, GradNode, is_broadcast, vjp_array
 from irjit.ops.tensor import Tensor
+from irjit.ops.types import NamedType, TensorType
 
 from .runnable_gradient import runnable_gradient
 
@@ -111,6 +112,9 @@ class DifferentiableGraphOp:
         self._entry = _Backward(self)
         self._run_f = self._arrays.get(id(grad.f))  # (f's run_arrays, or None)
         self._run_df = self._arrays.get(id(grad.df))  # (df's)
+        # `op(inputs)` as one generated function, for ops whose f takes arrays: what a
+        # plan's program calls
+        self.step = _tensors_step(self) if self._run_f is not None else self.__call__
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
@@ -135,6 +139,11 @@ class DifferentiableGraphOp:
         outs = run_arrays(arrays) if run_arrays is not None else None
         if outs is None:  # (detached Tensors share the inputs' versions, as f may need)
             outs = self.run(self.gradient.f, inputs)
+        return self._record(inputs, arrays, outs)
+
+    def _record(self, inputs: list, arrays: list, outs: list) -> list:
+        """The call's results for f's outputs `outs`, its tape node recorded when an input
+        requires grad under grad mode."""
         real = outs[:self._n_real]
         edges, versions = [], []
         if GRAD_MODE.enabled:
@@ -215,3 +224,65 @@ def _fresh(o):
     if isinstance(o, Tensor) and o.dtype.kind == "f":
         return Tensor(o.data, False, None, o._version)
     return Tensor(o) if isinstance(o, np.ndarray) else o
+
+
+def _tensors_step(op: DifferentiableGraphOp) -> Callable[[list], list]:
+    """`op(inputs)` as one generated function (the inputs unpacked, f's outputs, edges,
+    captures and results spelled out, no loops) for calls whose tensor inputs are Tensors
+    and whose f's array program returns an array for each real output; any other call
+    (a list input or output, a Tensor output, f's program refusing) takes the op's own
+    path from where it differs. Ops with a `Tensor[]` input or output take it always."""
+    grad = op.gradient
+    inputs, real = grad.f.inputs, grad.f.outputs[:op._n_real]
+    if any(not isinstance(v.type, TensorType) and _may_hold_tensors(v.type) for v in inputs) or \
+            any(not isinstance(v.type, TensorType) for v in real):
+        return op.__call__
+    n = len(inputs)
+    tensors = [i for i, v in enumerate(inputs) if isinstance(v.type, TensorType)]
+    a = [f"a{i}" for i in range(n)]
+    d = [f"d{i}" if i in tensors else f"a{i}" for i in range(n)]
+    r = [f"r{j}" for j in range(op._n_real)]
+    lines = ["def step(inputs):",
+             f"    {''.join(x + ', ' for x in a)}= inputs"]
+    if tensors:
+        lines += [f"    if {' or '.join(f'a{i}.__class__ is not Tensor' for i in tensors)}:",
+                  "        return slow(inputs)"]
+    lines += [f"    d{i} = a{i}.data" for i in tensors]
+    lines += [f"    arrays = [{', '.join(d)}]",
+              "    outs = run_f(arrays)",
+              "    if outs is None:",
+              "        return slow(inputs)"]
+    lines += [f"    r{j} = outs[{j}]" for j in range(op._n_real)]
+    if r:
+        lines += [f"    if {' or '.join(f'{x}.__class__ is not ndarray' for x in r)}:",
+                  "        return record(inputs, arrays, outs)"]
+    edges = [f"e{k}" for k in range(len(op._differentiable))]
+    tensor_edges = [(e, i) for e, i in zip(edges, op._differentiable) if i in tensors]
+    if tensor_edges:
+        lines.append("    if GRAD.enabled:")
+        lines += [f"        {e} = a{i} if a{i}.requires_grad else None" for e, i in tensor_edges]
+        lines.append(f"        if {' or '.join(f'{e} is not None' for e, _ in tensor_edges)}:")
+        lines.append(f"            versions = [(e, e._version[0]) for e in "
+                     f"({''.join(e + ', ' for e, _ in tensor_edges)}) if e is not None]")
+        captured = [d[i] for i in op._captured_inputs] + [
+            f"r{j}" if j < op._n_real else f"outs[{j}]" for j in op._captured_outputs]
+        edge_list = [e if i in tensors else "None" for e, i in zip(edges, op._differentiable)]
+        lines.append(f"            node = GradNode(entry, [{', '.join(captured)}], [{', '.join(r)}], "
+                     f"[{', '.join(edge_list)}], 'prim::DifferentiableGraph', versions)")
+        wrapped = [f"Tensor(r{j}, True, (node, {j})) if r{j}.dtype.kind == 'f' else Tensor(r{j})"
+                   for j in range(op._n_real)]
+        lines.append(f"            return [{', '.join(wrapped)}]")
+    lines.append(f"    return [{', '.join(f'Tensor({x})' for x in r)}]")
+    names = {"Tensor": Tensor, "ndarray": np.ndarray, "GradNode": GradNode, "GRAD": GRAD_MODE,
+             "entry": op._entry, "run_f": op._run_f, "slow": op.__call__, "record": op._record}
+    text = "\n".join(lines) + "\n"
+    exec(compile(text, "<differentiable graph step>", "exec"), names)  # noqa: S102
+    step = names["step"]
+    step.source = text
+    return step
+
+
+def _may_hold_tensors(t) -> bool:
+    """Whether a value of type `t` (not a tensor type) may hold tensors: anything but a
+    named type (int, float, bool, str, Device, ...; not Any)."""
+    return not isinstance(t, NamedType) or t.name == "Any"
