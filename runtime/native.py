@@ -317,6 +317,10 @@ class NativeRunner:
         """How the group runs under grad mode, by its arguments' requires-grad flags."""
         return self._gradients.decisions(node)
 
+    def decided(self, node: Node, flags: tuple[bool, ...]) -> Any:
+        """How the group runs under grad mode for arguments of these requires-grad flags."""
+        return self._gradients.decided(node, flags)
+
     def subgraph_op(self, node: Node) -> Optional[Any]:
         """What `run_subgraph` calls for a DifferentiableGraph node (the plan's op), if the
         runner's plan gives it; None for native groups and other subgraph nodes."""

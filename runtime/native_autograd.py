@@ -142,7 +142,10 @@ class GroupGradients:
         nothing (no argument requires grad, no output would: its unit runs as without grad),
         a callable running it with its backward recorded (`op(args) -> outputs`: a
         NativeGroupOp's `step`, a ViewGroupOp), or False: interpret it."""
-        flags = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        return self.decided(node, tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+
+    def decided(self, node: Node, flags: tuple[bool, ...]) -> Any:
+        """`for_call` of arguments with these requires-grad flags (deciding once)."""
         decisions = self.decisions(node)
         found = decisions.get(flags, _UNDECIDED)
         if found is _UNDECIDED:

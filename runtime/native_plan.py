@@ -140,6 +140,8 @@ class StraightPlan:
         self._array_program = None  # the same for the caller's arrays without grad, if it may
         self._raw_program = None  # the same, returning arrays (for native groups' ops)
         self._train_program = None  # for training calls of the caller's arrays, if it may
+        self._train_made = False  # (made on the first training call: `_make_train_program`)
+        self._built: Optional[tuple] = None  # (steps, tail, outputs) once the steps are made
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
         self._arenas: list[list] = []  # per finished call: per group step, its arrays
@@ -266,10 +268,7 @@ class StraightPlan:
                             self._array_program, self._raw_program = (array_program(
                                 self, steps, tail, outputs, self.key, self._bail,
                                 share_view_bases, self.runner.value_key, raw) for raw in (False, True))
-                            self._train_program = train_program(
-                                self, steps, tail, outputs, self.key, self._bail, share_view_bases,
-                                _needs_grad, self.runner.value_key, self.runner.run_subgraph,
-                                self.runner.decisions, getattr(self.runner, "subgraph_op", None))
+                        self._built = built
                         self._steps = steps
         return not self._interpret
 
@@ -300,9 +299,28 @@ class StraightPlan:
         it made; None when the plan has no such program or it refuses them."""
         program = self._train_program
         if program is None:
-            return None
+            if self._built is None or self._train_made:
+                return None
+            program = self._make_train_program()
+            if program is None:
+                return None
         done = program(arrays, None)  # (its body runs under grad: no unit call reads an arena)
         return done[0] if done is not None else None
+
+    def _make_train_program(self):
+        """The training program, made on the first training call (it decides the groups'
+        recording ops for inputs that all require grad: calls of other patterns never need
+        them)."""
+        with self.runner.lock:
+            if not self._train_made:
+                steps, tail, outputs = self._built
+                self._train_program = train_program(
+                    self, steps, tail, outputs, self.key, self._bail, share_view_bases,
+                    _needs_grad, self.runner.value_key, self.runner.run_subgraph,
+                    self.runner.decisions, getattr(self.runner, "subgraph_op", None),
+                    getattr(self.runner, "decided", None))
+                self._train_made = True
+        return self._train_program
 
     def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
         try:

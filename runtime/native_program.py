@@ -177,6 +177,9 @@ class _Program:
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
         self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
+        # id(group step) -> its recording op, decided when the program is made (`train_program`)
+        self.static_steps: dict[int, Callable] = {}
+        self.decide: Optional[Callable] = None  # the runner's `decided(node, flags)`, if any
         self.leaves: set[int] = set()  # input slots holding Tensors requiring grad of the
         # program's own, never written (`train_program`): their flags are known
         # (input position, path) -> the local holding that module attribute, and those whose
@@ -292,8 +295,11 @@ class _Program:
         src.line("return None", 1)
         src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
         src.line("return None", 1)
+        self.static_steps = _recording_steps(steps, n, self.decide)
+        uncopied = _uncaptured_inputs(self.plan.graph, steps, self.static_steps)
         for i in range(n):  # (a copy's layout, as `Function.run` would have made it)
-            src.line(f"v{i} = array(v{i})")
+            if i not in uncopied:
+                src.line(f"v{i} = array(v{i})")
             self._layout_check(i, arrays=True)
         for i in range(n):
             src.line(f"v{i} = Tensor(v{i}, True)")
@@ -450,6 +456,10 @@ class _Program:
                         f"v{slot}.requires_grad, " if how == TENSOR else
                         f"isinstance(v{slot}, Tensor) and v{slot}.requires_grad, "
                         for slot, how in step.args)
+        known = self.static_steps.get(id(step))
+        if known is not None:  # (its arguments' flags are the program's: the op is decided)
+            src.line(f"{outs + '= ' if outs else ''}{src.name('step', known)}([{args}])")
+            return
         src.line(f"op = {src.name('decided', self.decisions(step.node))}.get(({flags}))")
         src.line(f"{outs + '= ' if outs else ''}op([{args}]) if op else run_group(interp, {node}, [{args}])")
 
@@ -617,14 +627,17 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
 def train_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
                   bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
                   value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable,
-                  subgraph_op: Optional[Callable] = None
+                  subgraph_op: Optional[Callable] = None, decide: Optional[Callable] = None
                   ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
     """The program of a training call (`Function.run` of numpy arrays under grad mode, as
     `irjit.compile` makes them): it copies the caller's arrays into Tensors of its own that
     require grad (so that a caller writing its arrays before `backward` cannot change the
     gradients), checks the copies against the key and runs `plan_program`'s body under grad;
-    it returns the graph's outputs followed by those Tensors. None unless every input of the
-    graph is a floating-point tensor of the key and the plan reads no module attribute."""
+    it returns the graph's outputs followed by those Tensors. An input only groups read whose
+    recording ops (`decide(node, flags)`, the runner's, decided now) neither capture it for
+    their backward nor view it is not copied: nothing the tape keeps reads it. None unless
+    every input of the graph is a floating-point tensor of the key and the plan reads no
+    module attribute."""
     graph = plan.graph
     if key is None or plan.attributes or not all(
             isinstance(v.type, TensorType) and isinstance(k, tuple) and len(k) == 3
@@ -632,6 +645,7 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
         return None
     emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key,
                     subgraph_op)
+    emit.decide = decide
     emit.train_program(steps, emit.constants(steps, tail), outputs)
     return emit.finish("inputs, arena, keyed=False")
 
@@ -693,3 +707,44 @@ def _group_steps(steps: list):
                 yield from _group_steps(inner or [])
         elif _is_loop(step):
             yield from _group_steps(step.body)
+
+
+def _recording_steps(steps: list, n_inputs: int, decide: Optional[Callable]) -> dict[int, Callable]:
+    """id(step) -> the recording op (a NativeGroupOp's generated step) of each top-level group
+    of a training program whose arguments are all its inputs (Tensors requiring grad) or
+    numbers, decided for those flags; groups with other arguments, or whose op records
+    nothing, views or is interpreted, are left out (the program decides them per call)."""
+    found: dict[int, Callable] = {}
+    if decide is None:
+        return found
+    for step in steps:
+        if not _is_group(step) or not all(slot < n_inputs or how == VALUE for slot, how in step.args):
+            continue
+        op = decide(step.node, tuple(slot < n_inputs for slot, _ in step.args))
+        if op and getattr(op, "op", None) is not None and hasattr(op.op, "_captured_inputs"):
+            found[id(step)] = op
+    return found
+
+
+def _uncaptured_inputs(graph, steps: list, recording: dict[int, Callable]) -> set[int]:
+    """The input positions whose every use is an argument of a group in `recording` whose op
+    neither captures that argument for its backward nor returns a view of it."""
+    by_node = {step.node: step for step in steps if id(step) in recording}
+    found = set()
+    for i, v in enumerate(graph.inputs):
+        ok = bool(v.uses)
+        for use in v.uses:
+            step = by_node.get(use.user)
+            if step is None:
+                ok = False
+                break
+            op = recording[id(step)].op
+            positions = [k for k, (slot, _) in enumerate(step.args) if slot == i]
+            aliases = getattr(step.unit, "aliases", None) or []
+            if any(k in op._captured_inputs for k in positions) or any(
+                    alias and alias[0] == "input" and alias[1] in positions for alias in aliases):
+                ok = False
+                break
+        if ok:
+            found.add(i)
+    return found
