@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, fields
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from irjit.compiler.codegen.cache import get_unit
 from irjit.compiler.codegen.decompose import decompose_for_native
@@ -185,6 +185,9 @@ class NativeRunner:
         self._grad_keyed |= self._unrolls
 
     value_key = staticmethod(_value_key)
+    # `run_arrays(arrays, raw=True)` of the latest call's plan without its lookups (None when
+    # that plan is for gradients or has no array program): set by `run`
+    raw_arrays: Optional[Callable] = None
 
     def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
         """The outputs of a call without gradients whose tensor inputs are numpy arrays, when
@@ -221,6 +224,9 @@ class NativeRunner:
                     return self._profile_and_specialize(key, list(inputs), grad)
         if isinstance(plan, StraightPlan):  # (its programs check inputs and attributes)
             self._last, self._last_grad = plan, grad
+            outs = plan.run(list(inputs))
+            self.raw_arrays = None if grad else plan.raw_call  # (made by its first run)
+            return outs
         return plan.run(list(inputs))
 
     def _profile_and_specialize(self, key: tuple, inputs: list, grad: bool = False) -> list:

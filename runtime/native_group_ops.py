@@ -94,11 +94,15 @@ class _NativeBackward:
             elif g.__class__ is not _ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
-        vjps += captured
+        return self._df(vjps + captured)
+
+    def _df(self, values: list) -> list:
+        """df's outputs for its inputs `values` (vjps, then captures), as arrays."""
         df = self.op.df
-        got = df.run_arrays(vjps, True)
+        raw = getattr(df, "raw_arrays", None)  # (`run_arrays(values, True)` without lookups)
+        got = raw(values) if raw is not None else df.run_arrays(values, True)
         if got is None:
-            got = _run(df, vjps)
+            got = _run(df, values)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
         for g in got:  # (arrays, as df's array program returns them, pass as they are)
@@ -106,6 +110,19 @@ class _NativeBackward:
                 return [g if g.__class__ is _ndarray else g.data if isinstance(g, Tensor) else None
                         for g in got]
         return got
+
+    def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
+        """`derivative` for these gradients of the outputs, always the same (a sums plan's
+        seeds, none missing), as a function of what a call captured: the vjps made once."""
+        vjps = []
+        for i in self.op.vjp_outputs:
+            g = grads[i] if i < len(grads) else None
+            if g is None:
+                return None
+            vjps.append(g if g.__class__ is _ndarray and (g.flags.c_contiguous or is_broadcast(g))
+                        else vjp_array(g))
+        run_df = self._df
+        return lambda captured: run_df(vjps + captured)
 
 
 class NativeGroupOp:
@@ -134,6 +151,16 @@ class NativeGroupOp:
         # `op(args)` without the call through the op: the generated function when it records
         # (it has `op` as an attribute), else `_call`
         self.step = self._call if not self._records else _recording_step(self, flags)
+        self._flags = flags
+        self._private_step: Optional[Callable] = None
+
+    def private_step(self) -> Callable[[list], list]:
+        """`step` for arguments that are Tensors no one else holds (a training program's own
+        leaves) and that nothing writes after the call: it records no versions to check."""
+        if self._private_step is None:
+            self._private_step = _recording_step(self, self._flags, record_versions=False) \
+                if self._records else self.step
+        return self._private_step
 
     def __call__(self, args: list) -> list:
         return self.step(args)
@@ -196,10 +223,12 @@ class NativeGroupOp:
         return results
 
 
-def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[list], list]:
+def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...], record_versions: bool = True
+                    ) -> Callable[[list], list]:
     """`op._call` for arguments of these requires-grad flags, as one generated function (the
     arguments unpacked, what it captures and records spelled out, no loops): a call that f's
-    array program refuses, or whose outputs are not fresh arrays, takes `op._call`."""
+    array program refuses, or whose outputs are not fresh arrays, takes `op._call`. Without
+    `record_versions` the node records no versions (see `NativeGroupOp.private_step`)."""
     n = len(flags)
     a = [f"a{i}" for i in range(n)]
     lines = [f"def step(args):",
@@ -211,11 +240,16 @@ def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[lis
             versions.append(f"(a{i}, a{i}._version[0])")
         else:
             lines.append(f"    d{i} = a{i}.data if isinstance(a{i}, Tensor) else a{i}")
-    lines.append(f"    outs = run_f([{', '.join(f'd{i}' for i in range(n))}], True)")
+    arrays = f"[{', '.join(f'd{i}' for i in range(n))}]"
+    if hasattr(op.f, "raw_arrays"):  # (the latest plan's `run_arrays(arrays, True)`)
+        lines += ["    raw = F.raw_arrays",
+                  f"    outs = raw({arrays}) if raw is not None else None"]
+    else:
+        lines.append(f"    outs = run_f({arrays}, True)")
     lines.append("    if outs is None:")
     lines.append("        return slow(args)")
-    lines.append(f"    versions = [{', '.join(versions)}]")
-    for i in range(n):
+    lines.append(f"    versions = [{', '.join(versions)}]" if record_versions else "    versions = ()")
+    for i in range(n if record_versions else 0):
         if not flags[i]:
             lines.append(f"    if isinstance(a{i}, Tensor):")
             lines.append(f"        versions.append((a{i}, a{i}._version[0]))")
@@ -233,7 +267,7 @@ def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...]) -> Callable[[lis
                if op._vjp[j] else f"Tensor(r{j})" for j in range(op._n_real)]
     lines.append(f"    return [{', '.join(wrapped)}]")
     names = {"Tensor": Tensor, "ndarray": np.ndarray, "GradNode": GradNode, "entry": op._entry,
-             "run_f": op.f.run_arrays, "slow": op._call, "results": op._results}
+             "run_f": op.f.run_arrays, "F": op.f, "slow": op._call, "results": op._results}
     exec(compile("\n".join(lines) + "\n", "<native group step>", "exec"), names)  # noqa: S102
     step = names["step"]
     step.source = "\n".join(lines)

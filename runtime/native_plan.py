@@ -8,7 +8,7 @@ next call."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.ir import Graph, Node, Value
@@ -141,6 +141,9 @@ class StraightPlan:
         self._raw_program = None  # the same, returning arrays (for native groups' ops)
         self._train_program = None  # for training calls of the caller's arrays, if it may
         self._train_made = False  # (made on the first training call: `_make_train_program`)
+        # the programs run with an arena (`_caller`), made with them: `raw_call(arrays)` is
+        # `run_arrays(arrays, raw=True)`
+        self._call_keyed = self._call_tried = self._array_call = self.raw_call = None
         self._built: Optional[tuple] = None  # (steps, tail, outputs) once the steps are made
         self._interpret = False  # a group has no unit: the interpreter runs every call
         self._groups: list[_GroupStep] = []  # every group step, by arena index
@@ -269,6 +272,11 @@ class StraightPlan:
                                 self, steps, tail, outputs, self.key, self._bail,
                                 share_view_bases, self.runner.value_key, raw) for raw in (False, True))
                         self._built = built
+                        self._call_keyed, self._call_tried = (
+                            self._caller(self._program, keyed) for keyed in (True, False))
+                        if self._raw_program is not None:
+                            self.raw_call = self._caller(self._raw_program, False)
+                            self._array_call = self._caller(self._array_program, False)
                         self._steps = steps
         return not self._interpret
 
@@ -276,22 +284,23 @@ class StraightPlan:
         """Run inputs the runner's key matched to this plan."""
         if not self._programs():
             return self.interpreter.run(inputs)
-        done = self._run(inputs, True)
+        done = self._call_keyed(inputs)
         return done if done is not None else self.interpreter.run(inputs)
 
     def try_run(self, inputs: list) -> Optional[list]:
         """The outputs when these inputs are ones the plan's key would match (the layouts
         and values it recorded) and its units accept them; None, having done nothing visible,
         when they are not: then the runner finds the plan the inputs belong to."""
-        return self._run(inputs, False) if self._program is not None else None
+        call = self._call_tried  # (set once the programs are made)
+        return call(inputs) if call is not None else None
 
     def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
         """`try_run` of inputs whose tensors are the caller's numpy arrays, for a call that
         needs no gradient, when the plan's program for them can take the arrays as they are
         (see `native_program.array_program`; `raw`: outputs that units made and are only
         returned stay bare arrays); None when it cannot or refuses them."""
-        program = self._raw_program if raw else self._array_program
-        return self._run(arrays, False, program) if program is not None else None
+        call = self.raw_call if raw else self._array_call
+        return call(arrays) if call is not None else None
 
     def train_arrays(self, arrays: Sequence) -> Optional[list]:
         """`try_run` of a training call of the caller's numpy arrays under grad mode (see
@@ -322,19 +331,25 @@ class StraightPlan:
                 self._train_made = True
         return self._train_program
 
-    def _run(self, inputs: list, keyed: bool, program=None) -> Optional[list]:
-        try:
-            arena = self._arenas.pop()
-        except IndexError:
-            arena = self._new_arena()
-        done = (program or self._program)(inputs, arena, keyed)
-        if done is None:
-            self._arenas.append(arena)  # (refused before any step had an effect)
-            return None
-        outs, reusable = done
-        if reusable:  # (no output of the program is an arena array)
-            self._arenas.append(arena)
-        return outs
+    def _caller(self, program, keyed: bool) -> Callable[[list], Optional[list]]:
+        """`program` run on inputs with an arena of the plan's (one a finished call left, or a
+        new one): its outputs, or None when it refused them."""
+        arenas, new_arena = self._arenas, self._new_arena
+
+        def call(inputs):
+            try:
+                arena = arenas.pop()
+            except IndexError:
+                arena = new_arena()
+            done = program(inputs, arena, keyed)
+            if done is None:
+                arenas.append(arena)  # (refused before any step had an effect)
+                return None
+            outs, reusable = done
+            if reusable:  # (no output of the program is an arena array)
+                arenas.append(arena)
+            return outs
+        return call
 
     def _bail(self, step: _GroupStep, values: list) -> list:
         """A unit refused its arguments: its group runs interpreted for this call (a bailout)."""

@@ -296,6 +296,12 @@ class _Program:
         src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
         src.line("return None", 1)
         self.static_steps = _recording_steps(steps, n, self.decide)
+        if self.static_steps and all(is_pure(step) for step in steps) and not any(
+                alias and alias[0] == "input" for step in _group_steps(steps)
+                for alias in getattr(step.unit, "aliases", None) or ()):
+            # nothing writes the program's own leaves, nor gets a view of one to write: the
+            # nodes need no versions to check
+            self.static_steps = {k: op.op.private_step() for k, op in self.static_steps.items()}
         uncopied = _uncaptured_inputs(self.plan.graph, steps, self.static_steps)
         for i in range(n):  # (a copy's layout, as `Function.run` would have made it)
             if i not in uncopied:

@@ -80,15 +80,35 @@ class _Backward:
             elif g.__class__ is not np.ndarray or not g.flags.c_contiguous and not is_broadcast(g):
                 g = vjp_array(g)
             vjps.append(g)
-        vjps += captured
+        return self._df(vjps + captured)
+
+    def _df(self, values: list) -> list:
+        """df's outputs for its inputs `values` (vjps, then captures), as arrays."""
+        op = self.op
         run_df = op._run_df  # (df's run_arrays, tried first: `run` without its lookup)
-        got = run_df(vjps) if run_df is not None else None
+        got = run_df(values) if run_df is not None else None
         if got is None:
-            got = op.run(op.gradient.df, vjps, arrays=True)  # (df's executor does not
+            got = op.run(op.gradient.df, values, arrays=True)  # (df's executor does not
         # record itself as last executed: the forward's graph stays the one shown)
         if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
             got = got[0]
         return [g if g.__class__ is np.ndarray else _array(g) for g in got]
+
+    def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
+        """`derivative` for these gradients of the outputs, always the same (a sums plan's
+        seeds, none missing, no `Tensor[]` output), as a function of what a call captured:
+        the vjps made once."""
+        if self.lengths is not None:
+            return None
+        vjps = []
+        for i in self.op.gradient.df_input_vjps:
+            g = grads[i] if i < len(grads) else None
+            if g is None:
+                return None
+            vjps.append(g if g.__class__ is np.ndarray and (g.flags.c_contiguous or is_broadcast(g))
+                        else vjp_array(g))
+        run_df = self._df
+        return lambda captured: run_df(vjps + captured)
 
 
 class DifferentiableGraphOp:

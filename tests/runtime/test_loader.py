@@ -241,9 +241,13 @@ def test_a_broadcast_seed_of_a_matrix_reaches_products(how):
 def test_a_training_calls_input_written_in_place_is_caught_at_each_backward(how):
     """The short backward (`autograd.backward_of_sums`) checks the version counters the call
     recorded, as the walk does: a Tensor of the call's written in place before backward makes
-    it fail, again at a second backward; the next call is fine."""
+    it fail, again at a second backward; the next call is fine. (`irjit.compile`'s training
+    programs record no versions when nothing can write their Tensors: see the next test; its
+    general path, taken here, does.)"""
     from irjit.ops.errors import IRRuntimeError
     fn, args = _twice(how, seed=2)
+    if how == "compile":
+        fn.interpreter.train_arrays = lambda arrays: None
     for _ in range(3):
         fn.run(*args)
         fn.backward()
@@ -254,6 +258,28 @@ def test_a_training_calls_input_written_in_place_is_caught_at_each_backward(how)
             fn.backward()
     fn.run(*args)
     assert sorted(fn.backward()) == ["arg0", "arg1", "arg2", "arg3"]
+
+
+def test_a_compiled_training_programs_node_records_no_versions_when_nothing_can_write():
+    """`irjit.compile`'s training program: the call's Tensors are its own (copies, or arrays
+    no backward reads) and every step is pure, so the node it records has no versions to
+    check; its gradients are the general path's."""
+    fn, args = _twice("compile", seed=3)
+    ref, _ = _twice("compile", seed=3)
+    ref.interpreter.train_arrays = lambda arrays: None
+    for _ in range(3):  # (first calls specialize: they may run otherwise)
+        for f in (fn, ref):
+            f.run(*args)
+            f.backward()
+    out = fn.run(*args)
+    leaves = [t for t in out if getattr(t, "grad_fn", None) is not None] or \
+        [t for o in out for t in o if getattr(t, "grad_fn", None) is not None]
+    assert leaves and leaves[0].grad_fn[0].versions == ()
+    ref.run(*args)
+    got, want = fn.backward(), ref.backward()
+    assert sorted(got) == sorted(want)
+    for name in got:
+        np.testing.assert_array_equal(got[name], want[name])
 
 
 def test_the_profiling_executor_runs_calls_without_grad_by_its_plans_array_program():
