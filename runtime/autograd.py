@@ -734,7 +734,7 @@ def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
              f"    {''.join(x + ', ' for x in e)}= node.edges"]
     direct = getattr(node.entry, "derivative_for", None)
     direct = direct(seeds) if direct is not None else None  # (the formula for these seeds)
-    names: dict = {"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "asarray": _asarray,
+    names: dict = {"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "own_gradient": _own_gradient,
                    "check_versions": check_versions, "DERIVATIVE": direct}
     tests = [f"inputs[{i}] is not e{k}" for k, i in enumerate(found)]
     for j, g in enumerate(seeds):
@@ -755,19 +755,23 @@ def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
               f"    if len(got) != {n}:",
               "        return None",
               f"    {''.join(f'g{k}, ' for k in range(n))}= got"]
-    for k in range(n):
-        lines += [f"    if g{k} is not None:",
-                  f"        d = e{k}.data.dtype",
-                  f"        if g{k}.__class__ is not ndarray or (g{k}.dtype is not d and g{k}.dtype != d):",
-                  f"            g{k} = asarray(g{k}, d)",
-                  f"        if not g{k}.flags.writeable:",
-                  f"            g{k} = g{k}.copy()"]
+    for k in range(n):  # (each an array of its edge's dtype that the caller may write)
+        lines += [f"    if g{k} is not None and (g{k}.__class__ is not ndarray or "
+                  f"g{k}.dtype is not e{k}.data.dtype or not g{k}.flags.writeable):",
+                  f"        g{k} = own_gradient(g{k}, e{k}.data.dtype)"]
     at = {i: k for k, i in enumerate(found)}
     lines.append(f"    return [{', '.join(f'g{at[i]}' for i in range(n))}]")
     exec(compile("\n".join(lines) + "\n", "<sums backward>", "exec"), names)  # noqa: S102
     plan = names["plan"]
     plan.source = "\n".join(lines)
     return plan
+
+
+def _own_gradient(g, dtype: np.dtype) -> np.ndarray:
+    """Gradient `g` as an array of `dtype` the caller may write (a copy of a read-only one)."""
+    if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):
+        g = _asarray(g, dtype)
+    return g if g.flags.writeable else g.copy()
 
 
 def _edge_positions(edges: list, inputs: Sequence) -> Optional[tuple[int, ...]]:

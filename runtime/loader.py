@@ -279,6 +279,21 @@ class Function:
                     outs = got[:n]
                     self._calls.last = (got[n:], _NO_PARAMETERS, outs, (), self._names)
                     return outs
+        if requires_grad is True and self.executor is not None and self.module is None and \
+                not self.enum_values and len(inputs) == self._tensor_inputs:
+            # a training call of an executor's Function (Tensors or arrays, every input
+            # requiring grad): what the general path below does for it, without its cases
+            values, named = self._prepare(inputs, True)
+            enabled = GRAD_MODE.enabled
+            if not enabled:
+                GRAD_MODE.enabled = True
+            try:
+                outs = self.executor.run(*values)
+            finally:
+                if not enabled:
+                    GRAD_MODE.enabled = False
+            self._calls.last = (values, _NO_PARAMETERS, outs, (), named)
+            return outs
         if requires_grad is False and not self.has_self and not self.enum_values:
             # a native plan (of the runner, or of the executor's optimized graph) that takes
             # the caller's arrays, and Tensors' arrays, as they are: it only reads them, and

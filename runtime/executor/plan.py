@@ -181,8 +181,10 @@ class ExecutionPlan:
                     op = DifferentiableGraphOp(gradient_for(node),
                                                lambda g, xs: self._executor(g).run(*xs),
                                                self._arrays_runner)
-                    # a backward run leaves the forward's graph the one last executed
+                    # a backward run leaves the forward's graph the one last executed, and the
+                    # executor running this plan records its graph after f's ran
                     self._executor(op.gradient.df).shows_last = False
+                    self._executor(op.gradient.f).shows_last = False
                     self._ops[id(node)] = op
         return op
 
