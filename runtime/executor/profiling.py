@@ -158,7 +158,8 @@ class ProfilingGraphExecutor:
         plan = self.optimized_plan
         if plan is None or plan.run_arrays is None or not self.optimize or self.remaining_depth <= 0:
             return None
-        outs = plan.run_arrays(arrays, raw)
+        call = getattr(plan.runner, "raw_arrays", None) if raw else None  # (without lookups)
+        outs = call(arrays) if call is not None else plan.run_arrays(arrays, raw)
         if outs is not None:
             with _counter_lock:  # (COUNTERS.inc's work, without its calls)
                 COUNTERS.invocations += 1
