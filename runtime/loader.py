@@ -260,24 +260,28 @@ class Function:
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
-        if requires_grad is True and len(inputs) == self._tensor_inputs and self.executor is None \
-                and not self.enum_values:
-            # a training call: the native runner's latest plan copies the arrays into Tensors
-            # requiring grad and runs under grad, when it takes them (see `_prepare`)
+        if requires_grad is not False and len(inputs) == self._tensor_inputs and \
+                self.executor is None and not self.enum_values:
+            # a training call: the native runner's latest plan makes Tensors of the arrays
+            # (copies of those a backward reads) requiring grad as flagged and runs under grad,
+            # when it takes them (see `_prepare`)
             train = getattr(self.interpreter, "train_arrays", None)
-            if train is not None:
+            flags = None if requires_grad is True else _train_flags(requires_grad, len(inputs))
+            if train is not None and (flags is not None or requires_grad is True):
                 enabled = GRAD_MODE.enabled  # (a thread-local's write costs several reads)
                 if not enabled:
                     GRAD_MODE.enabled = True
                 try:
-                    got = train(inputs)
+                    got = train(inputs) if flags is None else train(inputs, flags)
                 finally:
                     if not enabled:
                         GRAD_MODE.enabled = False
                 if got is not None:
                     n = self._n_outputs
                     outs = got[:n]
-                    self._calls.last = (got[n:], _NO_PARAMETERS, outs, (), self._names)
+                    self._calls.last = (got[n:], _NO_PARAMETERS, outs, (), self._names) \
+                        if flags is None else \
+                        (got[n:], _NO_PARAMETERS, outs, tuple(i for i, f in enumerate(flags) if not f), None)
                     return outs
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
@@ -401,6 +405,15 @@ class Function:
             else:
                 tensors[names.index(name)] = v
         return names, tensors
+
+
+def _train_flags(requires_grad: Any, n: int) -> Optional[tuple[bool, ...]]:
+    """Per-input flags as a training program takes them: a list or tuple of `n` bools, not
+    all False (else None: the general path checks and runs the call)."""
+    if requires_grad.__class__ not in (list, tuple) or len(requires_grad) != n:
+        return None
+    flags = tuple(bool(flag) for flag in requires_grad)
+    return flags if any(flags) else None
 
 
 def _input_flags(requires_grad: Union[bool, Sequence[bool]], n: int, filename: str

@@ -196,14 +196,15 @@ class NativeRunner:
         last = self._last
         return last.run_arrays(arrays, raw) if last is not None and not self._last_grad else None
 
-    def train_arrays(self, arrays: Sequence) -> Optional[list]:
-        """The outputs, then the Tensors of copies of the arrays, of a training call (numpy
-        arrays, grad mode on, every input a floating-point tensor requiring grad) when the
-        latest call's plan is one for gradients and takes them (`StraightPlan.train_arrays`);
-        else None (then copy them into Tensors and `run`)."""
+    def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None
+                     ) -> Optional[list]:
+        """The outputs, then the Tensors of the arrays, of a training call (numpy arrays, grad
+        mode on, every input a floating-point tensor, requiring grad as `flags` say: default
+        all) when the latest call's plan is one for gradients and takes them
+        (`StraightPlan.train_arrays`); else None (then copy them into Tensors and `run`)."""
         last = self._last
-        return last.train_arrays(arrays) if last is not None and self._last_grad is self._grad_keyed \
-            else None
+        return last.train_arrays(arrays, flags) if last is not None and \
+            self._last_grad is self._grad_keyed else None
 
     def run(self, inputs: list) -> list:
         last = self._last

@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from irjit.compiler.ir import Node
+from irjit.ops import facts
 from irjit.ops.tensor import Tensor
 
 from .autograd import GRAD_MODE, GradNode, WindowEntry, is_broadcast, vjp_array
@@ -165,6 +166,13 @@ class NativeGroupOp:
     def __call__(self, args: list) -> list:
         return self.step(args)
 
+    def value_captures(self) -> frozenset[int]:
+        """The positions among the arguments of the captured inputs whose values `df` reads
+        (not only their sizes, rank or dtype, which a copy would share)."""
+        df, skip = self.gradient.df, len(self.vjp_outputs)
+        return frozenset(i for j, i in enumerate(self._captured_inputs)
+                         if _reads_values(df.inputs[skip + j]))
+
     def _call(self, args: list) -> list:
         records = self._records
         arrays, versions = [], []
@@ -221,6 +229,24 @@ class NativeGroupOp:
         if not fresh:
             share_bases(results, args)
         return results
+
+
+# prims that pass a value on (a cast, an optional unwrapped) or only test it against None
+_PASSING = frozenset({"prim::unchecked_cast", "prim::unchecked_unwrap_optional"})
+_NONE_TESTS = frozenset({"aten::__is__", "aten::__isnot__"})
+
+
+def _reads_values(v) -> bool:
+    """Whether a graph reads the elements of tensor `v`: any use but metadata queries
+    (`aten::size`, ...), tests against None, and casts whose results are used only so."""
+    for use in v.uses:
+        kind = use.user.kind
+        if facts.has_tag(kind, "metadata") or kind in _NONE_TESTS:
+            continue
+        if kind in _PASSING and not any(_reads_values(o) for o in use.user.outputs):
+            continue
+        return True
+    return False
 
 
 def _recording_step(op: NativeGroupOp, flags: tuple[bool, ...], record_versions: bool = True

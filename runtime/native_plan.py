@@ -23,6 +23,9 @@ from .prims import PRIM_HANDLERS
 from .native_program import ARRAY, TENSOR, VALUE, array_program, plan_program, train_program
 
 
+MAX_TRAIN_PROGRAMS = 8  # requires-grad patterns a plan makes training programs for
+
+
 def _is_straight_node(n: Node) -> bool:
     # besides groups, constants and pure prims: the profiling executor's requires-grad guard,
     # DifferentiableGraphs (a backward graph's fallback, ...) through the plan's run_subgraph,
@@ -139,8 +142,9 @@ class StraightPlan:
         self._program = None  # the steps as one generated function (see native_program)
         self._array_program = None  # the same for the caller's arrays without grad, if it may
         self._raw_program = None  # the same, returning arrays (for native groups' ops)
-        self._train_program = None  # for training calls of the caller's arrays, if it may
-        self._train_made = False  # (made on the first training call: `_make_train_program`)
+        # per requires-grad flags of the inputs (None: all), the program for training calls of
+        # the caller's arrays, or None when there is none (made on the first such call)
+        self._train_programs: dict[Optional[tuple], Any] = {}
         # the programs run with an arena (`_caller`), made with them: `raw_call(arrays)` is
         # `run_arrays(arrays, raw=True)`
         self._call_keyed = self._call_tried = self._array_call = self.raw_call = None
@@ -302,34 +306,35 @@ class StraightPlan:
         call = self.raw_call if raw else self._array_call
         return call(arrays) if call is not None else None
 
-    def train_arrays(self, arrays: Sequence) -> Optional[list]:
-        """`try_run` of a training call of the caller's numpy arrays under grad mode (see
-        `native_program.train_program`): the outputs, then the Tensors of copies of the arrays
-        it made; None when the plan has no such program or it refuses them."""
-        program = self._train_program
+    def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None
+                     ) -> Optional[list]:
+        """`try_run` of a training call of the caller's numpy arrays under grad mode whose
+        inputs require grad as `flags` say (default: all; see `native_program.train_program`):
+        the outputs, then the Tensors of the arrays it made; None when the plan has no such
+        program or it refuses them."""
+        program = self._train_programs.get(flags)
         if program is None:
-            if self._built is None or self._train_made:
+            if self._built is None or flags in self._train_programs:
                 return None
-            program = self._make_train_program()
+            program = self._make_train_program(flags)
             if program is None:
                 return None
         done = program(arrays, None)  # (its body runs under grad: no unit call reads an arena)
         return done[0] if done is not None else None
 
-    def _make_train_program(self):
-        """The training program, made on the first training call (it decides the groups'
-        recording ops for inputs that all require grad: calls of other patterns never need
-        them)."""
+    def _make_train_program(self, flags: Optional[tuple[bool, ...]]):
+        """The training program for `flags`, made on the first training call with them (it
+        decides the groups' recording ops for those flags: calls of other patterns never need
+        them); None when there can be none."""
         with self.runner.lock:
-            if not self._train_made:
+            if flags not in self._train_programs and len(self._train_programs) < MAX_TRAIN_PROGRAMS:
                 steps, tail, outputs = self._built
-                self._train_program = train_program(
+                self._train_programs[flags] = train_program(
                     self, steps, tail, outputs, self.key, self._bail, share_view_bases,
                     _needs_grad, self.runner.value_key, self.runner.run_subgraph,
                     self.runner.decisions, getattr(self.runner, "subgraph_op", None),
-                    getattr(self.runner, "decided", None))
-                self._train_made = True
-        return self._train_program
+                    getattr(self.runner, "decided", None), flags)
+        return self._train_programs.get(flags)
 
     def _caller(self, program, keyed: bool) -> Callable[[list], Optional[list]]:
         """`program` run on inputs with an arena of the plan's (one a finished call left, or a

@@ -285,9 +285,11 @@ class _Program:
                           f"({a}.dtype is not {dtype} and {a}.dtype != {dtype}):")
             self.src.line("return None", 1)
 
-    def train_program(self, steps: list, constants: list[str], outputs: list[int]) -> None:
-        """Copies of the caller's arrays as Tensors requiring grad, checked against the key,
-        then the body under grad; the outputs, then those Tensors."""
+    def train_program(self, steps: list, constants: list[str], outputs: list[int],
+                      flags: tuple[bool, ...]) -> None:
+        """The caller's arrays (copies of those a backward reads) as Tensors, requiring grad
+        where `flags` say, checked against the key, then the body under grad; the outputs,
+        then those Tensors."""
         src, n = self.src, len(self.plan.graph.inputs)
         src.lines.append("    try:")
         src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
@@ -295,7 +297,7 @@ class _Program:
         src.line("return None", 1)
         src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
         src.line("return None", 1)
-        self.static_steps = _recording_steps(steps, n, self.decide)
+        self.static_steps = _recording_steps(steps, flags, self.decide)
         if self.static_steps and all(is_pure(step) for step in steps) and not any(
                 alias and alias[0] == "input" for step in _group_steps(steps)
                 for alias in getattr(step.unit, "aliases", None) or ()):
@@ -308,8 +310,8 @@ class _Program:
                 src.line(f"v{i} = array(v{i})")
             self._layout_check(i, arrays=True)
         for i in range(n):
-            src.line(f"v{i} = Tensor(v{i}, True)")
-        self.leaves = set(range(n))
+            src.line(f"v{i} = Tensor(v{i}, True)" if flags[i] else f"v{i} = Tensor(v{i})")
+        self.leaves = {i for i in range(n) if flags[i]}
         src.lines.extend("    " + line for line in constants)
         self.under_grad, self.pure = True, False  # (groups record on the tape)
         self.body(steps, outputs, [f"v{i}" for i in range(n)])
@@ -633,13 +635,15 @@ def plan_program(plan, steps: list, tail: list, outputs: list[int], key: Optiona
 def train_program(plan, steps: list, tail: list, outputs: list[int], key: Optional[tuple],
                   bail: Callable, share_view_bases: Callable, needs_grad: Callable[[Any], bool],
                   value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable,
-                  subgraph_op: Optional[Callable] = None, decide: Optional[Callable] = None
+                  subgraph_op: Optional[Callable] = None, decide: Optional[Callable] = None,
+                  flags: Optional[tuple[bool, ...]] = None
                   ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
     """The program of a training call (`Function.run` of numpy arrays under grad mode, as
-    `irjit.compile` makes them): it copies the caller's arrays into Tensors of its own that
-    require grad (so that a caller writing its arrays before `backward` cannot change the
-    gradients), checks the copies against the key and runs `plan_program`'s body under grad;
-    it returns the graph's outputs followed by those Tensors. An input only groups read whose
+    `irjit.compile` makes them) whose inputs require grad as `flags` say (default: all): it
+    copies the caller's arrays into Tensors of its own (so that a caller writing its arrays
+    before `backward` cannot change the gradients), checks the copies against the key and
+    runs `plan_program`'s body under grad; it returns the graph's outputs followed by those
+    Tensors. An input only groups read whose
     recording ops (`decide(node, flags)`, the runner's, decided now) neither capture it for
     their backward nor view it is not copied: nothing the tape keeps reads it. None unless
     every input of the graph is a floating-point tensor of the key and the plan reads no
@@ -652,7 +656,8 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
     emit = _Program(plan, key, run_group, decisions, bail, share_view_bases, needs_grad, value_key,
                     subgraph_op)
     emit.decide = decide
-    emit.train_program(steps, emit.constants(steps, tail), outputs)
+    emit.train_program(steps, emit.constants(steps, tail), outputs,
+                       flags if flags is not None else (True,) * len(graph.inputs))
     return emit.finish("inputs, arena, keyed=False")
 
 
@@ -715,18 +720,21 @@ def _group_steps(steps: list):
             yield from _group_steps(step.body)
 
 
-def _recording_steps(steps: list, n_inputs: int, decide: Optional[Callable]) -> dict[int, Callable]:
+def _recording_steps(steps: list, flags: tuple[bool, ...], decide: Optional[Callable]
+                     ) -> dict[int, Callable]:
     """id(step) -> the recording op (a NativeGroupOp's generated step) of each top-level group
-    of a training program whose arguments are all its inputs (Tensors requiring grad) or
-    numbers, decided for those flags; groups with other arguments, or whose op records
-    nothing, views or is interpreted, are left out (the program decides them per call)."""
+    of a training program whose arguments are all its inputs (Tensors requiring grad as
+    `flags` say) or numbers, decided for those flags; groups with other arguments, or whose
+    op records nothing, views or is interpreted, are left out (the program decides them per
+    call)."""
     found: dict[int, Callable] = {}
+    n_inputs = len(flags)
     if decide is None:
         return found
     for step in steps:
         if not _is_group(step) or not all(slot < n_inputs or how == VALUE for slot, how in step.args):
             continue
-        op = decide(step.node, tuple(slot < n_inputs for slot, _ in step.args))
+        op = decide(step.node, tuple(slot < n_inputs and flags[slot] for slot, _ in step.args))
         if op and getattr(op, "op", None) is not None and hasattr(op.op, "_captured_inputs"):
             found[id(step)] = op
     return found
@@ -734,7 +742,8 @@ def _recording_steps(steps: list, n_inputs: int, decide: Optional[Callable]) -> 
 
 def _uncaptured_inputs(graph, steps: list, recording: dict[int, Callable]) -> set[int]:
     """The input positions whose every use is an argument of a group in `recording` whose op
-    neither captures that argument for its backward nor returns a view of it."""
+    neither captures that argument's values for its backward (its sizes are the same in any
+    copy) nor returns a view of it."""
     by_node = {step.node: step for step in steps if id(step) in recording}
     found = set()
     for i, v in enumerate(graph.inputs):
@@ -744,10 +753,10 @@ def _uncaptured_inputs(graph, steps: list, recording: dict[int, Callable]) -> se
             if step is None:
                 ok = False
                 break
-            op = recording[id(step)].op
+            read = recording[id(step)].op.value_captures()
             positions = [k for k, (slot, _) in enumerate(step.args) if slot == i]
             aliases = getattr(step.unit, "aliases", None) or []
-            if any(k in op._captured_inputs for k in positions) or any(
+            if any(k in read for k in positions) or any(
                     alias and alias[0] == "input" and alias[1] in positions for alias in aliases):
                 ok = False
                 break

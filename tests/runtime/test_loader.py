@@ -247,7 +247,7 @@ def test_a_training_calls_input_written_in_place_is_caught_at_each_backward(how)
     from irjit.ops.errors import IRRuntimeError
     fn, args = _twice(how, seed=2)
     if how == "compile":
-        fn.interpreter.train_arrays = lambda arrays: None
+        fn.interpreter.train_arrays = lambda arrays, flags=None: None
     for _ in range(3):
         fn.run(*args)
         fn.backward()
@@ -266,7 +266,7 @@ def test_a_compiled_training_programs_node_records_no_versions_when_nothing_can_
     check; its gradients are the general path's."""
     fn, args = _twice("compile", seed=3)
     ref, _ = _twice("compile", seed=3)
-    ref.interpreter.train_arrays = lambda arrays: None
+    ref.interpreter.train_arrays = lambda arrays, flags=None: None
     for _ in range(3):  # (first calls specialize: they may run otherwise)
         for f in (fn, ref):
             f.run(*args)

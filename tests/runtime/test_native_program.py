@@ -345,7 +345,7 @@ def _training_pair(monkeypatch):
     path: Function's copies, the runner's run, the plan's program under grad)."""
     fast = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
     slow = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
-    monkeypatch.setattr(slow.interpreter, "train_arrays", lambda arrays: None)
+    monkeypatch.setattr(slow.interpreter, "train_arrays", lambda arrays, flags=None: None)
     return fast, slow
 
 
@@ -378,6 +378,63 @@ def test_a_training_call_runs_the_plans_train_program_as_the_general_path(monkey
     assert sorted(g) == sorted(w) == ["arg0", "arg1", "arg2", "arg3"]
     for name in g:
         np.testing.assert_array_equal(g[name], w[name])
+
+
+def test_a_training_call_with_per_input_flags_runs_a_train_program_of_its_own(monkeypatch):
+    """Per-input flags (`requires_grad=[...]`) get training programs of their own: Tensors
+    requiring grad where flagged, copies only of the arrays the backward reads (W, for the
+    gradient of x; not h nor b), gradients of the flagged inputs
+    only, bitwise the general path's."""
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    flags = [True, True, False, False]  # (x, h: their gradients need W, not x)
+    taken = []
+    for fn in (fast, slow):
+        for _ in range(3):
+            fn.run(*args, requires_grad=flags)
+            fn.backward()
+    train = fast.interpreter.train_arrays
+    monkeypatch.setattr(fast.interpreter, "train_arrays",
+                        lambda a, f=None: taken.append(train(a, f)) or taken[-1])
+    got, want = fast.run(*args, requires_grad=flags), slow.run(*args, requires_grad=flags)
+    assert taken[-1] is not None and fast._calls.last[3] == (2, 3)
+    values = fast._calls.last[0]
+    assert [v.requires_grad for v in values] == flags
+    # (W is copied: x's gradient reads it; h and b are read by no backward; x is captured by
+    # the matmul's backward whichever operand needs a gradient)
+    assert [np.shares_memory(v.data, a) for v, a in zip(values, args)][1:] == [True, False, True]
+    np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
+    for a in args:
+        a[...] = 7.0
+    g, w = fast.backward(), slow.backward()
+    assert sorted(g) == sorted(w) == ["arg0", "arg1"]
+    for name in g:
+        np.testing.assert_array_equal(g[name], w[name])
+
+
+@pytest.mark.parametrize("flags,copied", [
+    ((True, False, False, False), [False, False, True, False]),  # dx reads W (x: sizes only)
+    ((False, True, False, True), [False, False, False, False]),  # dh, db read no input
+])
+def test_a_training_program_copies_only_inputs_whose_values_a_backward_reads(flags, copied):
+    """An input the backward reads only the sizes of (`aten::size` of a captured input) is
+    not copied: any copy would have the same sizes."""
+    fn = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    ref = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    ref.interpreter.train_arrays = lambda arrays, flags=None: None
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    for f in (fn, ref):
+        for _ in range(3):
+            f.run(*args, requires_grad=list(flags))
+    assert [not np.shares_memory(v.data, a) for v, a in zip(fn._calls.last[0], args)] == copied
+    for a in args:
+        a[...] = -3.0
+    got, want = fn.backward(), ref.backward()
+    assert sorted(got) == sorted(want)
+    for name in got:
+        np.testing.assert_array_equal(got[name], want[name])
 
 
 def test_a_training_call_of_another_layout_takes_the_general_path(monkeypatch):
