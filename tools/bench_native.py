@@ -12,8 +12,8 @@ eager), and per workload in fresh processes: native compile time per unit, cold 
 disk cache, peak RSS, and a loop of many forward+backward calls (RSS and time per call at its
 start and end).
 
-    python -m irjit.tools.bench_native [--repeat N] [--only NAME] [--loop-calls N] [--cores N]
-        [--clock wall|cpu]
+    python -m irjit.tools.bench_native [--repeat N] [--rounds N] [--only NAME] [--loop-calls N]
+        [--cores N] [--clock wall|cpu]
     .venv-torch/bin/python -m irjit.tools.bench_native           # with the torch contenders
 
 Re-executes itself with GLIBC_TUNABLES that keep freed memory mapped (on these VMs touching
@@ -196,9 +196,13 @@ def settle() -> None:
     time.sleep(0.3)
 
 
-def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
+def time_workload(name: str, repeat: int, rounds: int = 1) -> tuple[dict, dict]:
     """(label -> {"fwd": us, "fwd+bwd": us, "faults": minor page faults per fwd+bwd call,
-    "others": cores other processes kept busy meanwhile}), (label -> why it is missing)."""
+    "others": cores other processes kept busy meanwhile, "spread": the slowest round's
+    fwd+bwd over the fastest}), (label -> why it is missing). With several `rounds`, every
+    contender is timed once a round (`repeat / rounds` calls each), one after another, and
+    its times are its fastest round's medians: the host's slow spells, which come and go
+    over seconds on these VMs, then fall on every contender alike, and only ever add time."""
     workload = load_workload(name)
     args = workload.inputs()
     fns = irjit_contenders(workload, args)
@@ -207,15 +211,24 @@ def time_workload(name: str, repeat: int) -> tuple[dict, dict]:
                     lambda: NUMPY_FORWARD_BACKWARD[name](*args, needs=needs))
     torch_fns, missing = torch_contenders(workload, args)
     fns.update(torch_fns)
+    samples: dict = {label: [] for label in fns}
+    calls = max(5, repeat // rounds)
+    for k in range(rounds):
+        for label, (fwd, fwd_bwd) in fns.items():
+            warmup = None if k == 0 else max(2, calls // 10)  # (later rounds: warm already)
+            start, ticks = time.perf_counter(), cpu_ticks()
+            settle()
+            fwd_us, _ = timed(fwd, calls, warmup)
+            settle()
+            both_us, faults = timed(fwd_bwd, calls, warmup)
+            samples[label].append((fwd_us, both_us, faults,
+                                   others_cores(ticks, time.perf_counter() - start)))
     rows = {}
-    for label, (fwd, fwd_bwd) in fns.items():
-        start, ticks = time.perf_counter(), cpu_ticks()
-        settle()
-        fwd_us, _ = timed(fwd, repeat)
-        settle()
-        both_us, faults = timed(fwd_bwd, repeat)
-        rows[label] = {"fwd": fwd_us, "fwd+bwd": both_us, "faults": faults,
-                       "others": others_cores(ticks, time.perf_counter() - start)}
+    for label, got in samples.items():
+        both = [g[1] for g in got]
+        rows[label] = {"fwd": min(g[0] for g in got), "fwd+bwd": min(both),
+                       "faults": max(g[2] for g in got), "others": max(g[3] for g in got),
+                       "spread": max(both) / min(both)}
     return rows, missing
 
 
@@ -225,7 +238,7 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
     print(f"\n{name}: bound fwd {bounds['fwd'][0]:.1f} us ({bounds['fwd'][1]}), "
           f"fwd+bwd {bounds['fwd+bwd'][0]:.1f} us ({bounds['fwd+bwd'][1]})")
     print(f"  {'contender':15} {'fwd us':>10} {'/best peer':>10} {'/bound':>8}"
-          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8} {'faults':>8} {'others':>7}")
+          f" {'f+b us':>10} {'/best peer':>10} {'/bound':>8} {'faults':>8} {'others':>7} {'spread':>7}")
     for label, r in rows.items():
         cells = []
         for k in ("fwd", "fwd+bwd"):  # (irjit's rows are not each other's peers)
@@ -233,7 +246,7 @@ def print_workload(name: str, rows: dict, missing: dict, bandwidth: float, gflop
                 label.startswith("irjit") and other.startswith("irjit"))]
             cells += [f"{r[k]:10.1f}", f"{format_ratio(r[k], min(peers) if peers else None):>10}",
                       f"{format_ratio(r[k], bounds[k][0]):>8}"]
-        cells += [f"{r['faults']:8.1f}", f"{r['others']:7.2f}"]
+        cells += [f"{r['faults']:8.1f}", f"{r['others']:7.2f}", f"{r['spread']:7.2f}"]
         print(f"  {label:15} " + " ".join(cells))
     for label, why in missing.items():
         print(f"  {label:15} not run: {why}")
@@ -455,6 +468,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cores", type=int, help="run every contender on this many cores (default: all)")
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                     help="wall time, or CPU time of the process (use with --cores 1 when the machine is busy)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="time every contender once a round, --repeat calls over all rounds, and "
+                         "report its fastest round (default 3; 1: one timing each)")
     ap.add_argument("--no-arch", action="store_true", help="skip the real architectures")
     ap.add_argument("--malloc", choices=("kept", "system"), default="kept",
                     help="kept: GLIBC_TUNABLES that keep freed memory mapped (default); system: glibc's "
@@ -473,10 +489,12 @@ def main(argv=None) -> int:
           f"4M-element chain a tenth); malloc {args.malloc} "
           f"({'freed memory kept mapped' if args.malloc == 'kept' else 'glibc defaults'}); faults: "
           f"minor page faults per fwd+bwd call; others: cores other processes kept busy while the "
-          f"contender was timed (from /proc/stat: timings with others > 0.1 on two cores are suspect)")
+          f"contender was timed (from /proc/stat: timings with others > 0.1 on two cores are suspect); "
+          f"{args.rounds} rounds, each contender's fastest round reported, spread: its slowest "
+          f"round's fwd+bwd over its fastest")
     for name in names:
         repeat = args.repeat if name != "elementwise_chain" else max(10, args.repeat // 10)
-        rows, missing = time_workload(name, repeat)
+        rows, missing = time_workload(name, repeat, max(1, args.rounds))
         print_workload(name, rows, missing, bandwidth, gflops)
     if not args.no_arch:
         print_architectures(max(10, args.repeat // 10))

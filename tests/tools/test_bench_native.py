@@ -64,3 +64,25 @@ def test_mlp_input_needs_no_gradient():
     w = load_workload("mlp")
     _, grads = NUMPY_FORWARD_BACKWARD["mlp"](*w.inputs(), needs=w.requires_grad)
     assert grads[0] is None and all(g is not None for g in grads[1:])
+
+
+def test_rounds_report_each_contenders_fastest_round_and_its_spread(monkeypatch):
+    """Every contender is timed once a round, in turn; its row holds its fastest round's
+    medians, the largest faults and others, and the slowest over the fastest fwd+bwd."""
+    from irjit.tools import bench_native
+    order = []
+    medians = iter([10.0, 40.0, 7.0, 30.0, 1.0, 1.0,   # round 1: a fwd, a fwd+bwd, b..., numpy
+                    12.0, 20.0, 9.0, 60.0, 1.0, 1.0,   # round 2
+                    11.0, 25.0, 8.0, 45.0, 1.0, 1.0])  # round 3
+    monkeypatch.setattr(bench_native, "irjit_contenders", lambda w, args: {
+        "a": (lambda: order.append("a"), None), "b": (lambda: order.append("b"), None)})
+    monkeypatch.setattr(bench_native, "torch_contenders", lambda w, args: ({}, {}))
+    monkeypatch.setattr(bench_native, "settle", lambda: None)
+    monkeypatch.setattr(bench_native, "timed", lambda fn, calls, warmup=None: (
+        fn() if fn else None, (next(medians), 0.5))[1])
+    monkeypatch.setattr(bench_native, "NUMPY_FORWARD", {"tiny_linear_tanh": lambda *a: order.append("n")})
+    monkeypatch.setattr(bench_native, "NUMPY_FORWARD_BACKWARD", {"tiny_linear_tanh": lambda *a, needs: None})
+    rows, missing = bench_native.time_workload("tiny_linear_tanh", 30, rounds=3)
+    assert missing == {} and order == ["a", "b", "n"] * 3
+    assert rows["a"]["fwd"] == 10.0 and rows["a"]["fwd+bwd"] == 20.0 and rows["a"]["spread"] == 2.0
+    assert rows["b"]["fwd"] == 7.0 and rows["b"]["fwd+bwd"] == 30.0 and rows["b"]["spread"] == 2.0
