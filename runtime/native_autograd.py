@@ -19,6 +19,7 @@ from irjit.compiler.autodiff.symbolic_emitter import NotSymbolic
 from irjit.compiler.codegen.lower import entry_of
 from irjit.compiler.codegen.scalar_program import is_scalar_program
 from irjit.compiler.ir import Graph, Node
+from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes import get_pass
 from irjit.ops import facts
 from irjit.ops.tensor import Tensor
@@ -26,6 +27,7 @@ from irjit.ops.types import TensorType
 
 from .executor.runnable_gradient import runnable_gradient
 from .native_group_ops import NativeGroupOp, ViewGroupOp, view_group_base
+from .native_specialization import fold_metadata, fold_size_if_not_equal
 
 
 
@@ -103,8 +105,39 @@ def group_gradient(sub: Graph, requires_grad: tuple[bool, ...]) -> Optional[Grad
     if not grad.df_output_vjps:
         return None
     grad = runnable_gradient(grad)
+    fold_constant_captures(grad)  # (grad's graphs are this call's: g is a copy of sub)
     grad.df = _prepared_backward(grad.df)
     return grad
+
+
+def fold_constant_captures(grad: Gradient) -> None:
+    """Captured temporaries of `f` that its complete types make constant (the sizes, and
+    `_size_if_not_equal`s of them, that broadcasting formulas capture) become constants of
+    `df` instead of values each call captures and df's plan checks. A group's gradient is
+    made for a specialized plan, whose key fixes every size of its tensors."""
+    f, df = grad.f, grad.df
+    known = set(f.inputs) | {v for n in f.walk() for v in n.outputs}  # (sizes: complete types)
+    if not fold_metadata(f, known) | fold_size_if_not_equal(f):
+        return
+    get_pass("lower_tuples").run(f)  # (the formulas' tuples of sizes, unpacked at once)
+    first = next(iter(df.block.nodes()), None)
+    df.set_insert_point(first if first is not None else df.block)
+    for p in reversed(range(len(grad.df_input_captured_outputs))):
+        j = grad.df_input_captured_outputs[p]
+        v = f.outputs[j]
+        if v.node.kind != "prim::Constant":
+            continue
+        position = len(grad.df_input_vjps) + len(grad.df_input_captured_inputs) + p
+        old = df.inputs[position]
+        old.replace_all_uses_with(df.insert_constant(constant_value(v.node), old.type))
+        df.erase_input(position)
+        del grad.df_input_captured_outputs[p]
+        if j >= grad.f_real_outputs and j not in grad.df_input_vjps and \
+                j not in grad.df_input_captured_outputs:  # (f need not return it any more)
+            f.erase_output(j)
+            grad.df_input_captured_outputs = [k - (k > j) for k in grad.df_input_captured_outputs]
+            grad.df_input_vjps = [k - (k > j) for k in grad.df_input_vjps]
+    get_pass("eliminate_dead_code").run(f)
 
 
 

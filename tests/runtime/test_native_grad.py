@@ -14,6 +14,7 @@ from irjit.runtime import no_grad
 from irjit.runtime.autograd import backward
 from irjit.runtime.interpreter import Interpreter
 from irjit.runtime.native import NativeRunner
+from irjit.ops.types import TensorType
 from irjit.runtime.native_autograd import group_gradient
 
 from .native_coverage import measured
@@ -317,6 +318,22 @@ def test_the_gradient_of_a_group_recomputes_captured_views_in_df(flags):
     assert all(o.node.kind != "aten::t" for o in grad.f.outputs)
     assert all(i < grad.f_real_outputs for i in grad.df_input_vjps)
     assert grad.df_output_vjps == [i for i, f in enumerate(flags) if f]
+
+
+def test_the_gradient_of_a_group_makes_broadcast_sizes_constants_of_df():
+    """The sizes a broadcasting add's formula captures (`_size_if_not_equal` of the
+    operands' sizes) are constants of a group's complete types: f no longer returns them, and
+    df holds them as constants instead of taking them as inputs."""
+    sub = parse_ir("""graph(%x : Float(6, 5, strides=[5, 1], device=cpu),
+      %b : Float(5, strides=[1], device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %h : Float(6, 5, strides=[5, 1], device=cpu) = aten::add(%x, %b, %one)
+  %y : Float(6, 5, strides=[5, 1], device=cpu) = aten::tanh(%h)
+  return (%y)""")
+    grad = group_gradient(sub, (True, True))
+    assert not any(n.kind in ("aten::size", "aten::_size_if_not_equal") for n in grad.f.walk())
+    assert all(isinstance(v.type, TensorType) for v in grad.f.outputs + grad.df.inputs)
+    assert any(n.kind == "prim::Constant" and n.output.type.contained() for n in grad.df.walk())
 
 
 @pytest.mark.parametrize("runner_of", [Interpreter, NativeRunner])
