@@ -231,19 +231,16 @@ class NativeGroupOp:
         return results
 
 
-# prims that pass a value on (a cast, an optional unwrapped) or only test it against None
-_PASSING = frozenset({"prim::unchecked_cast", "prim::unchecked_unwrap_optional"})
-_NONE_TESTS = frozenset({"aten::__is__", "aten::__isnot__"})
-
-
 def _reads_values(v) -> bool:
     """Whether a graph reads the elements of tensor `v`: any use but metadata queries
-    (`aten::size`, ...), tests against None, and casts whose results are used only so."""
+    (`aten::size`, ...), identity tests (against None), and ops passing it on (casts,
+    optionals unwrapped) whose results are used only so."""
     for use in v.uses:
         kind = use.user.kind
-        if facts.has_tag(kind, "metadata") or kind in _NONE_TESTS:
+        if facts.has_tag(kind, "metadata") or facts.has_tag(kind, "identity_test"):
             continue
-        if kind in _PASSING and not any(_reads_values(o) for o in use.user.outputs):
+        if facts.has_tag(kind, "pass_through") and not use.user.blocks and \
+                not any(_reads_values(o) for o in use.user.outputs):
             continue
         return True
     return False
