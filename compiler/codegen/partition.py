@@ -19,6 +19,7 @@ from irjit.ops.types import ListType, TensorType
 from .lower import contiguous_strides, is_candidate, lower_group, tensor_layout
 from .scalar_emitter import View
 from .scalar_program import lowers_as_program, number_kind
+from .shared_indices import share_index_variants
 
 GROUP = "prim::NativeGroup"
 MAX_GROUP_NODES = 48
@@ -380,5 +381,6 @@ def partition_block(block: Block) -> bool:
 
 @register_pass("native_partition")
 def native_partition(graph: Graph) -> bool:
-    """Group the lowerable nodes of a typed graph into prim::NativeGroup units."""
-    return partition_block(graph.block)
+    """Group the lowerable nodes of a typed graph into prim::NativeGroup units (groups that
+    differ only in a select's constant index share one, `shared_indices`)."""
+    return partition_block(graph.block) | share_index_variants(graph)
