@@ -14,6 +14,7 @@ from typing import Callable, Optional
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from . import thread_pool
 from .disk_cache import DiskCache, cache_root
 
 _LOCK = threading.RLock()
@@ -148,9 +149,12 @@ class CodeLibrary:
     (for code that waits, such as the thread pool: ~4 ms instead of ~40 ms as a process's first
     library)."""
 
-    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True):
+    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True,
+                 context: Optional[llvm.context.ContextRef] = None):
         self.module = module  # until finalized; None for a library loaded from disk
         self.optimized = optimized
+        self.context = context  # the LLVM context to parse into (None: the global one), for
+        # a library compiled on another thread than the others (the thread pool's)
         self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
@@ -183,6 +187,10 @@ class CodeLibrary:
         clock = _PhaseClock(self.phases)
         cache = disk_cache()
         module = self.module
+        # a module calling the thread pool links once the pool is made (`thread_pool.start`
+        # began it, maybe on another thread, when the module's first parallel loop was emitted)
+        pooled = module is not None and getattr(module.globals.get(thread_pool.SYMBOL),
+                                                "is_declaration", False)
         text = str(module) if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
@@ -200,7 +208,7 @@ class CodeLibrary:
                 text = str(module)
                 clock.lap("print")
             self.ir_chars = len(text)
-            mod = llvm.parse_assembly(text)
+            mod = llvm.parse_assembly(text, self.context)
             mod.name = self.name  # the object cache hook finds this module's object code by name
             clock.lap("parse")
             mod.verify()
@@ -212,6 +220,9 @@ class CodeLibrary:
             clock.lap("print optimized")
             obj = target_machine(3 if self.optimized else 0).emit_object(mod)
             clock.lap("codegen")
+        if pooled:
+            thread_pool.register_symbols()
+            clock.lap("wait for the pool")
         self._link(mod, obj)
         clock.lap("link")
         if cached is None and cache is not None:
