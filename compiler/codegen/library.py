@@ -150,8 +150,9 @@ class CodeLibrary:
     library)."""
 
     def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True,
-                 context: Optional[llvm.context.ContextRef] = None):
+                 context: Optional[llvm.context.ContextRef] = None, more_ir: str = ""):
         self.module = module  # until finalized; None for a library loaded from disk
+        self.more_ir = more_ir  # IR text of the module's other definitions (a unit's entries)
         self.optimized = optimized
         self.context = context  # the LLVM context to parse into (None: the global one), for
         # a library compiled on another thread than the others (the thread pool's)
@@ -186,26 +187,26 @@ class CodeLibrary:
         start = time.perf_counter()
         clock = _PhaseClock(self.phases)
         cache = disk_cache()
-        module = self.module
+        module, more_ir = self.module, self.more_ir
         # a module calling the thread pool links once the pool is made (`thread_pool.start`
         # began it, maybe on another thread, when the module's first parallel loop was emitted)
         pooled = module is not None and getattr(module.globals.get(thread_pool.SYMBOL),
                                                 "is_declaration", False)
-        text = str(module) if cache_key is None or cache is None else None
+        text = str(module) + more_ir if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
             key = "unoptimized\n" + key if key is not None else None
         digest = self.disk_digest = cache.digest(key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         clock.lap("print")
-        self.module = None  # its objects (cyclic) go with the next young collection, not a full one
+        self.module, self.more_ir = None, ""  # its objects (cyclic) go with the next young collection
         if cached is not None:
             obj, self._llvm_ir = cached
             self.from_disk = True
             mod = _empty_module(self.name)  # MCJIT loads `obj` for it
         else:
             if text is None:
-                text = str(module)
+                text = str(module) + more_ir
                 clock.lap("print")
             self.ir_chars = len(text)
             mod = llvm.parse_assembly(text, self.context)
