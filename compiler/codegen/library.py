@@ -14,7 +14,6 @@ from typing import Callable, Optional
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from . import thread_pool
 from .disk_cache import DiskCache, cache_root
 
 _LOCK = threading.RLock()
@@ -41,6 +40,16 @@ def _target_machine(opt: int) -> llvm.TargetMachine:
     target = llvm.Target.from_default_triple()
     cpu, features = _host()
     return target.create_target_machine(cpu=cpu, features=features, opt=opt, codemodel="jitdefault")
+
+
+# symbol -> what makes it resolvable, called before a module that declares it is linked (the
+# thread pool's entry, which `thread_pool.start` may still be compiling on another thread)
+_BEFORE_LINKING: dict[str, Callable[[], None]] = {}
+
+
+def before_linking(symbol: str, make: Callable[[], None]) -> None:
+    """Call `make()` before linking any module that declares `symbol` (and does not define it)."""
+    _BEFORE_LINKING[symbol] = make
 
 
 # object code handed to MCJIT, by module name, while a library is linked
@@ -188,10 +197,9 @@ class CodeLibrary:
         clock = _PhaseClock(self.phases)
         cache = disk_cache()
         module, more_ir = self.module, self.more_ir
-        # a module calling the thread pool links once the pool is made (`thread_pool.start`
-        # began it, maybe on another thread, when the module's first parallel loop was emitted)
-        pooled = module is not None and getattr(module.globals.get(thread_pool.SYMBOL),
-                                                "is_declaration", False)
+        # (a module calling the thread pool links once the pool is made: `before_linking`)
+        makes = [make for symbol, make in _BEFORE_LINKING.items() if module is not None
+                 and getattr(module.globals.get(symbol), "is_declaration", False)]
         text = str(module) + more_ir if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
@@ -221,8 +229,8 @@ class CodeLibrary:
             clock.lap("print optimized")
             obj = target_machine(3 if self.optimized else 0).emit_object(mod)
             clock.lap("codegen")
-        if pooled:
-            thread_pool.register_symbols()
+        for make in makes:
+            make()
             clock.lap("wait for the pool")
         self._link(mod, obj)
         clock.lap("link")

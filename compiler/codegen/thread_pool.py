@@ -68,7 +68,8 @@ def start() -> None:
     with _lock:
         if _library is not None or _compiling is not None:
             return
-        from .library import load_remembered, target_machine
+        from .library import before_linking, load_remembered, target_machine
+        before_linking(SYMBOL, register_symbols)  # (a unit calling the pool waits for it)
         _libc_symbols()
         library = load_remembered(MODULE, _reference())
         if library is not None:
