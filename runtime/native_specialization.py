@@ -438,11 +438,12 @@ def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None,
     graphs = {k: g for k, g in inlined_graphs().items() if k not in (functions or {})}
     if values is not None:
         made: dict = {}
-        recorded = [[values.get(v, _UNRECORDED) for v in n.inputs[1:]] for n in calls]
-        for n, args in zip(calls, recorded):  # (recorded first: inlining replaces values)
-            if any(a is _UNRECORDED for a in args):  # (a branch the run did not take)
-                continue
-            body = _specialized_helper(n.inputs[0].node.attr("name"), args, graphs, made)
+        recorded = [([values.get(v, _UNRECORDED) for v in n.inputs[1:]], values.get(n.output, _UNRECORDED))
+                    for n in calls]
+        for n, (args, result) in zip(calls, recorded):  # (recorded first: inlining replaces values)
+            if any(a is _UNRECORDED for a in args) or not isinstance(result, Tensor):
+                continue  # (a branch the run did not take)
+            body = _specialized_helper(n.inputs[0].node.attr("name"), args, result, graphs, made)
             inline_call(n, body.copy(), list(n.inputs[1:]))
     inline(graph, functions=graphs)
     return True
@@ -457,27 +458,73 @@ def _argument_key(x: Any) -> Any:
     return ("int[]", tuple(x)) if is_size_list(x) else (type(x).__name__, x)
 
 
-def _specialized_helper(name: str, args: list, graphs: dict, made: dict) -> Graph:
+def _specialized_helper(name: str, args: list, result: Tensor, graphs: dict, made: dict) -> Graph:
     """Helper `name`'s graph (its nested calls inlined) for arguments of `args`' layouts and
     values: what the key of a plan that receives them determines folded (`specialize_shapes`:
     the ranks, so the branches, and the size lists), its tensors typed by running it on
-    `args`. One per layout: `made` holds those made so far."""
+    `args` up to the node that makes its result, which has the type of the recorded `result`
+    (that node is the product: the run computed it already); matrices' directly
+    (`_matrix_helper`). One per layout: `made` holds those made so far."""
     key = (name, tuple(_argument_key(x) for x in args))
     body = made.get(key)
     if body is None:
-        from .interpreter import Interpreter
-        body = graphs[name].copy()
-        inline(body, functions=graphs)
-        for v, x in zip(body.inputs, args):
-            if isinstance(x, Tensor):
-                v.type = tensor_type(x) or v.type
-        specialize_shapes(body, args)
+        body = made[key] = _matrix_helper(name, args, result) or \
+            _specialized_helper_graph(name, args, result, graphs)
+    return body
+
+
+def _matrix_helper(name: str, args: list, result: Tensor) -> Optional[Graph]:
+    """The branch the helpers take for matrices (linear layers' products), made directly:
+    `AD_mat_transpose` of a matrix is `aten::t`, `AD_matmul_bw_size` of two matrices to a
+    matrix is `aten::matmul` (what specializing their graphs leaves); None for other ranks."""
+    tensors = [x for x in args if isinstance(x, Tensor)]
+    if any(x.data.ndim != 2 for x in tensors) or tensor_type(result) is None or \
+            any(tensor_type(x) is None for x in tensors):
+        return None
+    if name == "AD_mat_transpose" and len(args) == 1:
+        kind, value = "aten::t", "t"  # (named as in the helpers' graphs)
+    elif name == "AD_matmul_bw_size" and len(tensors) == 2 and len(args) == 3 and \
+            is_size_list(args[2]) and len(args[2]) == 2:
+        kind, value = "aten::matmul", "p"
+    else:
+        return None
+    g = Graph()
+    inputs = [g.add_input(type=tensor_type(x) if isinstance(x, Tensor) else ListType(NamedType("int")))
+              for x in args]
+    node = g.block.append_node(g.create(kind, inputs[:len(tensors)]))
+    node.output.type = tensor_type(result)
+    node.output.set_debug_name(value)
+    g.register_output(node.output)
+    return g
+
+
+def _specialized_helper_graph(name: str, args: list, result: Tensor, graphs: dict) -> Graph:
+    """`_specialized_helper`'s graph for any ranks: the helper's graph specialized, typed by a
+    run up to its last node."""
+    from .interpreter import Interpreter
+    body = graphs[name].copy()
+    inline(body, functions=graphs)
+    for v, x in zip(body.inputs, args):
+        if isinstance(x, Tensor):
+            v.type = tensor_type(x) or v.type
+    specialize_shapes(body, args)
+    last = body.outputs[0].node
+    if last.owning_block is body.block:  # (not an input returned as it is)
+        last.output.type = tensor_type(result) or last.output.type
+        probe = body.copy()  # returning that node's inputs instead: what they are
+        pairs = dict(zip(probe.walk(), body.walk()))
+        probe_last = probe.outputs[0].node
+        probe.erase_output(0)
+        for v in probe_last.inputs:
+            probe.register_output(v)
+        eliminate_dead_code(probe)
         env: dict = {}
-        Interpreter(body).run_block(body.block, list(args), env)
-        for v, x in env.items():
-            if isinstance(x, Tensor) and isinstance(v.type, TensorType):
-                v.type = tensor_type(x) or v.type
-        body = made[key] = body
+        Interpreter(probe).run_block(probe.block, list(args), env)
+        for n in probe.walk():
+            for w, v in zip(n.outputs, pairs[n].outputs):
+                x = env.get(w)
+                if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                    v.type = tensor_type(x) or v.type
     return body
 
 

@@ -51,11 +51,10 @@ def _lift(sub: Graph, selects: list[Node]) -> list[int]:
 
 def _general_text(sub: Graph) -> Optional[str]:
     """The canonical text of `sub` with its liftable indices as inputs (None: it has none)."""
-    copy = sub.copy()
-    selects = _index_uses(copy)
-    if not selects:
+    if not _index_uses(sub):
         return None
-    _lift(copy, selects)
+    copy = sub.copy()
+    _lift(copy, _index_uses(copy))
     return canonical_text(copy)
 
 
