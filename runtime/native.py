@@ -15,7 +15,7 @@ from irjit.compiler.codegen.decompose import decompose_for_native
 from irjit.compiler.codegen.partition import GROUP, native_partition
 from irjit.compiler.ir import Graph, Node
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, OptionalType, TensorType
+from irjit.ops.types import OptionalType, TensorType
 
 from .autograd import is_grad_enabled
 from .executor.counters import COUNTERS
@@ -26,9 +26,10 @@ from .native_autograd import GroupGradients
 from .native_keyed_values import fold_keyed_values
 from .native_plan import StraightPlan, plan_for, share_view_bases
 from .native_select_sums import stack_select_sums
-from .native_specialization import (attribute_reads, is_dtype_code, is_size_list,
-                                    isolate_input_views, prepare_copy, sink_views, sizing_attributes,
-                                    specialize_shapes, transpose_products, views_an_input)
+from .native_specialization import (attribute_reads, helper_calls, inline_autodiff_helpers,
+                                    is_dtype_code, is_size_list, isolate_input_views, prepare_copy,
+                                    sink_views, sizing_attributes, specialize_shapes, tensor_type,
+                                    transpose_products, views_an_input)
 from .native_whole_gradient import gradient_plan, requires_grad_flags, unrolled, unrolls
 from .prims import _results, prim
 
@@ -67,16 +68,6 @@ _COUNTER_NAMES = {"units": "native_units", "nodes_native": "native_nodes",
                   "nodes_interpreted": "interpreted_nodes", "compile_ms": "native_compile_ms",
                   "cache_hits": "native_cache_hits", "bailouts": "native_bailouts"}
 TOTALS = NativeStats()  # over every runner of the process (irtool run --stats reports a delta)
-
-
-def _tensor_type(x: Tensor) -> Optional[TensorType]:
-    a = x.data
-    name = DTYPE_TO_SCALAR_TYPE.get(str(a.dtype))
-    if name is None:
-        return None
-    strides = tuple(s // a.itemsize for s in a.strides) if all(
-        s % a.itemsize == 0 for s in a.strides) else None
-    return TensorType(name, tuple(a.shape), strides, None, "cpu")
 
 
 def _value_key(x: Any):
@@ -120,7 +111,7 @@ def _attribute_value(inputs: list, i: int, path: tuple) -> Any:
 
 
 def _same_layout(t: TensorType, x: Tensor) -> bool:
-    seen = _tensor_type(x)
+    seen = tensor_type(x)
     return seen is not None and (seen.scalar_type, seen.sizes, seen.strides) == (
         t.scalar_type, t.complete_sizes(), tuple(t.strides) if t.strides is not None else None)
 
@@ -248,21 +239,26 @@ class NativeRunner:
             g = whole
         for v, x in zip(g.inputs, inputs):
             check_input(v, x, self.filename or "<graph>")
-        typed = _types_complete(g, inputs)
+        # (the matmul helpers' calls are inlined after profiling, typed by it: never typed yet)
+        helpers = bool(helper_calls(g, self.functions))
+        typed = not helpers and _types_complete(g, inputs)
         keyed = frozenset(attribute_reads(g))
         outputs = None
+        env: Optional[dict] = None
         if not typed:
-            env: dict = {}
+            env = {}
             outputs = self._interpreter(g).run_block(g.block, list(inputs), env)
             keyed_optionals = keyed | set(g.inputs)  # whether they hold None is in the key
             for v, x in env.items():
                 if isinstance(x, Tensor) and (isinstance(v.type, TensorType) or (
                         v in keyed_optionals and isinstance(v.type, OptionalType)
                         and isinstance(v.type.elem, TensorType))):
-                    t = _tensor_type(x)
+                    t = tensor_type(x)
                     if t is not None:
                         v.type = t.with_(requires_grad=getattr(v.type, "requires_grad", None)
                                          if isinstance(v.type, TensorType) else None)
+        if helpers:
+            inline_autodiff_helpers(g, self.functions, env)
         fold_keyed_values(g, inputs, self._sizing)
         specialize_shapes(g, inputs, keyed)
         stack_select_sums(g)

@@ -187,6 +187,7 @@ class _Program:
         self.attribute_locals: dict[tuple, str] = {}
         self.direct_reads: set[tuple] = set()
         self.reads = attribute_reads(plan.graph)
+        self.constant_slots: dict[int, Any] = {}  # slot -> the constant no step writes
 
     # ---- the checks before any step, and the bodies
     def checks(self, steps: list, arrays: bool) -> tuple[set[int], list[str]]:
@@ -397,7 +398,10 @@ class _Program:
         numbers = dict(unit._numbers)
         for k, (slot, how) in enumerate(step.args):
             a = self.argument(slot, how)
-            if k in numbers:  # a number input, passed as a 0-dim array (as `unit.call` does)
+            value = self.constant_slots.get(slot)
+            if k in numbers and type(value) in _NUMBERS:  # a constant number: its array made once
+                a = src.name("c", np.array(value, numbers[k]))
+            elif k in numbers:  # a number input, passed as a 0-dim array (as `unit.call` does)
                 x = src.local("a")
                 src.line(f"{x} = {a}")
                 a = f"(array({x}, {src.name('D', numbers[k])}) if isinstance({x}, NUMBERS) else {x})"
@@ -588,6 +592,8 @@ class _Program:
         slots after the inputs; steps write the others)."""
         n_inputs = len(self.plan.graph.inputs)
         written = {slot for step in steps for slot in _written_slots(step)}
+        self.constant_slots = {n_inputs + k: value for k, value in enumerate(tail)
+                               if n_inputs + k not in written}
         return [f"v{n_inputs + k} = {self.src.name('c', value)}"
                 for k, value in enumerate(tail) if n_inputs + k not in written]
 

@@ -15,13 +15,13 @@ from irjit.compiler.ir import Block, Graph, Node, Value
 from irjit.compiler.ir.constants import constant_value
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.compiler.passes.eliminate_dead_code import run as eliminate_dead_code
-from irjit.compiler.passes.inline import run as inline
+from irjit.compiler.passes.inline import inline_call, run as inline
 from irjit.compiler.passes.insert_guards import remove_profile_nodes
 from irjit.ops import facts
 from irjit.ops.dtypes import code_of
 from irjit.ops.registry import is_registered, overloads
 from irjit.ops.tensor import Tensor
-from irjit.ops.types import NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
+from irjit.ops.types import DTYPE_TO_SCALAR_TYPE, NONE, SCALAR_TYPES, ListType, NamedType, OptionalType, TensorType
 
 from .autodiff_helper_graphs import calls_any_helper, calls_helper, fold_helper_calls, inlined_graphs
 
@@ -380,13 +380,15 @@ def prepare_copy(graph: Graph, inputs: list, functions: Optional[dict] = None) -
     of a profiling run they pass their value through, and between a view and its user they
     would keep the view out of the user's unit), leaving the complete layouts they recorded
     as their values' types when this call's inputs have the recorded layouts (then the plan
-    needs no profiling call), and the matmul helpers are inlined."""
+    needs no profiling call), and the helpers with loops whose lists are constants fold
+    (`fold_helper_calls`; the matmul helpers are inlined after profiling,
+    `inline_autodiff_helpers`)."""
     recorded = _recorded_layouts(graph)
     if all(_has_layout(x, recorded[v]) for v, x in zip(graph.inputs, inputs) if v in recorded):
         for v, t in recorded.items():
             v.type = t
     remove_profile_nodes(graph.block)
-    inline_autodiff_helpers(graph, functions)
+    fold_helper_calls(graph)
 
 
 def _has_layout(x: Any, t: TensorType) -> bool:
@@ -411,16 +413,128 @@ def _recorded_layouts(graph: Graph) -> dict[Value, TensorType]:
     return {v: next(iter(ts)) for v, ts in seen.items() if len(ts) == 1 and None not in ts}
 
 
-def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None) -> bool:
+def helper_calls(graph: Graph, functions: Optional[dict] = None) -> list[Node]:
+    """The calls of symbolic_script's matmul helpers a native runner inlines (those
+    `functions` does not define)."""
+    inlined = set(inlined_graphs()) - set(functions or {})
+    return [n for n in graph.walk() if calls_helper(n) and n.inputs[0].node.attr("name") in inlined]
+
+
+def inline_autodiff_helpers(graph: Graph, functions: Optional[dict] = None,
+                            values: Optional[dict] = None) -> bool:
     """Calls of symbolic_script's matmul helpers (`AD_matmul_bw_size`, `AD_mat_transpose`)
-    become their graphs, branches on ranks included, unless `functions` defines a graph of
-    that name: then the ranks the plan's key fixes fold the branches (`specialize_shapes`)
-    and the products they pick fuse, where the call ran interpreted as a whole."""
+    become their graphs, unless `functions` defines a graph of that name (then the call runs
+    interpreted as a whole). With `values` (what a profiling run of `graph` computed, by
+    Value), a call whose arguments it recorded becomes its helper's graph specialized for
+    them (`_specialized_helper`: the ops of the branches their ranks pick, typed), a few
+    nodes where the whole graph, nested calls and branches on ranks included, is ~90
+    (rnn_loop's unrolled backward grew from ~900 nodes to ~7,300, and folding it back took
+    most of its first calls); other calls become the whole graph, whose branches the ranks
+    the plan's key fixes fold (`specialize_shapes`) so that the products they pick fuse."""
     fold_helper_calls(graph)
-    if not any(calls_helper(n) for n in graph.walk()):
+    calls = helper_calls(graph, functions)
+    if not calls:
         return False
     graphs = {k: g for k, g in inlined_graphs().items() if k not in (functions or {})}
-    return inline(graph, functions=graphs)
+    if values is not None:
+        made: dict = {}
+        recorded = [([values.get(v, _UNRECORDED) for v in n.inputs[1:]], values.get(n.output, _UNRECORDED))
+                    for n in calls]
+        for n, (args, result) in zip(calls, recorded):  # (recorded first: inlining replaces values)
+            if any(a is _UNRECORDED for a in args) or not isinstance(result, Tensor):
+                continue  # (a branch the run did not take)
+            body = _specialized_helper(n.inputs[0].node.attr("name"), args, result, graphs, made)
+            inline_call(n, body.copy(), list(n.inputs[1:]))
+    inline(graph, functions=graphs)
+    return True
+
+
+_UNRECORDED = object()
+
+
+def _argument_key(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.data.dtype.str, x.data.shape, x.data.strides
+    return ("int[]", tuple(x)) if is_size_list(x) else (type(x).__name__, x)
+
+
+def _specialized_helper(name: str, args: list, result: Tensor, graphs: dict, made: dict) -> Graph:
+    """Helper `name`'s graph (its nested calls inlined) for arguments of `args`' layouts and
+    values: what the key of a plan that receives them determines folded (`specialize_shapes`:
+    the ranks, so the branches, and the size lists), its tensors typed by running it on
+    `args` up to the node that makes its result, which has the type of the recorded `result`
+    (that node is the product: the run computed it already); matrices' directly
+    (`_matrix_helper`). One per layout: `made` holds those made so far."""
+    key = (name, tuple(_argument_key(x) for x in args))
+    body = made.get(key)
+    if body is None:
+        body = made[key] = _matrix_helper(name, args, result) or \
+            _specialized_helper_graph(name, args, result, graphs)
+    return body
+
+
+def _matrix_helper(name: str, args: list, result: Tensor) -> Optional[Graph]:
+    """The branch the helpers take for matrices (linear layers' products), made directly:
+    `AD_mat_transpose` of a matrix is `aten::t`, `AD_matmul_bw_size` of two matrices to a
+    matrix is `aten::matmul` (what specializing their graphs leaves); None for other ranks."""
+    tensors = [x for x in args if isinstance(x, Tensor)]
+    if any(x.data.ndim != 2 for x in tensors) or tensor_type(result) is None or \
+            any(tensor_type(x) is None for x in tensors):
+        return None
+    if name == "AD_mat_transpose" and len(args) == 1:
+        kind, value = "aten::t", "t"  # (named as in the helpers' graphs)
+    elif name == "AD_matmul_bw_size" and len(tensors) == 2 and len(args) == 3 and \
+            is_size_list(args[2]) and len(args[2]) == 2:
+        kind, value = "aten::matmul", "p"
+    else:
+        return None
+    g = Graph()
+    inputs = [g.add_input(type=tensor_type(x) if isinstance(x, Tensor) else ListType(NamedType("int")))
+              for x in args]
+    node = g.block.append_node(g.create(kind, inputs[:len(tensors)]))
+    node.output.type = tensor_type(result)
+    node.output.set_debug_name(value)
+    g.register_output(node.output)
+    return g
+
+
+def _specialized_helper_graph(name: str, args: list, result: Tensor, graphs: dict) -> Graph:
+    """`_specialized_helper`'s graph for any ranks: the helper's graph specialized, typed by a
+    run up to its last node."""
+    from .interpreter import Interpreter
+    body = graphs[name].copy()
+    inline(body, functions=graphs)
+    for v, x in zip(body.inputs, args):
+        if isinstance(x, Tensor):
+            v.type = tensor_type(x) or v.type
+    specialize_shapes(body, args)
+    last = body.outputs[0].node
+    if last.owning_block is body.block:  # (not an input returned as it is)
+        last.output.type = tensor_type(result) or last.output.type
+        probe = body.copy()  # returning that node's inputs instead: what they are
+        pairs = dict(zip(probe.walk(), body.walk()))
+        probe_last = probe.outputs[0].node
+        probe.erase_output(0)
+        for v in probe_last.inputs:
+            probe.register_output(v)
+        eliminate_dead_code(probe)
+        env: dict = {}
+        Interpreter(probe).run_block(probe.block, list(args), env)
+        for n in probe.walk():
+            for w, v in zip(n.outputs, pairs[n].outputs):
+                x = env.get(w)
+                if isinstance(x, Tensor) and isinstance(v.type, TensorType):
+                    v.type = tensor_type(x) or v.type
+    return body
+
+
+def tensor_type(x: Tensor) -> Optional[TensorType]:
+    """The complete type of run-time tensor `x` (None for a dtype or strides types cannot say)."""
+    a = x.data
+    name = DTYPE_TO_SCALAR_TYPE.get(str(a.dtype))
+    if name is None or any(s % a.itemsize for s in a.strides):
+        return None
+    return TensorType(name, tuple(a.shape), tuple(s // a.itemsize for s in a.strides), None, "cpu")
 
 
 def specialize_shapes(graph: Graph, inputs: list, keyed: frozenset = frozenset()) -> None:

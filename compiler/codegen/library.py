@@ -42,6 +42,16 @@ def _target_machine(opt: int) -> llvm.TargetMachine:
     return target.create_target_machine(cpu=cpu, features=features, opt=opt, codemodel="jitdefault")
 
 
+# symbol -> what makes it resolvable, called before a module that declares it is linked (the
+# thread pool's entry, which `thread_pool.start` may still be compiling on another thread)
+_BEFORE_LINKING: dict[str, Callable[[], None]] = {}
+
+
+def before_linking(symbol: str, make: Callable[[], None]) -> None:
+    """Call `make()` before linking any module that declares `symbol` (and does not define it)."""
+    _BEFORE_LINKING[symbol] = make
+
+
 # object code handed to MCJIT, by module name, while a library is linked
 _OBJECTS_IN: dict[str, bytes] = {}
 _BACKING = "irjit_engine_backing"  # the engine's own empty module: never a library's name
@@ -148,9 +158,13 @@ class CodeLibrary:
     (for code that waits, such as the thread pool: ~4 ms instead of ~40 ms as a process's first
     library)."""
 
-    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True):
+    def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True,
+                 context: Optional[llvm.context.ContextRef] = None, more_ir: str = ""):
         self.module = module  # until finalized; None for a library loaded from disk
+        self.more_ir = more_ir  # IR text of the module's other definitions (a unit's entries)
         self.optimized = optimized
+        self.context = context  # the LLVM context to parse into (None: the global one), for
+        # a library compiled on another thread than the others (the thread pool's)
         self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
@@ -182,25 +196,28 @@ class CodeLibrary:
         start = time.perf_counter()
         clock = _PhaseClock(self.phases)
         cache = disk_cache()
-        module = self.module
-        text = str(module) if cache_key is None or cache is None else None
+        module, more_ir = self.module, self.more_ir
+        # (a module calling the thread pool links once the pool is made: `before_linking`)
+        makes = [make for symbol, make in _BEFORE_LINKING.items() if module is not None
+                 and getattr(module.globals.get(symbol), "is_declaration", False)]
+        text = str(module) + more_ir if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
             key = "unoptimized\n" + key if key is not None else None
         digest = self.disk_digest = cache.digest(key) if cache is not None else None
         cached = cache.load(digest) if cache is not None else None
         clock.lap("print")
-        self.module = None  # its objects (cyclic) go with the next young collection, not a full one
+        self.module, self.more_ir = None, ""  # its objects (cyclic) go with the next young collection
         if cached is not None:
             obj, self._llvm_ir = cached
             self.from_disk = True
             mod = _empty_module(self.name)  # MCJIT loads `obj` for it
         else:
             if text is None:
-                text = str(module)
+                text = str(module) + more_ir
                 clock.lap("print")
             self.ir_chars = len(text)
-            mod = llvm.parse_assembly(text)
+            mod = llvm.parse_assembly(text, self.context)
             mod.name = self.name  # the object cache hook finds this module's object code by name
             clock.lap("parse")
             mod.verify()
@@ -212,6 +229,9 @@ class CodeLibrary:
             clock.lap("print optimized")
             obj = target_machine(3 if self.optimized else 0).emit_object(mod)
             clock.lap("codegen")
+        for make in makes:
+            make()
+            clock.lap("wait for the pool")
         self._link(mod, obj)
         clock.lap("link")
         if cached is None and cache is not None:

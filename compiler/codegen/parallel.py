@@ -33,8 +33,9 @@ def emit_parallel_range(module: ir.Module, name: str, range_fn: ir.Function, n_a
     """`i32 name(ptr p0, ..., ptr p{n_args-1})`: runs `range_fn(p0, ..., bounds)` (bounds
     points at two i64s, [start, stop)) over chunks of `chunk` iterations of [0, size) on the
     calling thread and the pool's (`threads` in all), which claim chunks from an atomic
-    counter until none is left. Returns the first non-zero status a range returned, else 0."""
-    register_symbols()
+    counter until none is left. Returns the first non-zero status a range returned, else 0.
+    The pool is made meanwhile (`thread_pool.start`); the module links once it is."""
+    thread_pool.start()
     slot = lambda b, base, k: b.gep(base, [ir.Constant(I64, k)], source_etype=I64)  # noqa: E731
     # the pool calls `i32 chunk(ptr args, i64 start, i64 stop)`; args holds the n pointers
     thunk = ir.Function(module, thread_pool.RANGE_TYPE, name=name + "_chunk")

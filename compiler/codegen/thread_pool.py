@@ -48,6 +48,8 @@ POOL_TYPE = ir.FunctionType(I32, [PTR, PTR, I64, I64, I64])
 
 _lock = threading.Lock()
 _library: Optional[object] = None
+_compiling: Optional[threading.Thread] = None  # compiling the pool while the caller goes on
+_compiled: list = []  # what that thread made: the library, or the exception it raised
 
 
 def _libc_symbols() -> None:
@@ -57,28 +59,72 @@ def _libc_symbols() -> None:
         llvm.add_symbol(f"irjit_pool_{name}", ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
 
 
+def start() -> None:
+    """Begin making the pool (once per process) without waiting for it: linked from the disk
+    cache at once, else compiled on a thread of its own, in an LLVM context of its own, while
+    the caller goes on emitting and compiling the unit that needs it (~10 ms of a process's
+    first threaded unit; on one core it only moves). `register_symbols` waits for it."""
+    global _compiling
+    with _lock:
+        if _library is not None or _compiling is not None:
+            return
+        from .library import before_linking, load_remembered, target_machine
+        before_linking(SYMBOL, register_symbols)  # (a unit calling the pool waits for it)
+        _libc_symbols()
+        library = load_remembered(MODULE, _reference())
+        if library is not None:
+            _publish(library)
+            return
+        target_machine(), target_machine(0)  # (made by this thread: the other only uses them)
+        _compiling = threading.Thread(target=_compile_into, args=(_compiled,), daemon=True,
+                                      name="irjit-pool-compile")
+        _compiling.start()
+
+
+def _compile() -> object:
+    from .library import CodeLibrary, new_module
+    module = new_module(MODULE)
+    _PoolEmitter(module).emit()
+    library = CodeLibrary(module, optimized=False, context=llvm.create_context())  # it waits
+    library.finalize()
+    return library
+
+
+def _compile_into(results: list) -> None:
+    try:
+        results.append(_compile())
+    except BaseException as e:  # (re-raised by the thread that waits for the pool)
+        results.append(e)
+
+
+def _publish(library) -> None:
+    global _library
+    llvm.add_symbol(SYMBOL, library.address(SYMBOL))
+    _library = library
+
+
 def register_symbols() -> None:
-    """Compile the pool (once per process) and make `irjit_parallel_for` resolvable from
+    """Make the pool (`start`, then wait for it) and `irjit_parallel_for` resolvable from
     modules the JIT links afterwards. Its object code is kept in the disk cache, keyed by its
     IR text, with a note keyed by the generator's source version (`_reference`) that names
     that entry: a process whose source is unchanged links the pool without emitting or
     printing its IR (~2.5 ms of a process's first threaded unit), and an edited emitter,
     another source version, emits its IR and finds or makes the entry of that text."""
-    global _library
+    start()
+    if _library is not None:
+        return
+    _compiling.join()
     with _lock:
         if _library is not None:
             return
-        from .library import CodeLibrary, load_remembered, new_module, remember_library
-        _libc_symbols()
-        library = load_remembered(MODULE, _reference())
-        if library is None:
-            module = new_module(MODULE)
-            _PoolEmitter(module).emit()
-            library = CodeLibrary(module, optimized=False)  # it waits and hands out chunks
-            library.finalize()
-            remember_library(_reference(), library)
-        llvm.add_symbol(SYMBOL, library.address(SYMBOL))
-        _library = library
+        from .library import remember_library
+        made = _compiled[0] if _compiled else None
+        if isinstance(made, BaseException):
+            raise made
+        if made is None:  # (a process forked while its parent compiled: it compiles here)
+            made = _compile()
+        remember_library(_reference(), made)
+        _publish(made)
 
 
 def _reference() -> str:

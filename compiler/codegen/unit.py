@@ -17,7 +17,8 @@ from irjit.ops.types import TensorType
 
 from . import blas, entry, thread_pool, threads
 from .emit import STATUS_OUT_OF_BOUNDS, emit_convolution, emit_product
-from .entry import builtin_function, check_array_layout, emit_entry, emit_fast_entry, process_address
+from .entry import builtin_function, check_array_layout, process_address
+from .entry_text import entries_text
 from .gemm_tiled import share_plans
 from .kernel import Buffer, Convolution, Kernel
 from .library import CodeLibrary, load_library, new_module
@@ -126,12 +127,12 @@ class NativeUnit:
                for i, p in enumerate(lowered.products)]
         if self.kernel is not None:
             fns.append(emit_kernel_on_threads(module, self.kernel, self.bounds_checks))
-        addresses = emit_entry(module, name, self.buffers, fns)
-        emit_fast_entry(module, module.get_global(name), _releases_gil(self.kernel, lowered.products))
+        entries, addresses = entries_text(module, name, self.buffers, fns,
+                                          _releases_gil(self.kernel, lowered.products))
         entry.register_symbols()
         if lowered.products:
             blas.register_symbols()
-        self.library = CodeLibrary(module)
+        self.library = CodeLibrary(module, more_ir=entries)
         threaded = thread_pool.SYMBOL in module.globals
         self.library.finalize(cache_key, None if cache_key is None else
                               self._metadata(addresses, bool(lowered.products), threaded))

@@ -164,3 +164,47 @@ def test_the_pools_cached_object_follows_its_spin_time(monkeypatch):
     short = thread_pool._reference()
     monkeypatch.setenv("IRJIT_POOL_SPIN_US", "2000")
     assert thread_pool._reference() != short
+
+
+def test_the_pool_compiles_on_its_own_thread_while_the_first_unit_is_made(tmp_path):
+    """With an empty disk cache the pool compiles on a thread of its own (`start`) and a unit
+    that needs it links once it is made; a process reading the cache links it at once."""
+    code = """
+import numpy as np
+from irjit.compiler.codegen import thread_pool, threads
+from irjit.compiler.codegen.unit import NativeUnit
+from tests.codegen import typed_graph
+from tests.codegen.test_thread_pool import CHAIN
+threads.thread_count = lambda: 2
+threads.WORK_THRESHOLD = 0
+thread_pool.start()
+print("compiling" if thread_pool._compiling is not None else "linked", flush=True)
+unit = NativeUnit(typed_graph(CHAIN, "Float(30000), Float(30000), Float(30000)"), "pool_start")
+assert thread_pool._library is not None
+rng = np.random.default_rng(0)
+x, a, b = (rng.standard_normal(30000).astype(np.float32) for _ in range(3))
+for i in range(50):
+    status, (out,) = unit.call([x, a, b])
+    assert status == 0 and np.allclose(out, np.tanh(x * a + b), rtol=1e-5, atol=1e-6), i
+print("ok")
+"""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                           text=True, timeout=120) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+    assert [done.stdout.split() for done in runs] == [["compiling", "ok"], ["linked", "ok"]]
+
+
+def test_a_failure_compiling_the_pool_is_raised_where_the_pool_is_waited_for(monkeypatch):
+    from irjit.compiler.codegen import library, thread_pool
+
+    def fails():
+        raise RuntimeError("no pool today")
+    for name, value in (("_library", None), ("_compiling", None), ("_compiled", []), ("_compile", fails)):
+        monkeypatch.setattr(thread_pool, name, value)
+    monkeypatch.setattr(library, "load_remembered", lambda name, reference: None)
+    thread_pool.start()
+    with pytest.raises(RuntimeError, match="no pool today"):
+        thread_pool.register_symbols()

@@ -12,7 +12,9 @@ from irjit.ops.tensor import Tensor
 from irjit.runtime import no_grad
 from irjit.runtime.autodiff_helper_graphs import helper_graphs
 from irjit.runtime.interpreter import Interpreter
+from irjit.ops.types import TensorType
 from irjit.runtime.native import NativeRunner
+from irjit.runtime.native_specialization import inline_autodiff_helpers
 
 # matmul's backward as autodiff emits it when shapes are not static (ops/linalg.py)
 MATMUL_BACKWARD = """graph(%g : Tensor, %a : Tensor, %b : Tensor):
@@ -84,6 +86,27 @@ def test_matmul_backward_without_static_shapes_runs_natively(sa, sb):
     assert not kinds & {"prim::CallFunction", "prim::If", "aten::size", "aten::_grad_sum_to_size"}
     if (sa, sb) != ((2, 3, 4), (4,)):
         assert runner.stats.nodes_interpreted == 0 and runner.stats.nodes_native > 0
+
+
+@pytest.mark.parametrize("sa,sb", SHAPES)
+def test_a_profiled_call_becomes_the_ops_its_arguments_pick_typed(sa, sb):
+    """After a profiling run, a call becomes its helper's graph specialized for the recorded
+    arguments: no branch on ranks, no nested call, every tensor typed, the same results."""
+    g = parse_ir(MATMUL_BACKWARD)
+    args = _arguments(sa, sb)
+    env: dict = {}
+    with no_grad():
+        want = Interpreter(parse_ir(MATMUL_BACKWARD)).run(args)
+        Interpreter(g).run_block(g.block, list(args), env)
+        assert inline_autodiff_helpers(g, None, env)
+        got = Interpreter(g).run(args)
+    kinds = [n.kind for n in g.walk()]
+    assert not {"prim::If", "prim::CallFunction", "aten::dim"} & set(kinds)
+    assert len(kinds) <= 32  # (the whole graphs: 210 nodes)
+    assert all(v.type.complete_sizes() is not None for n in g.walk()
+               if n.kind != "aten::_grad_sum_to_size" for v in n.outputs if isinstance(v.type, TensorType))
+    for x, y in zip(got, want):
+        np.testing.assert_array_equal(x.data, y.data)
 
 
 def test_a_function_the_graph_defines_is_not_replaced():

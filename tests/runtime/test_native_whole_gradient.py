@@ -10,6 +10,7 @@ import numpy as np
 
 import irjit
 from irjit.compiler import parse_ir
+from irjit.compiler.codegen import cache
 from irjit.compiler.codegen.partition import GROUP
 from irjit.ops.tensor import Tensor
 from irjit.runtime.native import NativeRunner
@@ -80,6 +81,27 @@ def test_a_constant_loop_under_grad_is_one_differentiable_graph_and_keeps_its_lo
     # x's gradient: one stack of the steps' gradients, no select_backward sums
     kinds = {m.kind for n in plan.graph.nodes() if n.kind == GROUP for m in n.attr("Subgraph").nodes()}
     assert "aten::stack" in kinds and "aten::select_backward" not in kinds
+
+
+def test_the_trips_share_their_units_whatever_their_count(monkeypatch):
+    """The unrolled trips' groups differ only in x[i]'s index, which each group takes as an
+    argument: as many units for 8 trips as for 4 (rnn_loop's 16 made 34 units before)."""
+    made = []
+    make = cache.tensor_unit
+    monkeypatch.setattr(cache, "tensor_unit", lambda *a, **k: made.append(1) or make(*a, **k))
+    counts = {}
+    for trips in (4, 8):
+        cache.clear()
+        del made[:]
+        shapes = ((trips, 3, 5),) + RNN_SHAPES[1:]
+        fn = _check_against_interpreter(RNN.format(trips=trips), RNN_TYPES.replace(
+            "Float(4, 3, 5)", f"Float({trips}, 3, 5)"), _arrays(shapes), True, calls=2)
+        (plan,) = [p for p in fn.interpreter._plans.values() if isinstance(p, GradientPlan)]
+        groups = [n for runner in (plan.op.f, plan.op.df) for p in runner._plans.values()
+                  for n in p.graph.nodes() if n.kind == GROUP]
+        counts[trips] = len(groups), len(made)
+    assert counts[8][0] > counts[4][0] > counts[4][1]  # more groups than units
+    assert counts[8][1] == counts[4][1] <= 7
 
 
 def test_one_tape_node_records_the_call():
