@@ -86,3 +86,20 @@ def test_rounds_report_each_contenders_fastest_round_and_its_spread(monkeypatch)
     assert missing == {} and order == ["a", "b", "n"] * 3
     assert rows["a"]["fwd"] == 10.0 and rows["a"]["fwd+bwd"] == 20.0 and rows["a"]["spread"] == 2.0
     assert rows["b"]["fwd"] == 7.0 and rows["b"]["fwd+bwd"] == 30.0 and rows["b"]["spread"] == 2.0
+
+
+def test_fresh_process_reports_keep_bytecode_as_an_installed_package_does(monkeypatch):
+    """The fresh processes timed for compile time get a bytecode directory of their own
+    (PYTHONPYCACHEPREFIX) and may write it, whatever PYTHONDONTWRITEBYTECODE says here."""
+    import subprocess
+    from irjit.tools import bench_native
+    seen = {}
+
+    def run(cmd, env, **kw):
+        seen.update(env=env, cmd=cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"units": []}\n', stderr="")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(bench_native.subprocess, "run", run)
+    assert bench_native.fresh_process_report("mlp", "/tmp/cache", 0, "/tmp/bytecode") == {"units": []}
+    assert seen["env"]["PYTHONPYCACHEPREFIX"] == "/tmp/bytecode"
+    assert "PYTHONDONTWRITEBYTECODE" not in seen["env"] and seen["env"]["IRJIT_CACHE_DIR"] == "/tmp/cache"
