@@ -1,0 +1,183 @@
+"""mathlib kernels per element: each function compiled alone in a loop over a float array
+(emitted per element and vectorized by LLVM, as the native units' element-wise loops are),
+timed on one core (CPU time, median of batches of calls after warm-up, arrays that stay in
+L2), for this checkout's mathlib and, with --baseline, another checkout's beside it in the
+same process; with --accuracy also each one's largest ulp error against numpy's float64
+result rounded, over every --stride-th float32 of a range.
+
+    python -m irjit.tools.bench_mathlib [--baseline /work/main] [--functions tanh,sigmoid]
+        [--dtype float32] [--n 16384] [--calls 400] [--accuracy [--stride 3]]
+
+Run from the checkout's root (as a module, so irjit is this checkout). The baseline's
+compiler/codegen/mathlib is loaded as a package of its own (it imports only itself), so both
+are compiled with this checkout's pipeline (`library.optimize`, the host CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
+
+
+def load_mathlib(root: str):
+    """The mathlib package of the checkout at `root`, imported under a name of its own."""
+    folder = Path(root) / "compiler" / "codegen" / "mathlib"
+    name = f"mathlib_{abs(hash(str(folder.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def compile_loops(mathlib, names, dtype):
+    """{name: ctypes function (x*, out*, n)} of loops out[i] = name(x[i]), optimized as units
+    are; and the finalized module's engine (kept alive by the caller)."""
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    from irjit.compiler.codegen import library
+
+    elem = ir.FloatType() if dtype == np.float32 else ir.DoubleType()
+    module = library.new_module("bench_mathlib")
+    i64 = ir.IntType(64)
+    for name in names:
+        ptr = elem.as_pointer()
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, i64]), f"k_{name}")
+        x, out, n = fn.args
+        entry, body, done = (fn.append_basic_block(s) for s in ("entry", "body", "done"))
+        b = ir.IRBuilder(entry)
+        b.cbranch(b.icmp_signed(">", n, i64(0)), body, done)
+        b.position_at_end(body)
+        i = b.phi(i64)
+        i.add_incoming(i64(0), entry)
+        value = mathlib.emit(b, name, [b.load(b.gep(x, [i]))])
+        b.store(value, b.gep(out, [i]))
+        nxt = b.add(i, i64(1))
+        i.add_incoming(nxt, body)
+        b.cbranch(b.icmp_signed("<", nxt, n), body, done)
+        b.position_at_end(done)
+        b.ret_void()
+    mod = llvm.parse_assembly(str(module))
+    mod.verify()
+    library.optimize(mod)
+    # an engine owns its target machine: each gets one of its own (sharing one crashes at exit)
+    cpu, features = library._host()
+    tm = llvm.Target.from_default_triple().create_target_machine(
+        cpu=cpu, features=features, opt=3, codemodel="jitdefault")
+    engine = llvm.create_mcjit_compiler(mod, tm)
+    engine.finalize_object()
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    return {n: proto(engine.get_function_address(f"k_{n}")) for n in names}, engine
+
+
+def ns_per_element(fn, x, out, calls: int, rounds: int = 15) -> float:
+    """Median over `rounds` batches of `calls` calls of the CPU time per element, in ns."""
+    px, po, n = x.ctypes.data, out.ctypes.data, len(x)
+    for _ in range(max(20, calls // 10)):
+        fn(px, po, n)
+    times = []
+    for _ in range(rounds):
+        t = time.process_time()
+        for _ in range(calls):
+            fn(px, po, n)
+        times.append((time.process_time() - t) / calls / n * 1e9)
+    return float(np.median(times))
+
+
+REFERENCES = {
+    "tanh": np.tanh,
+    "sigmoid": lambda x: np.where(x < 0, np.exp(-np.abs(x)), 1.0) / (1.0 + np.exp(-np.abs(x))),
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "erf": None,
+}
+
+
+def ordinal(x):
+    i = x.view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+
+def max_ulp(fn, name, lo: float, hi: float, stride: int, chunk: int = 1 << 24):
+    """(largest ulp error, where) of fn over every stride-th float32 in [lo, hi] (lo <= 0 <=
+    hi, both signs walked from 0 outward) against numpy's float64 result rounded."""
+    worst, at = 0, 0.0
+    for top, sign in ((hi, 1.0), (-lo, -1.0)):
+        end = int(np.array(top, np.float32).view(np.int32))
+        for start in range(0, end, chunk * stride):
+            bits = np.arange(start, min(end, start + chunk * stride), stride, dtype=np.int32)
+            x = bits.view(np.float32) * np.float32(sign)
+            x = x[: len(x) - len(x) % 16] if len(x) > 16 else x
+            out = np.empty_like(x)
+            fn(x.ctypes.data, out.ctypes.data, len(x))
+            with np.errstate(all="ignore"):
+                want = REFERENCES[name](x.astype(np.float64)).astype(np.float32)
+            err = np.abs(ordinal(out) - ordinal(want))
+            k = int(np.argmax(err))
+            if err[k] > worst:
+                worst, at = int(err[k]), float(x[k])
+    return worst, at
+
+
+ACCURACY_RANGE = {"tanh": (-10.0, 10.0), "sigmoid": (-105.0, 20.0)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--baseline", help="another checkout's root, timed beside this one")
+    ap.add_argument("--functions", default="tanh,sigmoid")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--n", type=int, default=16384, help="elements per call")
+    ap.add_argument("--calls", type=int, default=400, help="calls per timed batch")
+    ap.add_argument("--accuracy", action="store_true", help="also the largest ulp errors")
+    ap.add_argument("--stride", type=int, default=3, help="--accuracy checks every stride-th float32")
+    args = ap.parse_args(argv)
+    if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
+        os.environ["GLIBC_TUNABLES"] = TUNABLES
+        os.execv(sys.executable, [sys.executable, "-m", "irjit.tools.bench_mathlib", *sys.argv[1:]])
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    from irjit.compiler.codegen import mathlib
+    dtype = np.dtype(args.dtype).type
+    names = args.functions.split(",")
+    libs = {"this": mathlib}
+    if args.baseline:
+        libs["baseline"] = load_mathlib(args.baseline)
+    compiled = {label: compile_loops(lib, names, dtype) for label, lib in libs.items()}
+    x = np.random.default_rng(0).uniform(-6, 6, args.n).astype(dtype)
+    out = np.empty_like(x)
+    print(f"ns per element ({args.dtype}, {args.n} elements uniform in [-6, 6], one core, CPU "
+          f"time, median of 15 batches of {args.calls} calls; load {os.getloadavg()[0]:.2f})")
+    for name in names:
+        # alternate the contenders so that a change of load hits both
+        times = {label: [] for label in compiled}
+        for _ in range(3):
+            for label, (fns, _) in compiled.items():
+                times[label].append(ns_per_element(fns[name], x, out, args.calls, rounds=5))
+        line = "  ".join(f"{label} {np.median(t):.3f}" for label, t in times.items())
+        if "baseline" in times:
+            line += f"  this/baseline {np.median(times['this']) / np.median(times['baseline']):.2f}x"
+        print(f"  {name:8s} {line}")
+    if args.accuracy and dtype == np.float32:
+        print(f"largest ulp error, every {args.stride}th float32 of the range, against numpy's "
+              "float64 result rounded")
+        for name in names:
+            if name not in ACCURACY_RANGE:
+                continue
+            for label, (fns, _) in compiled.items():
+                worst, at = max_ulp(fns[name], name, *ACCURACY_RANGE[name], args.stride)
+                print(f"  {name:8s} {label:8s} {worst} ulp at x={at!r} "
+                      f"(range {ACCURACY_RANGE[name]})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
