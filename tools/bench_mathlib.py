@@ -19,6 +19,7 @@ import argparse
 import ctypes
 import importlib.util
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -75,10 +76,33 @@ def compile_loops(mathlib, names, dtype):
     cpu, features = library._host()
     tm = llvm.Target.from_default_triple().create_target_machine(
         cpu=cpu, features=features, opt=3, codemodel="jitdefault")
+    asm = tm.emit_assembly(mod)
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
     proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-    return {n: proto(engine.get_function_address(f"k_{n}")) for n in names}, engine
+    return {n: proto(engine.get_function_address(f"k_{n}")) for n in names}, engine, asm
+
+
+def vector_loop(asm: str, symbol: str) -> tuple[int, int]:
+    """(instructions, elements) of one trip of the widest vector loop of function `symbol` in
+    an assembly listing: the span from a label to the branch back to it that holds the most
+    256- or 512-bit instructions; elements from its stores of such registers."""
+    start = re.search(rf"^{symbol}:", asm, re.M)
+    body = asm[start.end():asm.find(".Lfunc_end", start.end())].splitlines()
+    lines = [ln.strip() for ln in body if ln.strip() and not ln.strip().startswith(("#", "."))
+             or re.match(r"\s*\.LBB\w+:", ln)]
+    best = (0, 0, 0)
+    for k, ln in enumerate(lines):
+        jump = re.match(r"j\w+\s+(\.LBB\w+)", ln)
+        if not jump or f"{jump.group(1)}:" not in lines[:k]:
+            continue
+        trip = [x for x in lines[lines.index(f"{jump.group(1)}:") + 1:k + 1] if not x.endswith(":")]
+        vec = sum(bool(re.search(r"%[yz]mm", x)) for x in trip)
+        stores = [x for x in trip if re.match(r"vmov\w+\s+%[yz]mm\d+, .*\(", x)]
+        lanes = sum(16 if "zmm" in x else 8 for x in stores)
+        if vec > best[0]:
+            best = (vec, len(trip), lanes)
+    return best[1], best[2]
 
 
 def ns_per_element(fn, x, out, calls: int, rounds: int = 15) -> float:
@@ -160,9 +184,12 @@ def main(argv=None) -> int:
         # alternate the contenders so that a change of load hits both
         times = {label: [] for label in compiled}
         for _ in range(3):
-            for label, (fns, _) in compiled.items():
+            for label, (fns, _, _) in compiled.items():
                 times[label].append(ns_per_element(fns[name], x, out, args.calls, rounds=5))
         line = "  ".join(f"{label} {np.median(t):.3f}" for label, t in times.items())
+        for label, (_, _, asm) in compiled.items():
+            count, lanes = vector_loop(asm, f"k_{name}")
+            line += f"  [{label}: {count} instructions / {lanes} elements]"
         if "baseline" in times:
             line += f"  this/baseline {np.median(times['this']) / np.median(times['baseline']):.2f}x"
         print(f"  {name:8s} {line}")
@@ -172,7 +199,7 @@ def main(argv=None) -> int:
         for name in names:
             if name not in ACCURACY_RANGE:
                 continue
-            for label, (fns, _) in compiled.items():
+            for label, (fns, _, _) in compiled.items():
                 worst, at = max_ulp(fns[name], name, *ACCURACY_RANGE[name], args.stride)
                 print(f"  {name:8s} {label:8s} {worst} ulp at x={at!r} "
                       f"(range {ACCURACY_RANGE[name]})")
