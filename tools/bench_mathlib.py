@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from irjit.tools.bench_gelu import ordinal
+
 TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
 
 
@@ -124,11 +126,6 @@ REFERENCES = {
     "sigmoid": lambda x: np.where(x < 0, np.exp(-np.abs(x)), 1.0) / (1.0 + np.exp(-np.abs(x))),
     "exp": np.exp, "expm1": np.expm1, "log": np.log, "erf": None,
 }
-
-
-def ordinal(x):
-    i = x.view(np.int32).astype(np.int64)
-    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
 
 
 def max_ulp(fn, name, lo: float, hi: float, stride: int, chunk: int = 1 << 24):

@@ -10,11 +10,10 @@ TANH32_LIMIT = 10.0
 
 
 def tanh(ctx: Ctx, x):
-    """tanh x: tanh32 for float32; float64 as -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign
-    of x (so tanh(-0) = -0): one
-    exponential and one division for every x. expm1 keeps full relative accuracy near 0 as
-    2^n (e^r - 1) + (2^n - 1), exact for the n that occur; -2|x| is clamped where tanh has
-    rounded to 1."""
+    """tanh x (float32: tanh32). float64: -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign of x
+    (so tanh(-0) = -0), one exponential and one division for every x. expm1 keeps full
+    relative accuracy near 0 as 2^n (e^r - 1) + (2^n - 1), exact for the n that occur; -2|x|
+    is clamped where tanh has rounded to 1."""
     if not ctx.is64:
         return tanh32(ctx, x)
     floor = ctx.c(-40.0)  # 1 - tanh(|x|) is below half an ulp of 1
@@ -27,18 +26,16 @@ def tanh(ctx: Ctx, x):
 
 def tanh32(ctx: Ctx, x):
     """float32 tanh x = (1 - E) / (1 + E), E = e^(-2|x|) = 2^n e^r, with x's sign: 2^n from
-    the magic-bias multiply-add (exp_log.exp_scaled_parts), r = -2|x| - n ln2 in one step
+    the magic-bias multiply-add (exp_log.pow2_rounded), r = -2|x| - n ln2 in one step
     (|n| <= 29: the rounding of ln2 costs at most 2^n n 2e-9 of E, far below an ulp of the
     result), e^r - 1 = r + r^2 P(r) with P of degree 4 (fit_mathlib.py), and 1 - E = (1 - 2^n)
     - 2^n (e^r - 1) to one rounding, so tanh keeps full relative accuracy near 0 (n = 0
-    there) and subnormals pass unchanged. Seventeen vector instructions and a division."""
+    there; tanh x = x for |x| < 2^-26, subnormals included). Seventeen vector instructions and
+    a division (the float64 form, emitted for float32, took twenty)."""
     floor = ctx.c(-2 * TANH32_LIMIT)
     z = ctx.mul(ctx.c(-2.0), ctx.fabs(x))
     z = ctx.select(ctx.lt(z, floor), floor, z)  # NaN passes
-    magic = 1.5 * 2.0**ctx.mant + ctx.bias
-    t = ctx.fma(z, ctx.c(float(exp_log.LOG2E)), ctx.c(magic))
-    s = ctx.from_bits(ctx.b.shl(ctx.bits(t), ctx.ci(ctx.mant)))  # 2^n, n = round(z / ln2)
-    n = ctx.sub(t, ctx.c(magic))
+    s, n = exp_log.pow2_rounded(ctx, z, exp_log.LOG2E)  # 2^n, n = round(z / ln2)
     r = ctx.fma(n, ctx.c(-float(EXACT["ln2"])), z)
     q = ctx.fma(ctx.mul(r, r), ctx.poly(r, ctx.coeffs["tanh"]), r)  # e^r - 1
     num = ctx.fma(ctx.neg(s), q, ctx.sub(ctx.c(1.0), s))  # 1 - E
@@ -47,7 +44,7 @@ def tanh32(ctx: Ctx, x):
 
 
 def sigmoid(ctx: Ctx, x):
-    """1 / (1 + e^-x): sigmoid32 for float32; float64 as below."""
+    """1 / (1 + e^-x) (float32: sigmoid32, float64: _sigmoid64)."""
     if not ctx.is64:
         return sigmoid32(ctx, x)
     return _sigmoid64(ctx, x)
@@ -59,15 +56,12 @@ def sigmoid32(ctx: Ctx, x):
     ln2 in two Cody-Waite steps (n reaches -150), e^(-h) = 1 + h P(h) with P of degree 5
     (fit_mathlib.py). The scaling keeps e normal down to where sigmoid rounds to 0, and the
     quotient is the result, so results in the subnormals round once. Seventeen vector
-    instructions and a division."""
+    instructions and a division (the float64 form, emitted for float32, took nineteen)."""
     big = 2.0 ** (ctx.mant + 1)
     a = ctx.fabs(x)
     lo = -exp_log.limits(ctx)[0]
     a = ctx.select(ctx.gt(a, ctx.c(lo)), ctx.c(lo), a)  # NaN passes
-    magic = 1.5 * 2.0**ctx.mant + ctx.bias + ctx.mant + 1
-    t = ctx.fma(a, ctx.c(float(-exp_log.LOG2E)), ctx.c(magic))
-    s = ctx.from_bits(ctx.b.shl(ctx.bits(t), ctx.ci(ctx.mant)))  # 2^(n+24)
-    n = ctx.sub(t, ctx.c(magic))
+    s, n = exp_log.pow2_rounded(ctx, a, -exp_log.LOG2E, ctx.mant + 1)  # 2^(n+24)
     c_hi, c_lo = exp_log.ln2_parts(ctx)
     h = ctx.fma(n, c_lo, ctx.fma(n, c_hi, a))
     e = ctx.fma(ctx.mul(s, h), ctx.poly(h, ctx.coeffs["sigmoid"]), s)
