@@ -7,6 +7,12 @@ result rounded, over every --stride-th float32 of a range.
 
     python -m irjit.tools.bench_mathlib [--baseline /work/main] [--functions tanh,sigmoid]
         [--dtype float32] [--n 16384] [--calls 400] [--accuracy [--stride 3]]
+    python -m irjit.tools.bench_mathlib --chain [--calls 100]
+
+--chain instead times the element-wise chain workload (tanh and sigmoid of 4M float32) run
+natively under the profiling executor, forward and forward+backward, on one core (CPU time,
+median of --calls calls after warm-up), for this checkout only: run it alternately from two
+checkouts (PYTHONPATH and IRJIT_CACHE_DIR of their own) to compare them.
 
 Run from the checkout's root (as a module, so irjit is this checkout). The baseline's
 compiler/codegen/mathlib is loaded as a package of its own (it imports only itself), so both
@@ -149,6 +155,34 @@ def max_ulp(fn, name, lo: float, hi: float, stride: int, chunk: int = 1 << 24):
     return worst, at
 
 
+def time_chain(calls: int) -> None:
+    """The chain's native forward and forward+backward, median CPU us of `calls` calls."""
+    import irjit
+    from irjit.ops.tensor import Tensor
+    from irjit.tools.bench_workloads import load_workload
+    workload = load_workload("elementwise_chain")
+    args = [Tensor(a) for a in workload.inputs()]
+    flags = list(workload.requires_grad)
+    fwd, train = (irjit.load(workload.ir_path, executor="profiling", backend="native")
+                  for _ in range(2))
+
+    def fwd_bwd():
+        train.run(*args, requires_grad=flags)
+        train.backward()
+    line = []
+    for label, fn in (("fwd", lambda: fwd.run(*args, requires_grad=False)), ("fwd+bwd", fwd_bwd)):
+        for _ in range(10):
+            fn()
+        times = []
+        for _ in range(calls):
+            t = time.process_time()
+            fn()
+            times.append(time.process_time() - t)
+        line.append(f"{label} {np.median(times) * 1e6:.0f} us")
+    print(f"elementwise_chain native, one core, CPU time, median of {calls} calls (load "
+          f"{os.getloadavg()[0]:.2f}): " + ", ".join(line))
+
+
 ACCURACY_RANGE = {"tanh": (-10.0, 10.0), "sigmoid": (-105.0, 20.0)}
 
 
@@ -161,11 +195,15 @@ def main(argv=None) -> int:
     ap.add_argument("--calls", type=int, default=400, help="calls per timed batch")
     ap.add_argument("--accuracy", action="store_true", help="also the largest ulp errors")
     ap.add_argument("--stride", type=int, default=3, help="--accuracy checks every stride-th float32")
+    ap.add_argument("--chain", action="store_true", help="time the element-wise chain instead")
     args = ap.parse_args(argv)
     if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
         os.environ["GLIBC_TUNABLES"] = TUNABLES
         os.execv(sys.executable, [sys.executable, "-m", "irjit.tools.bench_mathlib", *sys.argv[1:]])
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    if args.chain:
+        time_chain(args.calls)
+        return 0
     from irjit.compiler.codegen import mathlib
     dtype = np.dtype(args.dtype).type
     names = args.functions.split(",")
