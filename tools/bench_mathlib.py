@@ -6,9 +6,12 @@ same process; with --accuracy also each one's largest ulp error against numpy's 
 result rounded, over every --stride-th float32 of a range.
 
     python -m irjit.tools.bench_mathlib [--baseline /work/main] [--functions tanh,sigmoid]
-        [--dtype float32] [--n 16384] [--calls 400] [--accuracy [--stride 3]]
+        [--dtype float32] [--n 16384] [--calls 400] [--accuracy [--stride 3]] [--fused N]
     python -m irjit.tools.bench_mathlib --chain [--calls 100]
 
+--fused N also times the element-wise chain's forward and backward (tanh and sigmoid recomputed
+from the inputs) as one fused loop each over N float32, the contenders in turn: N = 4000000 is
+the workload's size (memory-bound on one core), N = 65536 stays in L2 (arithmetic only).
 --chain instead times the element-wise chain workload (tanh and sigmoid of 4M float32) run
 natively under the profiling executor, forward and forward+backward, on one core (CPU time,
 median of --calls calls after warm-up), for this checkout only: run it alternately from two
@@ -49,9 +52,11 @@ def load_mathlib(root: str):
     return module
 
 
-def compile_loops(mathlib, names, dtype):
+def compile_loops(mathlib, names, dtype, bodies=None):
     """{name: ctypes function (x*, out*, n)} of loops out[i] = name(x[i]), optimized as units
-    are; and the finalized module's engine (kept alive by the caller)."""
+    are, the engine (kept alive by the caller) and the assembly. `bodies` adds loops of their
+    own: name -> (inputs, outputs, fn(builder, emit, loaded inputs) -> output values), called
+    with (inputs..., outputs..., n)."""
     import llvmlite.binding as llvm
     from llvmlite import ir
 
@@ -60,21 +65,25 @@ def compile_loops(mathlib, names, dtype):
     elem = ir.FloatType() if dtype == np.float32 else ir.DoubleType()
     module = library.new_module("bench_mathlib")
     i64 = ir.IntType(64)
-    for name in names:
+    loops = {name: (1, 1, lambda b, emit, xs, name=name: [emit(b, name, xs)]) for name in names}
+    loops.update(bodies or {})
+    for name, (n_in, n_out, body) in loops.items():
         ptr = elem.as_pointer()
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, i64]), f"k_{name}")
-        x, out, n = fn.args
-        entry, body, done = (fn.append_basic_block(s) for s in ("entry", "body", "done"))
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr] * (n_in + n_out) + [i64]),
+                         f"k_{name}")
+        *ptrs, n = fn.args
+        entry, loop, done = (fn.append_basic_block(s) for s in ("entry", "body", "done"))
         b = ir.IRBuilder(entry)
-        b.cbranch(b.icmp_signed(">", n, i64(0)), body, done)
-        b.position_at_end(body)
+        b.cbranch(b.icmp_signed(">", n, i64(0)), loop, done)
+        b.position_at_end(loop)
         i = b.phi(i64)
         i.add_incoming(i64(0), entry)
-        value = mathlib.emit(b, name, [b.load(b.gep(x, [i]))])
-        b.store(value, b.gep(out, [i]))
+        values = body(b, mathlib.emit, [b.load(b.gep(p, [i])) for p in ptrs[:n_in]])
+        for p, v in zip(ptrs[n_in:], values):
+            b.store(v, b.gep(p, [i]))
         nxt = b.add(i, i64(1))
-        i.add_incoming(nxt, body)
-        b.cbranch(b.icmp_signed("<", nxt, n), body, done)
+        i.add_incoming(nxt, loop)
+        b.cbranch(b.icmp_signed("<", nxt, n), loop, done)
         b.position_at_end(done)
         b.ret_void()
     mod = llvm.parse_assembly(str(module))
@@ -87,8 +96,63 @@ def compile_loops(mathlib, names, dtype):
     asm = tm.emit_assembly(mod)
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
-    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-    return {n: proto(engine.get_function_address(f"k_{n}")) for n in names}, engine, asm
+    fns = {}
+    for name, (n_in, n_out, _) in loops.items():
+        proto = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * (n_in + n_out), ctypes.c_int64)
+        fns[name] = proto(engine.get_function_address(f"k_{name}"))
+    return fns, engine, asm
+
+
+def _chain_forward(b, emit, xs):
+    """y = tanh(x*a + b) * sigmoid(x) + x*x (the element-wise chain workload)."""
+    x, a, c = xs
+    t = emit(b, "tanh", [b.fadd(b.fmul(x, a), c)])
+    return [b.fadd(b.fmul(t, emit(b, "sigmoid", [x])), b.fmul(x, x))]
+
+
+def _chain_backward(b, emit, xs):
+    """The chain's gradients w.r.t. x, a and b for output gradient g, recomputing tanh and
+    sigmoid from the inputs (as the rematerialized backward unit does)."""
+    x, a, c, g = xs
+    t = emit(b, "tanh", [b.fadd(b.fmul(x, a), c)])
+    s = emit(b, "sigmoid", [x])
+    one = ir_const(x.type, 1.0)
+    dt = b.fmul(b.fmul(g, s), b.fsub(one, b.fmul(t, t)))
+    ds = b.fmul(b.fmul(g, t), b.fmul(s, b.fsub(one, s)))
+    gx = b.fadd(b.fadd(b.fmul(dt, a), ds), b.fmul(b.fmul(g, x), ir_const(x.type, 2.0)))
+    return [gx, b.fmul(dt, x), dt]
+
+
+def ir_const(ty, value):
+    from llvmlite import ir
+    return ir.Constant(ty, value)
+
+
+CHAIN_LOOPS = {"chain_fwd": (3, 1, _chain_forward), "chain_bwd": (4, 3, _chain_backward)}
+
+
+def time_fused_chain(compiled, n: int, calls: int) -> None:
+    """The chain's forward and backward as one fused loop each over n float32 (the shape of
+    its native units), every contender's loops in turn for `calls` rounds: median CPU ms."""
+    rng = np.random.default_rng(0)
+    ins = [rng.standard_normal(n).astype(np.float32) for _ in range(4)]
+    outs = [np.empty(n, np.float32) for _ in range(3)]
+    times = {(label, k): [] for label in compiled for k in CHAIN_LOOPS}
+    for _ in range(calls):
+        for label, (fns, _, _) in compiled.items():
+            for k, (n_in, n_out, _) in CHAIN_LOOPS.items():
+                ptrs = [a.ctypes.data for a in ins[:n_in] + outs[:n_out]]
+                t = time.process_time()
+                fns[k](*ptrs, n)
+                times[label, k].append(time.process_time() - t)
+    print(f"fused chain loops over {n} float32 (one core, CPU time, median of {calls} calls "
+          f"taken in turn; load {os.getloadavg()[0]:.2f}):")
+    for k in CHAIN_LOOPS:
+        line = "  ".join(f"{label} {np.median(times[label, k]) * 1e3:.3f} ms" for label in compiled)
+        if len(compiled) == 2:
+            ratio = np.median(times["this", k]) / np.median(times["baseline", k])
+            line += f"  this/baseline {ratio:.2f}x"
+        print(f"  {k:9s} {line}")
 
 
 def vector_loop(asm: str, symbol: str) -> tuple[int, int]:
@@ -159,6 +223,7 @@ def time_chain(calls: int) -> None:
     """The chain's native forward and forward+backward, median CPU us of `calls` calls."""
     import irjit
     from irjit.ops.tensor import Tensor
+    from irjit.tools.bench_joins import _cpu_us
     from irjit.tools.bench_workloads import load_workload
     workload = load_workload("elementwise_chain")
     args = [Tensor(a) for a in workload.inputs()]
@@ -169,16 +234,8 @@ def time_chain(calls: int) -> None:
     def fwd_bwd():
         train.run(*args, requires_grad=flags)
         train.backward()
-    line = []
-    for label, fn in (("fwd", lambda: fwd.run(*args, requires_grad=False)), ("fwd+bwd", fwd_bwd)):
-        for _ in range(10):
-            fn()
-        times = []
-        for _ in range(calls):
-            t = time.process_time()
-            fn()
-            times.append(time.process_time() - t)
-        line.append(f"{label} {np.median(times) * 1e6:.0f} us")
+    line = [f"{label} {_cpu_us(fn, calls):.0f} us" for label, fn in
+            (("fwd", lambda: fwd.run(*args, requires_grad=False)), ("fwd+bwd", fwd_bwd))]
     print(f"elementwise_chain native, one core, CPU time, median of {calls} calls (load "
           f"{os.getloadavg()[0]:.2f}): " + ", ".join(line))
 
@@ -196,6 +253,8 @@ def main(argv=None) -> int:
     ap.add_argument("--accuracy", action="store_true", help="also the largest ulp errors")
     ap.add_argument("--stride", type=int, default=3, help="--accuracy checks every stride-th float32")
     ap.add_argument("--chain", action="store_true", help="time the element-wise chain instead")
+    ap.add_argument("--fused", type=int, default=0, metavar="N",
+                    help="also time the chain's forward and backward as fused loops over N elements")
     args = ap.parse_args(argv)
     if os.environ.get("GLIBC_TUNABLES") != TUNABLES:
         os.environ["GLIBC_TUNABLES"] = TUNABLES
@@ -210,7 +269,8 @@ def main(argv=None) -> int:
     libs = {"this": mathlib}
     if args.baseline:
         libs["baseline"] = load_mathlib(args.baseline)
-    compiled = {label: compile_loops(lib, names, dtype) for label, lib in libs.items()}
+    bodies = CHAIN_LOOPS if args.fused and dtype == np.float32 else None
+    compiled = {label: compile_loops(lib, names, dtype, bodies) for label, lib in libs.items()}
     x = np.random.default_rng(0).uniform(-6, 6, args.n).astype(dtype)
     out = np.empty_like(x)
     print(f"ns per element ({args.dtype}, {args.n} elements uniform in [-6, 6], one core, CPU "
@@ -228,6 +288,8 @@ def main(argv=None) -> int:
         if "baseline" in times:
             line += f"  this/baseline {np.median(times['this']) / np.median(times['baseline']):.2f}x"
         print(f"  {name:8s} {line}")
+    if bodies:
+        time_fused_chain(compiled, args.fused, max(20, args.calls // 10))
     if args.accuracy and dtype == np.float32:
         print(f"largest ulp error, every {args.stride}th float32 of the range, against numpy's "
               "float64 result rounded")
