@@ -466,3 +466,65 @@ def test_float32_erf_dense_within_its_bound():
     assert identical(f32.run("erf", -x), -got).all()
     far = np.array([4.0, 4.5, 5.0, 6.0, 10.0, 1e20, 3e38, np.inf], np.float32)
     assert (f32.run("erf", far) == 1).all() and (f32.run("erf", -far) == -1).all()
+
+
+def _float32_grid(lo, hi, stride):
+    """Every stride-th float32 of [lo, hi] (lo <= 0 <= hi), zeros and subnormals included."""
+    parts = []
+    for top, sign in ((hi, 1), (-lo, -1)):
+        end = int(np.array(top, np.float32).view(np.int32))
+        parts.append(sign * np.arange(0, end, stride, dtype=np.int32).view(np.float32))
+    return padded(np.concatenate(parts))
+
+
+# float32 tanh and sigmoid (hyperbolic.tanh32, sigmoid32): every float32 of these ranges was
+# checked with tools/bench_mathlib.py --accuracy --stride 1; a strided sweep keeps them there.
+FLOAT32_TANH_SIGMOID_ULP = {"tanh": ((-10.0, 10.0), 2), "sigmoid": ((-105.0, 20.0), 2)}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_TANH_SIGMOID_ULP))
+def test_float32_tanh_sigmoid_strided(name):
+    """Every 509th float32 of the range where the function is not yet saturated, against the
+    float64 result rounded."""
+    (lo, hi), budget = FLOAT32_TANH_SIGMOID_ULP[name]
+    lib = _compiled("float32")
+    x = _float32_grid(lo, hi, 509)
+    err = ulp_error(lib.run(name, x, vector=True), reference(name, np.float32, x))
+    worst = int(np.argmax(err))
+    assert err[worst] <= budget, f"{name}({x[worst]!r}): {err[worst]} ulp"
+
+
+def test_float32_tanh_sigmoid_edges():
+    """Where tanh32's and sigmoid32's forms change: tanh is x itself below 2^-26 (subnormals
+    and signed zeros too) and within 1 ulp of it up to 2^-12, exactly +-1 from 9.02 on; both are within 2 ulp on either side of
+    every step of the exponential's reduction (|x| = k ln2/2 for tanh, k ln2 for sigmoid);
+    sigmoid is exactly 1 from 17.33 on, exactly 0 below -103.98, and its subnormal results
+    are rounded once (within 1 ulp)."""
+    lib = _compiled("float32")
+    f32 = np.float32
+
+    def run(name, x):
+        return lib.run(name, padded(x))[:len(x)]
+    tiny = np.concatenate([np.logspace(-45.5, np.log10(2.0**-26), 3000), [0.0]]).astype(f32)
+    tiny = np.concatenate([tiny, -tiny])
+    assert identical(run("tanh", tiny), tiny).all()
+    small = np.logspace(-26 * math.log10(2), -12 * math.log10(2), 3000).astype(f32)
+    assert ulp_error(run("tanh", small), small).max() <= 1  # e^r - 1 is rounded before 2 + it
+    big = np.concatenate([np.linspace(9.02, 40, 2000), np.logspace(1.7, 38.5, 1000), [np.inf]])
+    big = big.astype(f32)
+    assert (run("tanh", big) == 1).all() and (run("tanh", -big) == -1).all()
+    ulps = np.arange(-40, 41)
+    for name, step, count in (("tanh", math.log(2) / 2, 29), ("sigmoid", math.log(2), 150)):
+        centres = np.array([k * step for k in range(1, count + 1)], f32)
+        bits = (centres.view(np.int32)[:, None] + ulps[None, :]).ravel().astype(np.int32)
+        x = np.concatenate([bits.view(f32), -bits.view(f32)])
+        err = ulp_error(run(name, x), reference(name, f32, x))
+        assert err.max() <= 2, f"{name}({x[np.argmax(err)]!r}): {err.max()} ulp"
+    ones = np.concatenate([np.linspace(17.33, 200, 3000), [3e38, np.inf]]).astype(f32)
+    assert (run("sigmoid", ones) == 1).all()
+    zeros = np.concatenate([-np.linspace(103.98, 200, 3000), [-3e38, -np.inf]]).astype(f32)
+    assert identical(run("sigmoid", zeros), np.zeros_like(zeros)).all()
+    sub = np.linspace(-103.98, -87.34, 1 << 15).astype(f32)
+    want = reference("sigmoid", f32, sub)
+    assert (np.abs(want) < np.finfo(f32).tiny).all()
+    assert ulp_error(run("sigmoid", sub), want).max() <= 1

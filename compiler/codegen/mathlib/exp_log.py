@@ -43,13 +43,19 @@ def exp_scaled_parts(ctx: Ctx, z, shift: int = 0):
     plus the exponent bias and `shift`: the sum's low mantissa bits hold n + bias + shift,
     which shifted into the exponent field are s (as XNNPACK and Sleef do), without rounding,
     conversion or range checks. NaN propagates through q."""
-    magic = 1.5 * 2.0**ctx.mant + ctx.bias + shift
-    t = ctx.fma(z, ctx.c(float(LOG2E)), ctx.c(magic))
-    s = ctx.from_bits(ctx.b.shl(ctx.bits(t), ctx.ci(ctx.mant)))
-    n = ctx.sub(t, ctx.c(magic))
+    s, n = pow2_rounded(ctx, z, LOG2E, shift)
     c_hi, c_lo = ln2_parts(ctx)
     r = ctx.fma(n, ctx.neg(c_lo), ctx.fma(n, ctx.neg(c_hi), z))
     return s, expm1_poly(ctx, r)
+
+
+def pow2_rounded(ctx: Ctx, z, factor, shift: int = 0):
+    """(2**(n + shift), n) for n = round(z * factor), from one fused multiply-add with the
+    magic bias of exp_scaled_parts; n + shift must be a normal exponent (the caller clamps z)."""
+    magic = 1.5 * 2.0**ctx.mant + ctx.bias + shift
+    t = ctx.fma(z, ctx.c(float(factor)), ctx.c(magic))
+    s = ctx.from_bits(ctx.b.shl(ctx.bits(t), ctx.ci(ctx.mant)))
+    return s, ctx.sub(t, ctx.c(magic))
 
 
 def expm1_poly(ctx: Ctx, r):
