@@ -29,7 +29,7 @@ from .native_select_sums import stack_select_sums
 from .native_specialization import (attribute_reads, helper_calls, inline_autodiff_helpers,
                                     is_dtype_code, is_size_list, isolate_input_views, prepare_copy,
                                     sink_views, sizing_attributes, specialize_shapes, tensor_type,
-                                    transpose_products, views_an_input)
+                                    transpose_products, hoist_loop_products, views_an_input)
 from .native_whole_gradient import gradient_plan, requires_grad_flags, unrolled, unrolls
 from .prims import _results, prim
 
@@ -267,6 +267,7 @@ class NativeRunner:
             if plan is not None:
                 self._plans[key] = plan
                 return plan.run(list(inputs)) if outputs is None else outputs
+        hoist_loop_products(g)
         transpose_products(g)
         sink_views(g)
         if grad:

@@ -622,6 +622,61 @@ def transpose_products(graph: Graph) -> bool:
     return changed
 
 
+def hoist_loop_products(graph: Graph) -> bool:
+    """In a loop of T trips whose body multiplies `x[i]` (`select(x, 0, i)`, i the trip) by
+    a matrix or vector `w` defined before the loop, the T products become one before it:
+    `matmul(x, w)`, whose row i the body selects. The same sums, each output element a dot
+    product of the same operands, as one large product that BLAS runs on every core instead of
+    T small ones (an RNN's input projection, rnn_loop's `x[i] @ W`). Only loops whose trip
+    count is a constant equal to x's first size (every row is used) and tensors of complete
+    types."""
+    changed = False
+    for loop in [n for n in graph.walk() if n.kind == "prim::Loop"]:
+        trips = loop.inputs[0]
+        if trips.node.kind != "prim::Constant" or not isinstance(constant_value(trips.node), int):
+            continue
+        body = loop.blocks[0]
+        counter = body.inputs[0]
+        for sel in list(body.nodes()):
+            if sel.kind != "aten::select" or len(sel.inputs) != 3 or sel.inputs[2] is not counter \
+                    or sel.inputs[1].node.kind != "prim::Constant" or constant_value(sel.inputs[1].node) != 0:
+                continue
+            x = sel.inputs[0]
+            sizes = _static_sizes(x)
+            if sizes is None or len(sizes) < 2 or sizes[0] != constant_value(trips.node) or \
+                    _defined_in(x, body):
+                continue
+            for use in list(sel.output.uses):
+                product = use.user
+                if product.kind != "aten::matmul" or use.offset != 0 or product.owning_block is not body:
+                    continue
+                w = product.inputs[1]
+                w_sizes = _static_sizes(w)
+                out = product.output.type
+                if w_sizes is None or len(w_sizes) > 2 or _defined_in(w, body) or \
+                        not isinstance(out, TensorType) or out.complete_sizes() is None:
+                    continue
+                graph.set_insert_point(loop)
+                whole = graph.create("aten::matmul", [x, w])
+                whole.insert_before(loop)
+                whole_sizes = (sizes[0],) + tuple(out.complete_sizes())
+                whole.output.type = out.with_(sizes=whole_sizes, strides=contiguous_strides(whole_sizes))
+                row = graph.create("aten::select", [whole.output, sel.inputs[1], counter])
+                row.insert_before(product)
+                row.output.type = out.with_(strides=contiguous_strides(out.complete_sizes()))
+                product.output.replace_all_uses_with(row.output)
+                product.destroy()
+                changed = True
+            if not sel.output.uses:
+                sel.destroy()
+    return changed
+
+
+def _defined_in(v: Value, block: Block) -> bool:
+    """Whether `v` is an input of `block` or made by one of its nodes (nested ones too)."""
+    return v in block.inputs or (v.node is not None and _in_block(v.node, block) is not None)
+
+
 def _in_block(node: Node, block: Block) -> Node:
     """The node of `block` that is `node` or holds it in a nested block (None: outside)."""
     while node is not None and node.owning_block is not block:

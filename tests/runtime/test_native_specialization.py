@@ -11,8 +11,8 @@ from irjit.runtime import no_grad
 from irjit.runtime.interpreter import Interpreter
 from irjit.runtime.native import NativeRunner
 from irjit.runtime.native_specialization import (determined_values, fold_defined_gradients,
-                                                 sink_views, specialize_shapes,
-                                                 transpose_products)
+                                                 hoist_loop_products, sink_views,
+                                                 specialize_shapes, transpose_products)
 
 
 def _kinds(graph) -> list[str]:
@@ -461,3 +461,61 @@ def test_a_branch_returning_tensors_either_way_returns_a_defined_gradient():
     assert fold_defined_gradients(g.block, {g.inputs[0]})
     assert [n.kind for n in g.nodes() if n.kind in ("prim::If", "aten::tanh")] == \
         ["prim::If", "aten::tanh"]  # (the check's branch taken, in place)
+
+
+RNN = """graph(%x : Float({T}, 3, 5, strides=[15, 5, 1], device=cpu),
+      %h0 : Float(3, 4, strides=[4, 1], device=cpu),
+      %W : Float(5, 4, strides=[4, 1], device=cpu),
+      %U : Float(4, 4, strides=[4, 1], device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %trips : int = prim::Constant[value={trips}]()
+  %h : Float(3, 4, strides=[4, 1], device=cpu) = prim::Loop(%trips, %true, %h0)
+    block0(%i : int, %hc : Float(3, 4, strides=[4, 1], device=cpu)):
+      %xi : Float(3, 5, strides=[5, 1], device=cpu) = aten::select(%x, %zero, %i)
+      %a : Float(3, 4, strides=[4, 1], device=cpu) = aten::matmul(%xi, %W)
+      %b : Float(3, 4, strides=[4, 1], device=cpu) = aten::matmul(%hc, %U)
+      %s : Float(3, 4, strides=[4, 1], device=cpu) = aten::add(%a, %b, %one)
+      %hn : Float(3, 4, strides=[4, 1], device=cpu) = aten::tanh(%s)
+      -> (%true, %hn)
+  return (%h)"""
+
+
+def _rnn_inputs(T: int) -> list:
+    rng = np.random.default_rng(3)
+    return [Tensor(rng.standard_normal(s).astype(np.float32)) for s in [(T, 3, 5), (3, 4), (5, 4), (4, 4)]]
+
+
+def test_a_loops_products_of_its_rows_become_one_product_before_it():
+    """`x[i] @ W` in a loop over every row of x becomes `(x @ W)[i]`: one product before the
+    loop (the recurrent `h @ U` stays in it), the same results."""
+    text = RNN.format(T=6, trips=6)
+    g = parse_ir(text)
+    assert hoist_loop_products(g)
+    loop = next(n for n in g.walk() if n.kind == "prim::Loop")
+    before = [n.kind for n in g.nodes() if n.kind != "prim::Constant"]
+    assert before[:2] == ["aten::matmul", "prim::Loop"]
+    assert [n.kind for n in loop.blocks[0].nodes()] == ["aten::select", "aten::matmul", "aten::add",
+                                                        "aten::tanh"]
+    whole = next(n for n in g.nodes() if n.kind == "aten::matmul")
+    assert next(iter(loop.blocks[0].nodes())).inputs[0] is whole.output
+    assert whole.output.type.sizes == (6, 3, 4)
+    xs = _rnn_inputs(6)
+    with no_grad():
+        want = Interpreter(parse_ir(text)).run(xs)[0].data
+        np.testing.assert_allclose(Interpreter(g).run(xs)[0].data, want, rtol=1e-5, atol=1e-6)
+        runner = NativeRunner(parse_ir(text))
+        for _ in range(3):
+            got = runner.run(xs)[0].data
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_loop_that_leaves_rows_unused_keeps_its_products():
+    """Fewer trips than rows (the product would compute rows no trip reads) or a matrix the
+    loop computes (another each trip): nothing moves."""
+    assert not hoist_loop_products(parse_ir(RNN.format(T=6, trips=4)))
+    g = parse_ir(RNN.format(T=6, trips=6).replace("%a : Float(3, 4, strides=[4, 1], device=cpu) = aten::matmul(%xi, %W)",
+                                                  "%wc : Float(5, 4, strides=[4, 1], device=cpu) = aten::mul(%W, %one)\n"
+                                                  "      %a : Float(3, 4, strides=[4, 1], device=cpu) = aten::matmul(%xi, %wc)"))
+    assert not hoist_loop_products(g)
