@@ -103,3 +103,13 @@ def test_fresh_process_reports_keep_bytecode_as_an_installed_package_does(monkey
     assert bench_native.fresh_process_report("mlp", "/tmp/cache", 0, "/tmp/bytecode") == {"units": []}
     assert seen["env"]["PYTHONPYCACHEPREFIX"] == "/tmp/bytecode"
     assert "PYTHONDONTWRITEBYTECODE" not in seen["env"] and seen["env"]["IRJIT_CACHE_DIR"] == "/tmp/cache"
+
+
+def test_machine_bounds_are_the_best_of_their_rounds(monkeypatch):
+    """A slow spell of the host while the bounds are measured must not make them lenient:
+    the fastest of the rounds' bandwidths and sgemm rates is taken."""
+    from irjit.tools import bench_native
+    measured = iter([(20.0, 190.0), (25.0, 100.0), (22.0, 180.0)])
+    monkeypatch.setattr(bench_native, "settle", lambda: None)
+    monkeypatch.setattr(bench_native, "_machine_bounds_once", lambda repeat: next(measured))
+    assert bench_native.machine_bounds(10, rounds=3) == (25.0, 190.0)
