@@ -5,7 +5,7 @@ L2), for this checkout's mathlib and, with --baseline, another checkout's beside
 same process; with --accuracy also each one's largest ulp error against numpy's float64
 result rounded, over every --stride-th float32 of a range.
 
-    python -m irjit.tools.bench_mathlib [--baseline /work/main] [--functions tanh,sigmoid]
+    python -m irjit.tools.bench_mathlib [--baseline ../other-checkout] [--functions tanh,sigmoid]
         [--dtype float32] [--n 16384] [--calls 400] [--accuracy [--stride 3]] [--fused N]
     python -m irjit.tools.bench_mathlib --chain [--calls 100]
 

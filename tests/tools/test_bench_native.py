@@ -100,9 +100,9 @@ def test_fresh_process_reports_keep_bytecode_as_an_installed_package_does(monkey
         return subprocess.CompletedProcess(cmd, 0, stdout='{"units": []}\n', stderr="")
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setattr(bench_native.subprocess, "run", run)
-    assert bench_native.fresh_process_report("mlp", "/tmp/cache", 0, "/tmp/bytecode") == {"units": []}
-    assert seen["env"]["PYTHONPYCACHEPREFIX"] == "/tmp/bytecode"
-    assert "PYTHONDONTWRITEBYTECODE" not in seen["env"] and seen["env"]["IRJIT_CACHE_DIR"] == "/tmp/cache"
+    assert bench_native.fresh_process_report("mlp", "cache-dir", 0, "bytecode-dir") == {"units": []}
+    assert seen["env"]["PYTHONPYCACHEPREFIX"] == "bytecode-dir"
+    assert "PYTHONDONTWRITEBYTECODE" not in seen["env"] and seen["env"]["IRJIT_CACHE_DIR"] == "cache-dir"
 
 
 def test_machine_bounds_are_the_best_of_their_rounds(monkeypatch):
