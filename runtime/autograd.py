@@ -388,6 +388,19 @@ def vjp_array(g) -> np.ndarray:
     return np.ascontiguousarray(g)  # (it makes 0-dim arrays 1-dim)
 
 
+def fixed_vjps(grads: list, positions) -> Optional[list]:
+    """The vjps a `df` takes of the outputs at `positions` for output gradients that are the
+    same every call (a sums plan's seeds), made once: `vjp_array` of each; None when one is
+    missing (its zeros would follow the output's shape)."""
+    vjps = []
+    for i in positions:
+        g = grads[i] if i < len(grads) else None
+        if g is None:
+            return None
+        vjps.append(vjp_array(g))
+    return vjps
+
+
 def ones_like(a: np.ndarray) -> np.ndarray:
     """A fresh array of ones of `a`'s shape and dtype, copied from a cached one."""
     one = shared_ones(a)

@@ -22,7 +22,7 @@ from irjit.compiler.ir import Node
 from irjit.ops import facts
 from irjit.ops.tensor import Tensor
 
-from .autograd import GRAD_MODE, GradNode, WindowEntry, is_broadcast, vjp_array
+from .autograd import GRAD_MODE, GradNode, WindowEntry, fixed_vjps, is_broadcast, vjp_array
 
 _ndarray = np.ndarray  # (a global: cheaper than the module attribute)
 
@@ -115,13 +115,9 @@ class _NativeBackward:
     def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
         """`derivative` for these gradients of the outputs, always the same (a sums plan's
         seeds, none missing), as a function of what a call captured: the vjps made once."""
-        vjps = []
-        for i in self.op.vjp_outputs:
-            g = grads[i] if i < len(grads) else None
-            if g is None:
-                return None
-            vjps.append(g if g.__class__ is _ndarray and (g.flags.c_contiguous or is_broadcast(g))
-                        else vjp_array(g))
+        vjps = fixed_vjps(grads, self.op.vjp_outputs)
+        if vjps is None:
+            return None
         run_df = self._df
         return lambda captured: run_df(vjps + captured)
 

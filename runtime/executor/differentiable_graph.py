@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from irjit.runtime.autograd import GRAD_MODE, GradNode, is_broadcast, vjp_array
+from irjit.runtime.autograd import GRAD_MODE, GradNode, fixed_vjps, is_broadcast, vjp_array
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import NamedType, TensorType
 
@@ -100,13 +100,9 @@ class _Backward:
         the vjps made once."""
         if self.lengths is not None:
             return None
-        vjps = []
-        for i in self.op.gradient.df_input_vjps:
-            g = grads[i] if i < len(grads) else None
-            if g is None:
-                return None
-            vjps.append(g if g.__class__ is np.ndarray and (g.flags.c_contiguous or is_broadcast(g))
-                        else vjp_array(g))
+        vjps = fixed_vjps(grads, self.op.gradient.df_input_vjps)
+        if vjps is None:
+            return None
         run_df = self._df
         return lambda captured: run_df(vjps + captured)
 
