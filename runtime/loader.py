@@ -286,7 +286,34 @@ class Function:
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function (Tensors or arrays, every input
-            # requiring grad): what the general path below does for it, without its cases
+            # requiring grad): the optimized plan's training program when it takes the arrays
+            # (those of Tensors that do not require grad yet, shared as `_prepare` shares them;
+            # copies of the caller's arrays), else what the general path below does for it,
+            # without its cases
+            train = getattr(self.executor, "train_arrays", None)
+            if train is not None:
+                arrays, copy = [], False
+                for x in inputs:
+                    if x.__class__ is Tensor and not x.requires_grad:
+                        arrays.append(x.data)
+                    elif x.__class__ is _ndarray:
+                        arrays.append(x)
+                        copy = True
+                    else:
+                        break
+                else:
+                    enabled = GRAD_MODE.enabled
+                    if not enabled:
+                        GRAD_MODE.enabled = True
+                    try:
+                        got = train(arrays, copy)
+                    finally:
+                        if not enabled:
+                            GRAD_MODE.enabled = False
+                    if got is not None:
+                        outs = got[:self._n_outputs]
+                        self._calls.last = (got[self._n_outputs:], _NO_PARAMETERS, outs, (), self._names)
+                        return outs
             values, named = self._prepare(inputs, True)
             enabled = GRAD_MODE.enabled
             if not enabled:

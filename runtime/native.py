@@ -187,14 +187,15 @@ class NativeRunner:
         last = self._last
         return last.run_arrays(arrays, raw) if last is not None and not self._last_grad else None
 
-    def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None
-                     ) -> Optional[list]:
+    def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None,
+                     copy: bool = True) -> Optional[list]:
         """The outputs, then the Tensors of the arrays, of a training call (numpy arrays, grad
         mode on, every input a floating-point tensor, requiring grad as `flags` say: default
-        all) when the latest call's plan is one for gradients and takes them
-        (`StraightPlan.train_arrays`); else None (then copy them into Tensors and `run`)."""
+        all; `copy=False`: the arrays of the caller's Tensors, not copied) when the latest
+        call's plan is one for gradients and takes them (`StraightPlan.train_arrays`); else
+        None (then copy them into Tensors and `run`)."""
         last = self._last
-        return last.train_arrays(arrays, flags) if last is not None and \
+        return last.train_arrays(arrays, flags, copy) if last is not None and \
             self._last_grad is self._grad_keyed else None
 
     def run(self, inputs: list) -> list:

@@ -306,12 +306,13 @@ class StraightPlan:
         call = self.raw_call if raw else self._array_call
         return call(arrays) if call is not None else None
 
-    def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None
-                     ) -> Optional[list]:
+    def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None,
+                     copy: bool = True) -> Optional[list]:
         """`try_run` of a training call of the caller's numpy arrays under grad mode whose
-        inputs require grad as `flags` say (default: all; see `native_program.train_program`):
-        the outputs, then the Tensors of the arrays it made; None when the plan has no such
-        program or it refuses them."""
+        inputs require grad as `flags` say (default: all; see `native_program.train_program`;
+        `copy=False`: the arrays of the caller's Tensors, shared as they are): the outputs,
+        then the Tensors of the arrays it made; None when the plan has no such program or it
+        refuses them."""
         program = self._train_programs.get(flags)
         if program is None:
             if self._built is None or flags in self._train_programs:
@@ -319,7 +320,8 @@ class StraightPlan:
             program = self._make_train_program(flags)
             if program is None:
                 return None
-        done = program(arrays, None)  # (its body runs under grad: no unit call reads an arena)
+        done = program(arrays, None, False, copy)  # (its body runs under grad: no unit call
+        # reads an arena)
         return done[0] if done is not None else None
 
     def _make_train_program(self, flags: Optional[tuple[bool, ...]]):

@@ -188,6 +188,10 @@ class _Program:
         self.direct_reads: set[tuple] = set()
         self.reads = attribute_reads(plan.graph)
         self.constant_slots: dict[int, Any] = {}  # slot -> the constant no step writes
+        # (`train_program`) the output slots of guards that hold in every call of the program
+        # (`_true_guards`), and whether nothing but the program sees its leaves (`_keeps_inputs`)
+        self.true_guards: set[int] = set()
+        self.private = False
 
     # ---- the checks before any step, and the bodies
     def checks(self, steps: list, arrays: bool) -> tuple[set[int], list[str]]:
@@ -288,9 +292,9 @@ class _Program:
 
     def train_program(self, steps: list, constants: list[str], outputs: list[int],
                       flags: tuple[bool, ...]) -> None:
-        """The caller's arrays (copies of those a backward reads) as Tensors, requiring grad
-        where `flags` say, checked against the key, then the body under grad; the outputs,
-        then those Tensors."""
+        """The caller's arrays (copies of those a backward reads, when the call's `copy`
+        says so) as Tensors, requiring grad where `flags` say, checked against the key, then
+        the body under grad; the outputs, then those Tensors."""
         src, n = self.src, len(self.plan.graph.inputs)
         src.lines.append("    try:")
         src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
@@ -299,20 +303,23 @@ class _Program:
         src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
         src.line("return None", 1)
         self.static_steps = _recording_steps(steps, flags, self.decide)
-        if self.static_steps and all(is_pure(step) for step in steps) and not any(
-                alias and alias[0] == "input" for step in _group_steps(steps)
-                for alias in getattr(step.unit, "aliases", None) or ()):
-            # nothing writes the program's own leaves, nor gets a view of one to write: the
-            # nodes need no versions to check
+        self.leaves = {i for i in range(n) if flags[i]}
+        self.true_guards = _true_guards(steps, self.leaves, self.plan.interpreter)
+        self.leaves |= {a for step in steps if _is_guard(step) and step[3][-1] in self.true_guards
+                        for a in step[3][:-1]}  # (a guard's outputs are its inputs)
+        self.private = _keeps_inputs(steps, outputs, n, self.true_guards)
+        if self.private:  # the program's own leaves: the nodes need no versions to check
             self.static_steps = {k: op.op.private_step() for k, op in self.static_steps.items()}
-        uncopied = _uncaptured_inputs(self.plan.graph, steps, self.static_steps)
-        for i in range(n):  # (a copy's layout, as `Function.run` would have made it)
-            if i not in uncopied:
-                src.line(f"v{i} = array(v{i})")
+        copied = [i for i in range(n)
+                  if i not in _uncaptured_inputs(self.plan.graph, steps, self.static_steps)]
+        if copied:  # (a copy's layout, as `Function.run` would have made it)
+            src.line("if copy:")
+            for i in copied:
+                src.line(f"v{i} = array(v{i})", 1)
+        for i in range(n):
             self._layout_check(i, arrays=True)
         for i in range(n):
             src.line(f"v{i} = Tensor(v{i}, True)" if flags[i] else f"v{i} = Tensor(v{i})")
-        self.leaves = {i for i in range(n) if flags[i]}
         src.lines.extend("    " + line for line in constants)
         self.under_grad, self.pure = True, False  # (groups record on the tape)
         self.body(steps, outputs, [f"v{i}" for i in range(n)])
@@ -498,6 +505,11 @@ class _Program:
         if node.kind == "prim::GetAttr" and self.reads.get(node.output) in self.direct_reads:
             src.line(f"v{outs[0]} = {self.attribute_locals[self.reads[node.output]]}")
             return  # (checked against the key: what the handler would read)
+        if outs and outs[-1] in self.true_guards:
+            for a, o in zip(args, outs):  # (a guard's outputs are its inputs, then True)
+                src.line(f"v{o} = v{a}")
+            src.line(f"v{outs[-1]} = True")
+            return
         src.line(f"cur = {n}")
         if node.kind == "prim::RequiresGradCheck" and self._requires_grad_check(node, args, outs):
             return
@@ -506,6 +518,8 @@ class _Program:
             # directly when the runner gives it), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
             op = self.subgraph_op(node) if self.subgraph_op is not None else None
+            if op is not None and self.private and hasattr(op, "private_step"):
+                op = op.private_step()
             call = f"{src.name('op', getattr(op, 'step', op))}([{read}])" if op is not None else \
                 f"interp.subgraph_runner(interp, {n}, [{read}])"
             src.line(f"{outs_list + '= ' if outs_list else ''}{call}")
@@ -541,6 +555,12 @@ class _Program:
 
     def branch(self, step) -> None:
         src = self.src
+        steps, results, _ = step.branches[0]
+        if step.cond in self.true_guards and steps is not None:  # (its first block, always)
+            self.steps(steps)
+            for o, r in zip(step.outs, results):
+                src.line(f"v{o} = v{r}")
+            return
         src.line(f"cur = {src.name('n', step.node)}")
         src.line(f"c = v{step.cond}")
         src.line("if (bool(c.data) if isinstance(c, Tensor) else c):")
@@ -606,6 +626,69 @@ class _Program:
         return program
 
 
+def _is_guard(step) -> bool:
+    return not (_is_group(step) or _is_branch(step) or _is_loop(step)) and \
+        step[1].kind == "prim::RequiresGradCheck"
+
+
+def _true_guards(steps: list, leaves: set[int], interp) -> set[int]:
+    """The output slots of the top-level `prim::RequiresGradCheck`s that hold in every call of
+    a training program (grad mode on, `leaves` holding Tensors requiring grad): each checked
+    value is a leaf and its type says only that it requires grad (the profiling executor's
+    guards of its DifferentiableGraphs) - or the interpreter does not enforce guards."""
+    found = set()
+    for step in steps:
+        if not _is_guard(step):
+            continue
+        _, node, args, outs = step
+        if not _guards_enforced(interp) or all(
+                a in leaves and isinstance(t, TensorType) and t.requires_grad and not t.undefined
+                and t.scalar_type is None and t.sizes is None
+                for a, t in zip(args, node.attr("types"))):
+            found.add(outs[-1])
+    return found
+
+
+def _keeps_inputs(steps: list, outputs: list[int], n_inputs: int, true_guards: set[int]) -> bool:
+    """Whether nothing but a training program sees the Tensors it makes of its inputs: every
+    step is pure or a DifferentiableGraph (functional, as autodiff makes them; a branch on a
+    guard in `true_guards` counts as its first block), no unit returns a view of one, and no
+    output is one (or a tuple or list holding one)."""
+    holding = set(range(n_inputs))  # slots that may hold an input's Tensor
+
+    def visit(steps: list) -> bool:
+        for step in steps:
+            if _is_group(step):
+                if any(alias and alias[0] == "input" for alias in getattr(step.unit, "aliases", None) or ()):
+                    return False
+            elif _is_branch(step):
+                first = step.branches[0]
+                if step.cond in true_guards and first[0] is not None:
+                    if not visit(first[0]):
+                        return False
+                    holding.update(o for o, r in zip(step.outs, first[1]) if r in holding)
+                elif not is_pure(step) or any(
+                        alias and alias[0] == "input" for inner in _group_steps([step])
+                        for alias in getattr(inner.unit, "aliases", None) or ()):
+                    return False
+                else:
+                    holding.update(step.outs)
+            elif _is_loop(step):
+                if not visit(step.body) or not is_pure(step):
+                    return False
+                holding.update(step.outs)
+            else:
+                handler, node, args, outs = step
+                if node.kind == "prim::DifferentiableGraph":
+                    continue  # (its results are Tensors of their own)
+                if not is_pure(step):
+                    return False
+                if any(a in holding for a in args):
+                    holding.update(outs)
+        return True
+    return visit(steps) and not any(slot in holding for slot in outputs)
+
+
 def _guarded_inputs(steps: list) -> set[int]:
     """The input slots whose layout a unit's entry checks before any step with effects runs
     (units that run unconditionally, and whose guards check every tensor argument's dtype,
@@ -649,7 +732,8 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
     copies the caller's arrays into Tensors of its own (so that a caller writing its arrays
     before `backward` cannot change the gradients), checks the copies against the key and
     runs `plan_program`'s body under grad; it returns the graph's outputs followed by those
-    Tensors. An input only groups read whose
+    Tensors. With `copy=False` (the arrays of a caller's Tensors, which a call shares as
+    `Function.run` does) nothing is copied. An input only groups read whose
     recording ops (`decide(node, flags)`, the runner's, decided now) neither capture it for
     their backward nor view it is not copied: nothing the tape keeps reads it. None unless
     every input of the graph is a floating-point tensor of the key and the plan reads no
@@ -664,7 +748,7 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
     emit.decide = decide
     emit.train_program(steps, emit.constants(steps, tail), outputs,
                        flags if flags is not None else (True,) * len(graph.inputs))
-    return emit.finish("inputs, arena, keyed=False")
+    return emit.finish("inputs, arena, keyed=False, copy=True")
 
 
 def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,

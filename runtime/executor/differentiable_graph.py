@@ -131,6 +131,15 @@ class DifferentiableGraphOp:
         # `op(inputs)` as one generated function, for ops whose f takes arrays: what a
         # plan's program calls
         self.step = _tensors_step(self) if self._run_f is not None else self.__call__
+        self._private_step: Optional[Callable] = None
+
+    def private_step(self) -> Callable[[list], list]:
+        """`step` for inputs that are Tensors no one else holds (a training program's own
+        leaves) and that nothing writes after the call: it records no versions to check."""
+        if self._private_step is None:
+            self._private_step = _tensors_step(self, record_versions=False) \
+                if self._run_f is not None else self.step
+        return self._private_step
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
@@ -242,12 +251,13 @@ def _fresh(o):
     return Tensor(o) if isinstance(o, np.ndarray) else o
 
 
-def _tensors_step(op: DifferentiableGraphOp) -> Callable[[list], list]:
+def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True) -> Callable[[list], list]:
     """`op(inputs)` as one generated function (the inputs unpacked, f's outputs, edges,
     captures and results spelled out, no loops) for calls whose tensor inputs are Tensors
     and whose f's array program returns an array for each real output; any other call
     (a list input or output, a Tensor output, f's program refusing) takes the op's own
-    path from where it differs. Ops with a `Tensor[]` input or output take it always."""
+    path from where it differs. Ops with a `Tensor[]` input or output take it always.
+    Without `record_versions` the node records no versions (see `private_step`)."""
     grad = op.gradient
     inputs, real = grad.f.inputs, grad.f.outputs[:op._n_real]
     if any(not isinstance(v.type, TensorType) and _may_hold_tensors(v.type) for v in inputs) or \
@@ -279,7 +289,8 @@ def _tensors_step(op: DifferentiableGraphOp) -> Callable[[list], list]:
         lines += [f"        {e} = a{i} if a{i}.requires_grad else None" for e, i in tensor_edges]
         lines.append(f"        if {' or '.join(f'{e} is not None' for e, _ in tensor_edges)}:")
         lines.append(f"            versions = [(e, e._version[0]) for e in "
-                     f"({''.join(e + ', ' for e, _ in tensor_edges)}) if e is not None]")
+                     f"({''.join(e + ', ' for e, _ in tensor_edges)}) if e is not None]"
+                     if record_versions else "            versions = ()")
         captured = [d[i] for i in op._captured_inputs] + [
             f"r{j}" if j < op._n_real else f"outs[{j}]" for j in op._captured_outputs]
         edge_list = [e if i in tensors else "None" for e, i in zip(edges, op._differentiable)]

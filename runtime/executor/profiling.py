@@ -53,6 +53,7 @@ class ProfilingGraphExecutor:
         self.bailouts = 0
         self.last_graph: Optional[Graph] = None  # what this executor's latest run executed
         self.plan_needs_gradient = False  # whether the optimized plan was built for gradients
+        self._bails_out = False  # whether the optimized graph has prim::BailOut guards
         self._profiled_with_gradient = False  # whether a profiled call needed gradients
         self._attr_paths = module_attribute_paths(graph)
         self._lock = threading.RLock()
@@ -92,6 +93,7 @@ class ProfilingGraphExecutor:
             profiled_types(g), is_grad_enabled())
         self.fallbacks = optimize_profiled(g, node_threshold, inline_threshold,
                                            self.settings.guard_style, is_grad_enabled())
+        self._bails_out = any(n.kind == "prim::BailOut" for n in g.walk())
         plan = ExecutionPlan(g, self._make_child, self.functions,
                              fallback=self._run_fallback, bailout=self._bailout,
                              settings=self.settings)
@@ -167,6 +169,27 @@ class ProfilingGraphExecutor:
             if self.shows_last:
                 record_last_executed(graph)
         return outs
+
+    def train_arrays(self, arrays: list, copy: bool = True) -> Optional[list]:
+        """`run` of a training call (grad mode on; every input a floating-point tensor given
+        as its numpy array, each to require grad: Tensors of the call's own, made of copies
+        of them with `copy`) when the optimized plan is one for gradients and its runner's
+        training program takes them (`NativeRunner.train_arrays`): the outputs, then those
+        Tensors; else None, having counted and run nothing. Plans with `prim::BailOut`
+        guards take the general path (a bailout resumes from the call's Tensors)."""
+        plan = self.optimized_plan
+        if plan is None or not self.plan_needs_gradient or self._bails_out or \
+                not self.optimize or self.remaining_depth <= 0:
+            return None
+        train = getattr(plan.runner, "train_arrays", None)
+        got = train(arrays, None, copy) if train is not None else None
+        if got is not None:
+            with _counter_lock:
+                COUNTERS.invocations += 1
+            graph = self.last_graph = plan.graph
+            if self.shows_last:
+                record_last_executed(graph)
+        return got
 
     def _needs_gradient_plan(self, inputs: list) -> bool:
         """The requires_grad guard of a plan specialized without gradients: this call needs

@@ -142,3 +142,24 @@ def test_an_op_with_a_tensor_list_keeps_its_own_path():
     fn, _ = _trained(CAT, [(4, 3), (4, 3)])
     ops = _ops(fn)
     assert ops and any(op.step == op.__call__ for op in ops)
+
+
+def test_the_private_step_records_what_the_step_records_but_versions():
+    """`private_step` (a training program's own leaves) records the same node as `step`
+    without versions to check, so the same gradients."""
+    fn, _ = _trained(LINEAR_TANH, SHAPES)
+    (op,) = _ops(fn)
+    arrays = _args(SHAPES, seed=2)
+    position = _positions(op)
+    grads, nodes = [], []
+    for step in (op.step, op.private_step()):
+        leaves = [Tensor(a.copy(), True) for a in arrays]
+        outs = step([leaves[k] for k in position])
+        nodes.append(outs[0].grad_fn[0])
+        backward([outs[0]], None)
+        grads.append([t.grad.data for t in leaves])
+    assert op.private_step() is op.private_step() and op.private_step() is not op.step
+    assert len(nodes[0].versions) == 4 and nodes[1].versions == ()
+    assert nodes[0].entry is nodes[1].entry and len(nodes[0].inputs) == len(nodes[1].inputs)
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(a, b)

@@ -280,3 +280,118 @@ def test_profiled_seed_graph_matches_pytorch_2_13_run1():
         names: dict = {}
         return re.sub(r"%(\d+)\b", lambda m: "%" + names.setdefault(m.group(1), str(len(names))), text)
     assert renumbered(str(fn.executor.last_graph)) == renumbered(want)
+
+
+# ---- training calls through the optimized plan's training program
+
+TRAIN_LINEAR_TANH = """graph(%x : Tensor, %h : Tensor, %W : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %t : Tensor = aten::t(%W)
+  %m : Tensor = aten::matmul(%x, %t)
+  %a : Tensor = aten::add(%m, %b, %one)
+  %s : Tensor = aten::add(%a, %h, %one)
+  %y : Tensor = aten::tanh(%s)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %y)
+  return (%r)"""
+TRAIN_SHAPES = ((3, 4), (3, 4), (4, 4), (4,))
+
+
+def _training_pair(monkeypatch, text=TRAIN_LINEAR_TANH):
+    """Two profiling executors' Functions of `text` (native backend), the second without the
+    executor's training path (the general path: `_prepare`'s Tensors, `run`)."""
+    from irjit.compiler import parse_ir
+    fast, slow = (irjit.load(parse_ir(text), executor="profiling", backend="native")
+                  for _ in range(2))
+    monkeypatch.setattr(slow.executor, "train_arrays", lambda arrays, copy=True: None)
+    return fast, slow
+
+
+def _taken(monkeypatch, fn) -> list:
+    """The results of `fn`'s executor's `train_arrays` from now on."""
+    taken, train = [], fn.executor.train_arrays
+    monkeypatch.setattr(fn.executor, "train_arrays",
+                        lambda arrays, copy=True: taken.append(train(arrays, copy)) or taken[-1])
+    return taken
+
+
+@pytest.mark.parametrize("as_tensors", [True, False])
+def test_a_training_call_runs_the_optimized_plans_train_program(monkeypatch, as_tensors):
+    """A training call of Tensors that do not require grad (or of arrays) runs the optimized
+    plan's training program: outputs and gradients bitwise the general path's, one invocation
+    counted, the optimized graph recorded as last executed; Tensors' arrays are shared as
+    `_prepare` shares them, arrays the backward reads are copied (a caller writing them after
+    the call changes nothing); the DifferentiableGraph's node records no versions (nothing
+    but the program holds its leaves)."""
+    from irjit.runtime.executor import COUNTERS
+    from irjit.runtime.executor.counters import last_executed_optimized_graph
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in TRAIN_SHAPES]
+    args = [Tensor(a) for a in arrays] if as_tensors else arrays
+    for fn in (fast, slow):
+        for _ in range(5):  # (the executors of f and df profile too)
+            fn.run(*args)
+            fn.backward()
+    taken = _taken(monkeypatch, fast)
+    before = COUNTERS.invocations
+    got = fast.run(*args)
+    middle = COUNTERS.invocations
+    want = slow.run(*args)
+    # (as many invocations counted: the executor's and its DifferentiableGraph's f's)
+    assert taken[-1] is not None and middle - before == COUNTERS.invocations - middle == 2
+    assert last_executed_optimized_graph() is slow.executor.last_graph
+    fast_graph = fast.executor.optimized_plan.graph
+    assert fast.executor.last_graph is fast_graph
+    values = fast._calls.last[0]
+    assert all(type(v) is Tensor and v.requires_grad for v in values)
+    shared = [np.shares_memory(v.data, a) for v, a in zip(values, arrays)]
+    assert shared == ([True] * 4 if as_tensors else [False] * 4)
+    (y, y2), = got
+    assert y is y2 and y.grad_fn[0].versions == ()
+    np.testing.assert_array_equal(y.data, want[0][0].data)
+    if not as_tensors:
+        for a in arrays:
+            a[...] = 7.0
+    g, w = fast.backward(), slow.backward()
+    assert sorted(g) == sorted(w) == ["arg0", "arg1", "arg2", "arg3"]
+    for name in g:
+        np.testing.assert_array_equal(g[name], w[name])
+
+
+def test_a_training_call_with_an_input_requiring_grad_takes_the_general_path(monkeypatch):
+    """A caller's Tensor that requires grad is its own leaf (its gradient flows to it):
+    the training program, which makes leaves of its own, is not asked."""
+    fast, _ = _training_pair(monkeypatch)
+    rng = np.random.default_rng(4)
+    args = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in TRAIN_SHAPES]
+    for _ in range(3):
+        fast.run(*args)
+    taken = _taken(monkeypatch, fast)
+    args[2] = Tensor(args[2].data, True)
+    outs = fast.run(*args)
+    assert taken == [] and outs[0][0].grad_fn is not None
+    assert fast._calls.last[0][2] is args[2]
+
+
+def test_a_training_program_returning_an_input_records_versions(monkeypatch):
+    """An output that is one of the program's leaves reaches the caller, who may write it:
+    the DifferentiableGraph's node then records versions as the general path's does."""
+    text = """graph(%x : Tensor, %w : Tensor):
+  %m : Tensor = aten::mm(%x, %w)
+  %y : Tensor = aten::tanh(%m)
+  return (%y, %w)"""
+    fast, slow = _training_pair(monkeypatch, text)
+    rng = np.random.default_rng(5)
+    args = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in ((3, 4), (4, 2))]
+    for fn in (fast, slow):
+        for _ in range(5):
+            fn.run(*args)
+            fn.backward()
+    taken = _taken(monkeypatch, fast)
+    got = fast.run(*args)
+    assert taken[-1] is not None and got[1] is fast._calls.last[0][1]
+    assert len(got[0].grad_fn[0].versions) == 2
+    slow.run(*args)
+    g, w = fast.backward(), slow.backward()
+    for name in w:
+        np.testing.assert_array_equal(g[name], w[name])
