@@ -158,6 +158,10 @@ class Function:
         self._n_outputs = len(graph.outputs)
         self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
                             for i in range(max(self._tensor_inputs, 0)))
+        # an executor's training path for calls of tensors only (`ProfilingGraphExecutor.
+        # train_arrays`), when this Function has no module nor enum values
+        self._train_executor = getattr(self.executor, "train_arrays", None) \
+            if self._tensor_inputs >= 0 and not self.enum_values else None
 
     @property
     def input_values(self):
@@ -257,6 +261,33 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
+        train = self._train_executor
+        if train is not None and requires_grad is True and len(inputs) == self._tensor_inputs:
+            # a training call of an executor's Function, every input a Tensor that does not
+            # require grad yet or an array: the optimized plan's training program, when it
+            # takes their arrays (Tensors' shared, as `_prepare` shares them; arrays copied)
+            arrays, copy = [], False
+            for x in inputs:
+                if x.__class__ is Tensor and not x.requires_grad:
+                    arrays.append(x.data)
+                elif x.__class__ is _ndarray:
+                    arrays.append(x)
+                    copy = True
+                else:
+                    break
+            else:
+                if GRAD_MODE.enabled:
+                    got = train(arrays, copy)
+                else:
+                    GRAD_MODE.enabled = True
+                    try:
+                        got = train(arrays, copy)
+                    finally:
+                        GRAD_MODE.enabled = False
+                if got is not None:
+                    n = self._n_outputs
+                    self._calls.last = (got[n:], _NO_PARAMETERS, got[:n], (), self._names)
+                    return got[:n]
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
@@ -286,34 +317,8 @@ class Function:
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function (Tensors or arrays, every input
-            # requiring grad): the optimized plan's training program when it takes the arrays
-            # (those of Tensors that do not require grad yet, shared as `_prepare` shares them;
-            # copies of the caller's arrays), else what the general path below does for it,
-            # without its cases
-            train = getattr(self.executor, "train_arrays", None)
-            if train is not None:
-                arrays, copy = [], False
-                for x in inputs:
-                    if x.__class__ is Tensor and not x.requires_grad:
-                        arrays.append(x.data)
-                    elif x.__class__ is _ndarray:
-                        arrays.append(x)
-                        copy = True
-                    else:
-                        break
-                else:
-                    enabled = GRAD_MODE.enabled
-                    if not enabled:
-                        GRAD_MODE.enabled = True
-                    try:
-                        got = train(arrays, copy)
-                    finally:
-                        if not enabled:
-                            GRAD_MODE.enabled = False
-                    if got is not None:
-                        outs = got[:self._n_outputs]
-                        self._calls.last = (got[self._n_outputs:], _NO_PARAMETERS, outs, (), self._names)
-                        return outs
+            # requiring grad) that its training path did not take (see above): what the
+            # general path below does for it, without its cases
             values, named = self._prepare(inputs, True)
             enabled = GRAD_MODE.enabled
             if not enabled:
