@@ -262,10 +262,18 @@ class Function:
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
         train = self._train_executor
-        if train is not None and requires_grad is True and len(inputs) == self._tensor_inputs:
+        if train is not None and requires_grad is not False and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function, every input a Tensor that does not
-            # require grad yet or an array: the optimized plan's training program, when it
-            # takes their arrays (Tensors' shared, as `_prepare` shares them; arrays copied)
+            # require grad yet or an array: the optimized plan's training program for the
+            # call's flags (None: every input), when it takes their arrays (Tensors' shared,
+            # as `_prepare` shares them; arrays copied)
+            flags = None
+            if requires_grad is not True:
+                if requires_grad.__class__ is list and len(requires_grad) == len(inputs) and \
+                        all(requires_grad):
+                    requires_grad = True  # (every input flagged: as one flag)
+                else:
+                    flags = _train_flags(requires_grad, len(inputs))
             arrays, copy = [], False
             for x in inputs:
                 if x.__class__ is Tensor and not x.requires_grad:
@@ -276,17 +284,21 @@ class Function:
                 else:
                     break
             else:
-                if GRAD_MODE.enabled:
-                    got = train(arrays, copy)
+                if flags is None and requires_grad is not True:
+                    got = None  # (flags it does not take: the general path checks them)
+                elif GRAD_MODE.enabled:
+                    got = train(arrays, copy, flags)
                 else:
                     GRAD_MODE.enabled = True
                     try:
-                        got = train(arrays, copy)
+                        got = train(arrays, copy, flags)
                     finally:
                         GRAD_MODE.enabled = False
                 if got is not None:
                     n = self._n_outputs
-                    self._calls.last = (got[n:], _NO_PARAMETERS, got[:n], (), self._names)
+                    self._calls.last = (got[n:], _NO_PARAMETERS, got[:n], (), self._names) \
+                        if flags is None else \
+                        (got[n:], _NO_PARAMETERS, got[:n], tuple(i for i, f in enumerate(flags) if not f), None)
                     return got[:n]
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):

@@ -304,9 +304,10 @@ class _Program:
         src.line("return None", 1)
         self.static_steps = _recording_steps(steps, flags, self.decide)
         self.leaves = {i for i in range(n) if flags[i]}
-        self.true_guards = _true_guards(steps, self.leaves, self.plan.interpreter)
-        self.leaves |= {a for step in steps if _is_guard(step) and step[3][-1] in self.true_guards
-                        for a in step[3][:-1]}  # (a guard's outputs are its inputs)
+        self.true_guards = _true_guards(steps, flags, self.plan.interpreter)
+        self.leaves |= {o for step in steps if _is_guard(step) and step[3][-1] in self.true_guards
+                        for a, o in zip(step[2], step[3]) if a in self.leaves}  # (a guard's
+        # outputs are its inputs)
         self.private = _keeps_inputs(steps, outputs, n, self.true_guards)
         if self.private:  # the program's own leaves: the nodes need no versions to check
             self.static_steps = {k: op.op.private_step() for k, op in self.static_steps.items()}
@@ -631,19 +632,21 @@ def _is_guard(step) -> bool:
         step[1].kind == "prim::RequiresGradCheck"
 
 
-def _true_guards(steps: list, leaves: set[int], interp) -> set[int]:
+def _true_guards(steps: list, flags: tuple[bool, ...], interp) -> set[int]:
     """The output slots of the top-level `prim::RequiresGradCheck`s that hold in every call of
-    a training program (grad mode on, `leaves` holding Tensors requiring grad): each checked
-    value is a leaf and its type says only that it requires grad (the profiling executor's
-    guards of its DifferentiableGraphs) - or the interpreter does not enforce guards."""
+    a training program (grad mode on, its inputs Tensors of its own requiring grad as `flags`
+    say): each checked value is an input and its type says only whether it requires grad,
+    as the input does (the profiling executor's guards of its DifferentiableGraphs) - or the
+    interpreter does not enforce guards."""
     found = set()
     for step in steps:
         if not _is_guard(step):
             continue
         _, node, args, outs = step
         if not _guards_enforced(interp) or all(
-                a in leaves and isinstance(t, TensorType) and t.requires_grad and not t.undefined
-                and t.scalar_type is None and t.sizes is None
+                a < len(flags) and isinstance(t, TensorType) and t.requires_grad is not None
+                and t.requires_grad == flags[a]
+                and not t.undefined and t.scalar_type is None and t.sizes is None
                 for a, t in zip(args, node.attr("types"))):
             found.add(outs[-1])
     return found

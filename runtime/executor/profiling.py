@@ -170,19 +170,21 @@ class ProfilingGraphExecutor:
                 record_last_executed(graph)
         return outs
 
-    def train_arrays(self, arrays: list, copy: bool = True) -> Optional[list]:
+    def train_arrays(self, arrays: list, copy: bool = True,
+                     flags: Optional[tuple[bool, ...]] = None) -> Optional[list]:
         """`run` of a training call (grad mode on; every input a floating-point tensor given
-        as its numpy array, each to require grad: Tensors of the call's own, made of copies
-        of them with `copy`) when the optimized plan is one for gradients and its runner's
-        training program takes them (`NativeRunner.train_arrays`): the outputs, then those
-        Tensors; else None, having counted and run nothing. Plans with `prim::BailOut`
-        guards take the general path (a bailout resumes from the call's Tensors)."""
+        as its numpy array, to require grad as `flags` say, default all: Tensors of the
+        call's own, made of copies of them with `copy`) when the optimized plan is one for
+        gradients and its runner's training program takes them (`NativeRunner.train_arrays`):
+        the outputs, then those Tensors; else None, having counted and run nothing. Plans
+        with `prim::BailOut` guards take the general path (a bailout resumes from the call's
+        Tensors)."""
         plan = self.optimized_plan
         if plan is None or not self.plan_needs_gradient or self._bails_out or \
                 not self.optimize or self.remaining_depth <= 0:
             return None
         train = getattr(plan.runner, "train_arrays", None)
-        got = train(arrays, None, copy) if train is not None else None
+        got = train(arrays, flags, copy) if train is not None else None
         if got is not None:
             with _counter_lock:
                 COUNTERS.invocations += 1

@@ -311,7 +311,7 @@ def _taken(monkeypatch, fn) -> list:
     taken, train = [], fn.executor.train_arrays
     assert fn._train_executor == train
     monkeypatch.setattr(fn, "_train_executor",
-                        lambda arrays, copy=True: taken.append(train(arrays, copy)) or taken[-1])
+                        lambda arrays, copy=True, flags=None: taken.append(train(arrays, copy, flags)) or taken[-1])
     return taken
 
 
@@ -396,3 +396,38 @@ def test_a_training_program_returning_an_input_records_versions(monkeypatch):
     g, w = fast.backward(), slow.backward()
     for name in w:
         np.testing.assert_array_equal(g[name], w[name])
+
+
+def test_a_training_call_with_per_input_flags_runs_a_training_program_of_its_own(monkeypatch):
+    """Per-input flags get the training program of those flags: gradients of the flagged
+    inputs only, bitwise the general path's; a guard of the executor's graph saying an input
+    does not require grad holds for an unflagged one (its branch is the DifferentiableGraph's).
+    A later call of other flags takes a program of its own (its guards then fail over to
+    the fallback function, as PyTorch's do) with the general path's results."""
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(6)
+    args = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in TRAIN_SHAPES]
+    flags = [False, True, True, True]
+    for fn in (fast, slow):
+        for _ in range(5):
+            fn.run(*args, requires_grad=flags)
+            fn.backward()
+    taken = _taken(monkeypatch, fast)
+    got, want = fast.run(*args, requires_grad=flags), slow.run(*args, requires_grad=flags)
+    assert taken[-1] is not None and fast._calls.last[3] == (0,)
+    (y, _), = got
+    x = fast._calls.last[0][0]
+    assert not x.requires_grad and y.grad_fn[0].versions == ()
+    assert all(e is not x for e in y.grad_fn[0].edges)
+    np.testing.assert_array_equal(y.data, want[0][0].data)
+    g, w = fast.backward(), slow.backward()
+    assert sorted(g) == sorted(w) == ["arg1", "arg2", "arg3"]
+    for name in g:
+        np.testing.assert_array_equal(g[name], w[name])
+    other = [True, False, True, True]
+    got, want = fast.run(*args, requires_grad=other), slow.run(*args, requires_grad=other)
+    np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
+    g, w = fast.backward(), slow.backward()
+    assert sorted(g) == sorted(w) == ["arg0", "arg2", "arg3"]
+    for name in g:
+        np.testing.assert_allclose(g[name], w[name], rtol=1e-6, atol=1e-6)
