@@ -158,9 +158,26 @@ class Function:
         self._n_outputs = len(graph.outputs)
         self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
                             for i in range(max(self._tensor_inputs, 0)))
-        # an executor's training path for calls of tensors only (`ProfilingGraphExecutor.
-        # train_arrays`), when this Function has no module nor enum values
-        self._train_executor = getattr(self.executor, "train_arrays", None) \
+        self._made = True
+        self._bind_training_path()
+
+    @property
+    def interpreter(self):
+        """What runs the graph without an executor (the interpreter, or a native runner)."""
+        return self._interpreter
+
+    @interpreter.setter
+    def interpreter(self, runner) -> None:
+        self._interpreter = runner  # (`irjit.compile` and others replace it: the training path
+        if self.__dict__.get("_made"):  # follows it)
+            self._bind_training_path()
+
+    def _bind_training_path(self) -> None:
+        """The training path of calls of tensors only, when this Function has no module nor
+        enum values: its executor's (`ProfilingGraphExecutor.train_arrays`) or its runner's
+        (`NativeRunner.train_arrays`), `train(arrays, flags, copy)`; else None."""
+        self._train_arrays = getattr(self._interpreter if self.executor is None else self.executor,
+                                     "train_arrays", None) \
             if self._tensor_inputs >= 0 and not self.enum_values else None
 
     @property
@@ -261,12 +278,12 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
-        train = self._train_executor
+        train = self._train_arrays
         if train is not None and requires_grad is not False and len(inputs) == self._tensor_inputs:
-            # a training call of an executor's Function, every input a Tensor that does not
-            # require grad yet or an array: the optimized plan's training program for the
-            # call's flags (None: every input), when it takes their arrays (Tensors' shared,
-            # as `_prepare` shares them; arrays copied)
+            # a training call of arrays, or of Tensors that do not require grad yet: the
+            # latest native plan's training program for the call's flags (None: every input),
+            # when it takes the arrays (copies of those a backward reads; Tensors' arrays
+            # shared, as `_prepare` shares them) - the optimized plan's, for an executor
             flags = None
             if requires_grad is not True:
                 if requires_grad.__class__ is list and len(requires_grad) == len(inputs) and \
@@ -274,24 +291,24 @@ class Function:
                     requires_grad = True  # (every input flagged: as one flag)
                 else:
                     flags = _train_flags(requires_grad, len(inputs))
-            arrays, copy = [], False
-            for x in inputs:
-                if x.__class__ is Tensor and not x.requires_grad:
-                    arrays.append(x.data)
-                elif x.__class__ is _ndarray:
-                    arrays.append(x)
-                    copy = True
-                else:
-                    break
+            if not inputs or inputs[0].__class__ is not Tensor:  # (arrays: the program checks
+                arrays, copy = inputs, True  # them; Tensors: their arrays)
             else:
+                arrays, copy = [], False
+                for x in inputs:
+                    if x.__class__ is not Tensor or x.requires_grad:
+                        arrays = None
+                        break
+                    arrays.append(x.data)
+            if arrays is not None:
                 if flags is None and requires_grad is not True:
                     got = None  # (flags it does not take: the general path checks them)
                 elif GRAD_MODE.enabled:
-                    got = train(arrays, copy, flags)
+                    got = train(arrays, flags, copy)
                 else:
-                    GRAD_MODE.enabled = True
+                    GRAD_MODE.enabled = True  # (a thread-local's write costs several reads)
                     try:
-                        got = train(arrays, copy, flags)
+                        got = train(arrays, flags, copy)
                     finally:
                         GRAD_MODE.enabled = False
                 if got is not None:
@@ -303,29 +320,6 @@ class Function:
         if requires_grad is not True and requires_grad is not False and isinstance(
                 requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
             requires_grad = True  # (every input flagged: as one flag)
-        if requires_grad is not False and len(inputs) == self._tensor_inputs and \
-                self.executor is None and not self.enum_values:
-            # a training call: the native runner's latest plan makes Tensors of the arrays
-            # (copies of those a backward reads) requiring grad as flagged and runs under grad,
-            # when it takes them (see `_prepare`)
-            train = getattr(self.interpreter, "train_arrays", None)
-            flags = None if requires_grad is True else _train_flags(requires_grad, len(inputs))
-            if train is not None and (flags is not None or requires_grad is True):
-                enabled = GRAD_MODE.enabled  # (a thread-local's write costs several reads)
-                if not enabled:
-                    GRAD_MODE.enabled = True
-                try:
-                    got = train(inputs) if flags is None else train(inputs, flags)
-                finally:
-                    if not enabled:
-                        GRAD_MODE.enabled = False
-                if got is not None:
-                    n = self._n_outputs
-                    outs = got[:n]
-                    self._calls.last = (got[n:], _NO_PARAMETERS, outs, (), self._names) \
-                        if flags is None else \
-                        (got[n:], _NO_PARAMETERS, outs, tuple(i for i, f in enumerate(flags) if not f), None)
-                    return outs
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function (Tensors or arrays, every input

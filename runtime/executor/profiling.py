@@ -170,8 +170,8 @@ class ProfilingGraphExecutor:
                 record_last_executed(graph)
         return outs
 
-    def train_arrays(self, arrays: list, copy: bool = True,
-                     flags: Optional[tuple[bool, ...]] = None) -> Optional[list]:
+    def train_arrays(self, arrays: list, flags: Optional[tuple[bool, ...]] = None,
+                     copy: bool = True) -> Optional[list]:
         """`run` of a training call (grad mode on; every input a floating-point tensor given
         as its numpy array, to require grad as `flags` say, default all: Tensors of the
         call's own, made of copies of them with `copy`) when the optimized plan is one for

@@ -241,13 +241,12 @@ def test_a_broadcast_seed_of_a_matrix_reaches_products(how):
 def test_a_training_calls_input_written_in_place_is_caught_at_each_backward(how):
     """The short backward (`autograd.backward_of_sums`) checks the version counters the call
     recorded, as the walk does: a Tensor of the call's written in place before backward makes
-    it fail, again at a second backward; the next call is fine. (`irjit.compile`'s training
-    programs record no versions when nothing can write their Tensors: see the next test; its
-    general path, taken here, does.)"""
+    it fail, again at a second backward; the next call is fine. (Native training programs
+    record no versions when nothing can write their Tensors: see the next test; the general
+    path, taken here, does.)"""
     from irjit.ops.errors import IRRuntimeError
     fn, args = _twice(how, seed=2)
-    if how == "compile":
-        fn.interpreter.train_arrays = lambda arrays, flags=None: None
+    fn._train_arrays = None
     for _ in range(3):
         fn.run(*args)
         fn.backward()
@@ -266,7 +265,7 @@ def test_a_compiled_training_programs_node_records_no_versions_when_nothing_can_
     check; its gradients are the general path's."""
     fn, args = _twice("compile", seed=3)
     ref, _ = _twice("compile", seed=3)
-    ref.interpreter.train_arrays = lambda arrays, flags=None: None
+    ref._train_arrays = None
     for _ in range(3):  # (first calls specialize: they may run otherwise)
         for f in (fn, ref):
             f.run(*args)

@@ -345,7 +345,7 @@ def _training_pair(monkeypatch):
     path: Function's copies, the runner's run, the plan's program under grad)."""
     fast = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
     slow = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
-    monkeypatch.setattr(slow.interpreter, "train_arrays", lambda arrays, flags=None: None)
+    monkeypatch.setattr(slow, "_train_arrays", None)
     return fast, slow
 
 
@@ -362,8 +362,9 @@ def test_a_training_call_runs_the_plans_train_program_as_the_general_path(monkey
         for _ in range(3):
             fn.run(*args)
             fn.backward()
-    train = fast.interpreter.train_arrays
-    monkeypatch.setattr(fast.interpreter, "train_arrays", lambda a: taken.append(train(a)) or taken[-1])
+    train = fast._train_arrays
+    monkeypatch.setattr(fast, "_train_arrays",
+                        lambda a, f=None, c=True: taken.append(train(a, f, c)) or taken[-1])
     got, want = fast.run(*args), slow.run(*args)
     assert taken[-1] is not None and fast._calls.last[4] == ("arg0", "arg1", "arg2", "arg3")
     values = fast._calls.last[0]
@@ -394,9 +395,9 @@ def test_a_training_call_with_per_input_flags_runs_a_train_program_of_its_own(mo
         for _ in range(3):
             fn.run(*args, requires_grad=flags)
             fn.backward()
-    train = fast.interpreter.train_arrays
-    monkeypatch.setattr(fast.interpreter, "train_arrays",
-                        lambda a, f=None: taken.append(train(a, f)) or taken[-1])
+    train = fast._train_arrays
+    monkeypatch.setattr(fast, "_train_arrays",
+                        lambda a, f=None, c=True: taken.append(train(a, f, c)) or taken[-1])
     got, want = fast.run(*args, requires_grad=flags), slow.run(*args, requires_grad=flags)
     assert taken[-1] is not None and fast._calls.last[3] == (2, 3)
     values = fast._calls.last[0]
@@ -422,7 +423,7 @@ def test_a_training_program_copies_only_inputs_whose_values_a_backward_reads(fla
     not copied: any copy would have the same sizes."""
     fn = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
     ref = irjit.compile(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
-    ref.interpreter.train_arrays = lambda arrays, flags=None: None
+    ref._train_arrays = None
     rng = np.random.default_rng(7)
     args = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
     for f in (fn, ref):
@@ -465,7 +466,7 @@ def test_a_training_program_that_returns_an_input_records_versions():
   return (%y, %w)"""
     fn = irjit.compile(text, "Float(3, 4), Float(4, 2)")
     ref = irjit.compile(text, "Float(3, 4), Float(4, 2)")
-    ref.interpreter.train_arrays = lambda arrays, flags=None: None
+    ref._train_arrays = None
     rng = np.random.default_rng(9)
     args = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 2))]
     for f in (fn, ref):
@@ -487,3 +488,26 @@ def test_a_training_program_that_returns_an_input_records_versions():
     got, want = fn.backward(), ref.backward()
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_a_training_call_of_tensors_shares_their_arrays(monkeypatch):
+    """`Function.run` of Tensors that do not require grad takes the training program too, with
+    their arrays shared as the general path shares them (no copies), and its gradients."""
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(8)
+    args = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in SHAPES]
+    for fn in (fast, slow):
+        for _ in range(3):
+            fn.run(*args)
+            fn.backward()
+    taken, train = [], fast._train_arrays
+    monkeypatch.setattr(fast, "_train_arrays",
+                        lambda a, f=None, c=True: taken.append((c, train(a, f, c))) or taken[-1][1])
+    got, want = fast.run(*args), slow.run(*args)
+    assert taken[-1][0] is False and taken[-1][1] is not None
+    assert all(np.shares_memory(v.data, t.data) and v is not t
+               for v, t in zip(fast._calls.last[0], args))
+    np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
+    g, w = fast.backward(), slow.backward()
+    for name in w:
+        np.testing.assert_array_equal(g[name], w[name])

@@ -302,16 +302,16 @@ def _training_pair(monkeypatch, text=TRAIN_LINEAR_TANH):
     from irjit.compiler import parse_ir
     fast, slow = (irjit.load(parse_ir(text), executor="profiling", backend="native")
                   for _ in range(2))
-    monkeypatch.setattr(slow, "_train_executor", None)
+    monkeypatch.setattr(slow, "_train_arrays", None)
     return fast, slow
 
 
 def _taken(monkeypatch, fn) -> list:
     """The results of `fn`'s executor's `train_arrays` (which `fn.run` calls) from now on."""
     taken, train = [], fn.executor.train_arrays
-    assert fn._train_executor == train
-    monkeypatch.setattr(fn, "_train_executor",
-                        lambda arrays, copy=True, flags=None: taken.append(train(arrays, copy, flags)) or taken[-1])
+    assert fn._train_arrays == train
+    monkeypatch.setattr(fn, "_train_arrays",
+                        lambda arrays, flags=None, copy=True: taken.append(train(arrays, flags, copy)) or taken[-1])
     return taken
 
 
