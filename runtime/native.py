@@ -380,8 +380,10 @@ def _native_group(interp, node, args, env):
 
 
 def native_runner(ctx: RunnerContext) -> NativeRunner:
-    """The "native" backend of execution plans (`set_backend("native")`, IRJIT_BACKEND=native)."""
-    return NativeRunner(ctx.graph, None, ctx.functions, ctx.filename, context=ctx)
+    """The "native" backend of execution plans (`set_backend("native")`, IRJIT_BACKEND=native):
+    calls that need gradients unroll constant-trip loops of DifferentiableGraphs and
+    differentiate the graph as a whole, as `compile` does (`native_whole_gradient`)."""
+    return NativeRunner(ctx.graph, None, ctx.functions, ctx.filename, context=ctx, unroll=True)
 
 
 register_backend("native", native_runner)

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from irjit.compiler.ir import Graph
 from irjit.compiler.passes.constant_propagation import run as constant_propagation
 from irjit.compiler.passes.eliminate_dead_code import eliminate_dead_code
+from irjit.compiler.passes.inline_autodiff_subgraphs import run as inline_autodiff_subgraphs
 from irjit.compiler.passes.unroll_loops import any_loop, unroll_completely
 from irjit.ops.tensor import Tensor
 from irjit.ops.types import ClassType, TensorType
@@ -26,6 +27,7 @@ from .native_group_ops import NativeGroupOp
 # counted): rnn_loop's 16 trips of 6 fit. The backward graph grows with it (~7,300 nodes for
 # rnn_loop before specialization folds it to ~450), and so does the first call's time
 MAX_UNROLLED_NODES = 128
+_NO_THRESHOLD = 1 << 30  # (every DifferentiableGraph is inlined, whatever its size)
 
 
 def unrolls(graph: Graph) -> bool:
@@ -35,7 +37,9 @@ def unrolls(graph: Graph) -> bool:
 
 def unrolled(graph: Graph) -> Optional[Graph]:
     """`graph` (changed in place) with its loops unrolled, when every loop went and no
-    branch is left; else None (then `graph` is half unrolled: discard it)."""
+    branch is left; else None (then `graph` is half unrolled: discard it). A profiling
+    executor's graph has its guarded DifferentiableGraphs inlined first (`inline_guarded`)."""
+    inline_guarded(graph)
     if not unroll_completely(graph.block, MAX_UNROLLED_NODES):
         return None
     constant_propagation(graph)  # (the trip counters, and branches on them)
@@ -43,6 +47,33 @@ def unrolled(graph: Graph) -> Optional[Graph]:
     if any(n.blocks for n in graph.nodes()):
         return None
     return graph
+
+
+def inline_guarded(graph: Graph) -> None:
+    """A profiling executor's graph as the graph it differentiated: its DifferentiableGraphs
+    inlined and their `prim::RequiresGradCheck`s taken as holding (the branch on one then
+    folds to the DifferentiableGraph's block). A whole-gradient plan is made per requires-grad
+    pattern of the call's inputs and differentiates what the guarded block and its fallback
+    both compute, so no guard is needed; the loop unrolled around them is then one graph."""
+    guards = [n for n in graph.walk() if n.kind == "prim::RequiresGradCheck"]
+    if not guards and not any(n.kind == "prim::DifferentiableGraph" for n in graph.walk()):
+        return
+    for n in guards:
+        for out, value in zip(n.outputs, n.inputs):
+            out.replace_all_uses_with(value)
+        point = graph.insert_point
+        graph.set_insert_point(n)
+        holds = graph.insert_constant(True)
+        graph.set_insert_point(point)
+        n.outputs[-1].replace_all_uses_with(holds)
+        n.destroy()
+    inline_autodiff_subgraphs(graph, threshold=_NO_THRESHOLD)
+    constant_propagation(graph)  # (the branches on the guards)
+    eliminate_dead_code(graph)
+    for v in [*graph.inputs, *(o for n in graph.walk() for o in n.outputs)]:
+        if isinstance(v.type, TensorType) and v.type.requires_grad is not None:
+            v.type = v.type.with_(requires_grad=None)  # (a subgraph's values say 0: they ran
+            # detached; the call's flags decide now)
 
 
 def requires_grad_flags(inputs: list) -> tuple[bool, ...]:

@@ -274,17 +274,24 @@ def test_a_group_whose_outputs_nothing_reads_still_runs_under_grad_and_without()
             np.testing.assert_allclose(xs[0].grad, np.full((2, 3), 2.0))
 
 
-def test_a_loops_differentiable_graphs_are_called_directly_with_the_interpreters_gradients():
-    """Under the profiling executor, a loop body's DifferentiableGraph (behind its
-    requires-grad guard) is a step of the plan's program that calls the plan's op itself;
-    outputs and gradients are the interpreter's, with some inputs not requiring grad too."""
+@pytest.mark.parametrize("trips", ["constant", "run-time"])
+def test_a_loops_differentiable_graphs_run_with_the_interpreters_gradients(trips):
+    """Under the profiling executor, a loop of DifferentiableGraphs (behind their
+    requires-grad guards) of constant trips is unrolled and differentiated as a whole under
+    grad, as `irjit.compile` does (`native_whole_gradient.inline_guarded`: one tape node);
+    a loop whose trips are known at run time only keeps a DifferentiableGraph per trip, a
+    step of the plan's program that calls the plan's op itself. Outputs and gradients are
+    the interpreter's, with some inputs not requiring grad too."""
+    from irjit.runtime.native_whole_gradient import GradientPlan
     x, w = _arrays(((5, 3, 4), (4, 4)))
+    text = SELECT_LOOP if trips == "constant" else \
+        SELECT_LOOP.replace("%n : int = prim::Constant[value=4]()", "%n : int = aten::size(%w, %zero)")
     for flags in ([True, True], [False, True]):
-        want_outs = irjit.load(SELECT_LOOP).run(x, w, requires_grad=flags)
-        want = irjit.load(SELECT_LOOP)
+        want_outs = irjit.load(text).run(x, w, requires_grad=flags)
+        want = irjit.load(text)
         want.run(x, w, requires_grad=flags)
         want_grads = want.backward()
-        fn = irjit.load(SELECT_LOOP, executor="profiling", backend="native")
+        fn = irjit.load(text, executor="profiling", backend="native")
         for _ in range(4):
             got_outs = fn.run(x, w, requires_grad=flags)
             got_grads = fn.backward()
@@ -292,8 +299,16 @@ def test_a_loops_differentiable_graphs_are_called_directly_with_the_interpreters
         assert sorted(got_grads) == sorted(want_grads)
         for k in want_grads:
             np.testing.assert_allclose(got_grads[k], want_grads[k], rtol=1e-4, atol=1e-5)
-    source = fn.executor.optimized_plan.runner._last._program.source
-    assert "interp.subgraph_runner" not in source and re.search(r"= op\d+\(\[", source)
+        runner = fn.executor.optimized_plan.runner
+        whole = [p for p in runner._plans.values() if isinstance(p, GradientPlan)]
+        if trips == "constant":
+            (plan,) = whole
+            (out,) = got_outs
+            assert out.grad_fn[0].entry.op is plan.op  # (one node for the whole loop)
+        else:
+            assert not whole
+            source = runner._last._program.source
+            assert "interp.subgraph_runner" not in source and re.search(r"= op\d+\(\[", source)
 
 
 def test_calls_needing_gradients_get_a_plan_whose_input_views_are_groups_of_their_own():

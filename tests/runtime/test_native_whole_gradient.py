@@ -166,3 +166,40 @@ def test_a_loop_writing_in_place_is_unrolled_but_not_differentiated_as_a_whole()
   return (%r)"""
     fn = _check_against_interpreter(text, "Float(3, 4), Float(4)", _arrays(((3, 4), (4,))), True)
     assert not any(isinstance(p, GradientPlan) for p in fn.interpreter._plans.values())
+
+
+def test_the_profiling_executors_guarded_differentiable_graphs_are_inlined_and_differentiated_whole():
+    """The profiling executor's optimized graph (a DifferentiableGraph per trip behind its
+    `prim::RequiresGradCheck` and fallback branch) is, for a call under grad, the graph it
+    differentiated (`inline_guarded`: no guard, branch nor subgraph left, no value typed as
+    not requiring grad) and takes the whole-graph plan: one tape node per call, the
+    interpreter's outputs and gradients, for every requires-grad pattern."""
+    from irjit.runtime.native_whole_gradient import inline_guarded
+    from irjit.ops.types import TensorType
+    text = RNN.replace("{trips}", "4")
+    args = _arrays(RNN_SHAPES, seed=4)
+    for flags in ([True, True, True, True], [False, True, True, False]):
+        ref = irjit.load(text)
+        want = ref.run(*args, requires_grad=flags)
+        want_grads = ref.backward()
+        fn = irjit.load(text, executor="profiling", backend="native")
+        tensors = [Tensor(a) for a in args]
+        for _ in range(4):
+            got = fn.run(*tensors, requires_grad=flags)
+            grads = fn.backward()
+        np.testing.assert_allclose(got[0].data, want[0].data, rtol=1e-5, atol=1e-6)
+        assert sorted(grads) == sorted(want_grads)
+        for k in grads:
+            np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-4, atol=1e-5, err_msg=k)
+        runner = fn.executor.optimized_plan.runner
+        (plan,) = [p for p in runner._plans.values() if isinstance(p, GradientPlan)]
+        assert got[0].grad_fn[0].entry.op is plan.op
+    g = fn.executor.optimized_plan.graph.copy()
+    kinds = {n.kind for n in g.walk()}
+    assert {"prim::RequiresGradCheck", "prim::DifferentiableGraph", "prim::If"} <= kinds
+    inline_guarded(g)
+    kinds = {n.kind for n in g.walk()}
+    assert not kinds & {"prim::RequiresGradCheck", "prim::DifferentiableGraph", "prim::If",
+                        "prim::CallFunction"}
+    assert all(v.type.requires_grad is None for n in g.walk() for v in n.outputs
+               if isinstance(v.type, TensorType))
