@@ -13,7 +13,6 @@ from llvmlite import ir
 
 from . import scalar_ops, simd
 from .ir_loops import unroll_fully, vectorize_masked
-from .streaming import StreamedLoop, streamed_buffers
 from .kernel import (Access, Buffer, CheckedIndex, Const, Expr, Gather, Kernel, Load, Op, Position,
                      Reduce, dynamic_indices, expr_children, walk)
 
@@ -72,9 +71,6 @@ class KernelEmitter:
         # `stashed_values` -> their stack rows: to be filled by a reduction's loop, filled
         self.stash: dict[Expr, ir.Value] = {}
         self.stashed: dict[Expr, ir.Value] = {}
-        # outputs written with streaming stores (streaming.py), and their loop once emitted
-        self.streams = streamed_buffers(kernel, module.triple or "")
-        self.stream: Optional[StreamedLoop] = None
 
     def emit(self) -> ir.Function:
         k = self.kernel
@@ -131,17 +127,6 @@ class KernelEmitter:
             first, end = ir.Constant(I64, lo), ir.Constant(I64, hi)
             start = b.select(b.icmp_signed(">", start, first), start, first)
             stop = b.select(b.icmp_signed("<", stop, end), stop, end)
-        elif not rest and self.streams and axis == len(self.kernel.outer) - 1:
-            self.stream = self.stream or StreamedLoop(self)
-            self.stream.emit(axis, start, stop, body,
-                             lambda first: self.counted_loop(axis, first, stop, hi - lo, rest, body))
-            return
-        self.counted_loop(axis, start, stop, hi - lo, rest, body)
-
-    def counted_loop(self, axis: int, start: ir.Value, stop: ir.Value, trip: int, rest: list[int],
-                     body: Callable) -> None:
-        """`for i in [start, stop)` over `axis` (at most `trip` iterations), `rest` inside."""
-        b = self.builder
         pre = b.block
         header = self.fn.append_basic_block(f"loop{axis}")
         inside = self.fn.append_basic_block(f"loop{axis}.body")
@@ -159,7 +144,7 @@ class KernelEmitter:
         nxt = b.add(i, ir.Constant(I64, 1), flags=["nuw", "nsw"])
         i.add_incoming(nxt, b.block)
         back = b.branch(header)
-        self.mark_loop(back, trip, innermost=self.loop_count == before)
+        self.mark_loop(back, hi - lo, innermost=self.loop_count == before)
         b.position_at_end(after)
         self.indices[axis] = None
 
@@ -235,9 +220,7 @@ class KernelEmitter:
 
     def store(self, access: Access, value: ir.Value) -> None:
         buf = self.kernel.buffers[access.buffer]
-        streaming = self.stream is not None and self.stream.block_start is not None and \
-            access.buffer in self.streams
-        ptr = self.stream.row_slot(access.buffer) if streaming else self.address(access)
+        ptr = self.address(access)
         self.builder.store(scalar_ops.to_memory(self.builder, value, buf.dtype), ptr,
                            align=buf.dtype.itemsize)
 
@@ -428,7 +411,6 @@ class EpilogueEmitter(KernelEmitter):
                                                       buffers=[*kernel.buffers, tile, bounds]),
                          bounds_checks)
         self.fn.attributes.add("noinline")  # (inlined, LLVM unrolls the short rows and vectorizes across them)
-        self.streams = ()  # (a tile's rows: short, and in the cache)
         self.product_out = product_out.position
         self.width = width
 
