@@ -1,10 +1,10 @@
 """Where a target's native time goes, unit by unit: runs a bench workload or a real
 architecture (tests/fixtures/bench/arch) forward or forward+backward under the profiling
 executor with native units, and times every call of every native unit's entry, printing per
-unit its time per target call (mean, and median over the calls), its share, its node kinds, its estimated work and whether its
-loop runs on threads, and the bytes it must move per call (the arrays it reads and writes, each
-element once: a broadcast array counts one element) with the bandwidth that makes; the rest of
-the call is Python (tape, plans, arrays).
+unit its time per target call (mean, and median over the calls), its share, its node kinds,
+its estimated work, whether its loop runs on threads, and the bytes it must move per call (the
+arrays it reads and writes, each element once: a broadcast array counts one element) with the
+bandwidth that makes; the rest of the call is Python (tape, plans, arrays).
 
     python -m irjit.tools.bench_units TARGET [--backward] [--calls N] [--cores N] [--clock cpu|wall]
 
@@ -160,8 +160,8 @@ def main(argv=None) -> int:
         read, written = info["traffic"]
         rate = (read + written) * (info["calls"] // args.calls) / us / 1e3 if us > 0 else 0.0
         median = float(np.median(per_call[name])) * 1e6
-        print(f"  {us:9.1f} us {100 * us / total:5.1f}%  (median {median:9.1f})  {info['calls'] // args.calls:3d}x  "
-              f"work {info['work']:>10d}  threads {info['threads']}  reads {read / 1e6:8.2f} MB  "
+        print(f"  {us:9.1f} us {100 * us / total:5.1f}%  (median {median:9.1f})  "
+              f"{info['calls'] // args.calls:3d}x  work {info['work']:>10d}  threads {info['threads']}  reads {read / 1e6:8.2f} MB  "
               f"writes {written / 1e6:8.2f} MB  {rate:5.1f} GB/s  {name}: {kinds}")
     print(f"  {total - in_units:9.1f} us {100 * (total - in_units) / total:5.1f}%  (median "
           f"{float(np.median(outside)) * 1e6:9.1f})  outside units")
