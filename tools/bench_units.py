@@ -1,8 +1,10 @@
 """Where a target's native time goes, unit by unit: runs a bench workload or a real
 architecture (tests/fixtures/bench/arch) forward or forward+backward under the profiling
 executor with native units, and times every call of every native unit's entry, printing per
-unit its time per target call, its share, its node kinds, its estimated work and whether its
-loop runs on threads; the rest of the call is Python (tape, plans, arrays).
+unit its time per target call (mean, and median over the calls), its share, its node kinds,
+its estimated work, whether its loop runs on threads, and the bytes it must move per call (the
+arrays it reads and writes, each element once: a broadcast array counts one element) with the
+bandwidth that makes; the rest of the call is Python (tape, plans, arrays).
 
     python -m irjit.tools.bench_units TARGET [--backward] [--calls N] [--cores N] [--clock cpu|wall]
 
@@ -56,6 +58,20 @@ def target_runner(name: str, backward: bool):
     return forward_backward
 
 
+def unit_traffic(unit) -> tuple[int, int]:
+    """(bytes read, bytes written) by one call of a NativeUnit: every input array's and output
+    buffer's elements once each (its span: 1 for a broadcast one; a unit's private scratch is
+    counted as written), numbers as their 0-dim arrays."""
+    read = written = 0
+    for b in unit.buffers:
+        size = b.extent * b.dtype.itemsize
+        if b.is_output:
+            written += size
+        else:
+            read += size
+    return read, written
+
+
 class UnitTimes:
     """Wraps the builtin entry of every NativeUnit made from now on with a timer."""
 
@@ -73,6 +89,7 @@ class UnitTimes:
             kernel = unit.kernel
             info = {"kinds": kinds, "total": 0.0, "calls": 0,
                     "work": threads.kernel_work(kernel) if kernel is not None else 0,
+                    "traffic": unit_traffic(unit),
                     "threads": threads.planned_threads(threads.collapse_axes(kernel))[0]
                     if kernel is not None else 1}
             times.units[name] = info
@@ -120,10 +137,15 @@ def main(argv=None) -> int:
         call()
     recorder.reset()
     totals = []
+    per_call: dict[str, list[float]] = collections.defaultdict(list)  # unit -> its time in each call
     for _ in range(args.calls):
+        before = {name: info["total"] for name, info in recorder.units.items()}
         start = clock()
         call()
         totals.append(clock() - start)
+        for name, info in recorder.units.items():
+            per_call[name].append(info["total"] - before.get(name, 0.0))
+    outside = [t - sum(times[k] for times in per_call.values()) for k, t in enumerate(totals)]
     total = float(np.mean(totals)) * 1e6
     print(f"{args.target} {'forward+backward' if args.backward else 'forward'}: {total:.1f} us per "
           f"call ({args.clock} clock, mean of {args.calls}; median {float(np.median(totals)) * 1e6:.1f})")
@@ -135,9 +157,14 @@ def main(argv=None) -> int:
         us = info["total"] / args.calls * 1e6
         in_units += us
         kinds = ", ".join(f"{k}" + (f" x{n}" if n > 1 else "") for k, n in info["kinds"].most_common())
-        print(f"  {us:9.1f} us {100 * us / total:5.1f}%  {info['calls'] // args.calls:3d}x  "
-              f"work {info['work']:>10d}  threads {info['threads']}  {name}: {kinds}")
-    print(f"  {total - in_units:9.1f} us {100 * (total - in_units) / total:5.1f}%  outside units")
+        read, written = info["traffic"]
+        rate = (read + written) * (info["calls"] // args.calls) / us / 1e3 if us > 0 else 0.0
+        median = float(np.median(per_call[name])) * 1e6
+        print(f"  {us:9.1f} us {100 * us / total:5.1f}%  (median {median:9.1f})  "
+              f"{info['calls'] // args.calls:3d}x  work {info['work']:>10d}  threads {info['threads']}  reads {read / 1e6:8.2f} MB  "
+              f"writes {written / 1e6:8.2f} MB  {rate:5.1f} GB/s  {name}: {kinds}")
+    print(f"  {total - in_units:9.1f} us {100 * (total - in_units) / total:5.1f}%  (median "
+          f"{float(np.median(outside)) * 1e6:9.1f})  outside units")
     return 0
 
 
