@@ -284,16 +284,7 @@ def test_profiled_seed_graph_matches_pytorch_2_13_run1():
 
 # ---- training calls through the optimized plan's training program
 
-TRAIN_LINEAR_TANH = """graph(%x : Tensor, %h : Tensor, %W : Tensor, %b : Tensor):
-  %one : int = prim::Constant[value=1]()
-  %t : Tensor = aten::t(%W)
-  %m : Tensor = aten::matmul(%x, %t)
-  %a : Tensor = aten::add(%m, %b, %one)
-  %s : Tensor = aten::add(%a, %h, %one)
-  %y : Tensor = aten::tanh(%s)
-  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %y)
-  return (%r)"""
-TRAIN_SHAPES = ((3, 4), (3, 4), (4, 4), (4,))
+from ..test_native_program import LINEAR_TANH as TRAIN_LINEAR_TANH, SHAPES as TRAIN_SHAPES  # noqa: E402
 
 
 def _training_pair(monkeypatch, text=TRAIN_LINEAR_TANH):
