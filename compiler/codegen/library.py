@@ -5,6 +5,7 @@ its optimized LLVM IR and assembly are kept for dumps, the CPU time of each step
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -112,11 +113,17 @@ def optimize(mod: llvm.ModuleRef) -> None:
 
 def new_module(name: str) -> ir.Module:
     """An empty llvmlite module for the host triple and data layout."""
-    tm = target_machine()
     module = ir.Module(name=name)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
+    module.triple, module.data_layout = host_layout()
     return module
+
+
+@lru_cache(maxsize=None)
+def host_layout() -> tuple[str, str]:
+    """The host's target triple and data layout (asked of LLVM once: a thread compiling apart
+    makes no call that waits for llvmlite's lock)."""
+    tm = target_machine()
+    return tm.triple, str(tm.target_data)
 
 
 def dump_library(library: "CodeLibrary") -> None:
@@ -161,10 +168,13 @@ class CodeLibrary:
     def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True,
                  context: Optional[llvm.context.ContextRef] = None, more_ir: str = ""):
         self.module = module  # until finalized; None for a library loaded from disk
-        self.more_ir = more_ir  # IR text of the module's other definitions (a unit's entries)
+        self.more_ir = more_ir  # IR text of the module's other definitions (a unit's entries),
+        # or of the whole module when `module` is None (printed already)
         self.optimized = optimized
-        self.context = context  # the LLVM context to parse into (None: the global one), for
-        # a library compiled on another thread than the others (the thread pool's)
+        self.context = context  # an LLVM context of its own to compile in, without llvmlite's
+        # lock (`_compile_apart`), for unoptimized code compiled on a thread of its own (the
+        # thread pool's); None: the global context
+        assert context is None or not optimized, "a library compiled apart is not optimized"
         self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
@@ -200,7 +210,8 @@ class CodeLibrary:
         # (a module calling the thread pool links once the pool is made: `before_linking`)
         makes = [make for symbol, make in _BEFORE_LINKING.items() if module is not None
                  and getattr(module.globals.get(symbol), "is_declaration", False)]
-        text = str(module) + more_ir if cache_key is None or cache is None else None
+        printed = lambda: (str(module) if module is not None else "") + more_ir  # noqa: E731
+        text = printed() if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
             key = "unoptimized\n" + key if key is not None else None
@@ -214,21 +225,15 @@ class CodeLibrary:
             mod = _empty_module(self.name)  # MCJIT loads `obj` for it
         else:
             if text is None:
-                text = str(module) + more_ir
+                text = printed()
                 clock.lap("print")
             self.ir_chars = len(text)
-            mod = llvm.parse_assembly(text, self.context)
-            mod.name = self.name  # the object cache hook finds this module's object code by name
-            clock.lap("parse")
-            mod.verify()
-            clock.lap("verify")
-            if self.optimized:
-                optimize(mod)
-            clock.lap("optimize")
-            self._llvm_ir = str(mod)
-            clock.lap("print optimized")
-            obj = target_machine(3 if self.optimized else 0).emit_object(mod)
-            clock.lap("codegen")
+            if self.context is not None:
+                mod, obj = _compile_apart(text, self.name, self.context)
+                self._llvm_ir = text  # (not optimized: the IR it compiled)
+                clock.lap("codegen")
+            else:
+                mod, obj = self._compile(text, clock)
         for make in makes:
             make()
             clock.lap("wait for the pool")
@@ -239,6 +244,23 @@ class CodeLibrary:
             clock.lap("store")
         self.compile_ms = (time.perf_counter() - start) * 1000.0
         dump_library(self)
+
+    def _compile(self, text: str, clock: _PhaseClock) -> tuple[llvm.ModuleRef, bytes]:
+        """(the module of `text`, its object code): parsed, verified, optimized (when
+        `optimized`), printed optimized (kept for dumps and the disk cache) and compiled."""
+        mod = llvm.parse_assembly(text)
+        mod.name = self.name  # the object cache hook finds this module's object code by name
+        clock.lap("parse")
+        mod.verify()
+        clock.lap("verify")
+        if self.optimized:
+            optimize(mod)
+        clock.lap("optimize")
+        self._llvm_ir = str(mod)
+        clock.lap("print optimized")
+        obj = target_machine(3 if self.optimized else 0).emit_object(mod)
+        clock.lap("codegen")
+        return mod, obj
 
     def _link(self, mod: llvm.ModuleRef, obj: bytes) -> None:
         """Add `mod` to the engine with `obj`, its object code (MCJIT compiles nothing)."""
@@ -271,6 +293,42 @@ class CodeLibrary:
             addr = _engine().get_function_address(name)
         assert addr, f"no function {name} in the library"
         return addr
+
+
+def _unlocked(fn):
+    """The ctypes function under llvmlite's wrapper of an LLVM call, which takes the one lock
+    llvmlite holds around every call into LLVM; the wrapper itself where llvmlite has none."""
+    return getattr(fn, "_cfn", fn)
+
+
+def _compile_apart(text: str, name: str, context: llvm.context.ContextRef
+                   ) -> tuple[llvm.ModuleRef, bytes]:
+    """(the module of `text` named `name`, its object code at -O0), parsed, verified and
+    compiled in `context`, a context of its own, by `target_machine(0)`, which only such
+    libraries use, without llvmlite's global lock: LLVM lets threads work at once in different
+    contexts, while under that lock a library compiled on its own thread (the thread pool) made
+    the unit compiling on the main thread wait for each of its calls (~10 ms of a process's
+    first threaded unit), and the lock-holding call releases the GIL, so the two compile on
+    two cores."""
+    lib, out = llvm.ffi.lib, llvm.ffi.OutputString
+    tm = target_machine(0)
+    with out() as error:
+        mod = llvm.ModuleRef(_unlocked(lib.LLVMPY_ParseAssembly)(context, text.encode(), error), context)
+        if error:
+            mod.close()
+            raise RuntimeError(f"LLVM IR parsing error\n{error}")
+    _unlocked(lib.LLVMPY_SetModuleName)(mod, name.encode())
+    with out() as error:
+        if _unlocked(lib.LLVMPY_VerifyModule)(mod, error):
+            raise RuntimeError(str(error))
+    with out() as error:
+        buffer = _unlocked(lib.LLVMPY_TargetMachineEmitToMemory)(tm, mod, 1, error)
+        if not buffer:
+            raise RuntimeError(str(error))
+    try:
+        return mod, ctypes.string_at(lib.LLVMPY_GetBufferStart(buffer), lib.LLVMPY_GetBufferSize(buffer))
+    finally:
+        lib.LLVMPY_DisposeMemoryBuffer(buffer)
 
 
 def _empty_module(name: str) -> llvm.ModuleRef:

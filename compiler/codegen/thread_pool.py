@@ -61,9 +61,9 @@ def _libc_symbols() -> None:
 
 def start() -> None:
     """Begin making the pool (once per process) without waiting for it: linked from the disk
-    cache at once, else compiled on a thread of its own, in an LLVM context of its own, while
-    the caller goes on emitting and compiling the unit that needs it (~10 ms of a process's
-    first threaded unit; on one core it only moves). `register_symbols` waits for it."""
+    cache at once, else its IR emitted and printed here (~3 ms) and compiled on a thread of its
+    own (`_compile`) while the caller goes on emitting and compiling the unit that needs it.
+    `register_symbols` waits for it."""
     global _compiling
     with _lock:
         if _library is not None or _compiling is not None:
@@ -75,24 +75,37 @@ def start() -> None:
         if library is not None:
             _publish(library)
             return
-        target_machine(), target_machine(0)  # (made by this thread: the other only uses them)
-        _compiling = threading.Thread(target=_compile_into, args=(_compiled,), daemon=True,
-                                      name="irjit-pool-compile")
+        # the IR and every LLVM object the other thread needs are made by this one: the other
+        # runs no Python to speak of (emitting it there made the caller wait for the GIL, ~5
+        # ms at a time) and makes no LLVM call that waits for llvmlite's lock
+        text, context = _pool_ir(), llvm.create_context()
+        target_machine(0)
+        _compiling = threading.Thread(target=_compile_into, args=(_compiled, text, context),
+                                      daemon=True, name="irjit-pool-compile")
         _compiling.start()
 
 
-def _compile() -> object:
-    from .library import CodeLibrary, new_module
+def _pool_ir() -> str:
+    from .library import new_module
     module = new_module(MODULE)
     _PoolEmitter(module).emit()
-    library = CodeLibrary(module, optimized=False, context=llvm.create_context())  # it waits
+    return str(module)
+
+
+def _compile(text: str, context) -> object:
+    """The pool's library of IR `text`, compiled at -O0 (it waits and hands out chunks) in
+    `context`, an LLVM context of its own, without llvmlite's lock (`library._compile_apart`):
+    on another core than the unit the calling thread compiles meanwhile (a process's first
+    threaded unit waited ~10 ms for the pool's LLVM calls under that lock)."""
+    from .library import CodeLibrary
+    library = CodeLibrary(None, MODULE, optimized=False, context=context, more_ir=text)
     library.finalize()
     return library
 
 
-def _compile_into(results: list) -> None:
+def _compile_into(results: list, text: str, context) -> None:
     try:
-        results.append(_compile())
+        results.append(_compile(text, context))
     except BaseException as e:  # (re-raised by the thread that waits for the pool)
         results.append(e)
 
@@ -122,7 +135,7 @@ def register_symbols() -> None:
         if isinstance(made, BaseException):
             raise made
         if made is None:  # (a process forked while its parent compiled: it compiles here)
-            made = _compile()
+            made = _compile(_pool_ir(), llvm.create_context())
         remember_library(_reference(), made)
         _publish(made)
 

@@ -200,7 +200,7 @@ print("ok")
 def test_a_failure_compiling_the_pool_is_raised_where_the_pool_is_waited_for(monkeypatch):
     from irjit.compiler.codegen import library, thread_pool
 
-    def fails():
+    def fails(text, context):
         raise RuntimeError("no pool today")
     for name, value in (("_library", None), ("_compiling", None), ("_compiled", []), ("_compile", fails)):
         monkeypatch.setattr(thread_pool, name, value)
