@@ -308,27 +308,29 @@ def _compile_apart(text: str, name: str, context: llvm.context.ContextRef
     libraries use, without llvmlite's global lock: LLVM lets threads work at once in different
     contexts, while under that lock a library compiled on its own thread (the thread pool) made
     the unit compiling on the main thread wait for each of its calls (~10 ms of a process's
-    first threaded unit), and the lock-holding call releases the GIL, so the two compile on
-    two cores."""
-    lib, out = llvm.ffi.lib, llvm.ffi.OutputString
-    tm = target_machine(0)
-    with out() as error:
-        mod = llvm.ModuleRef(_unlocked(lib.LLVMPY_ParseAssembly)(context, text.encode(), error), context)
-        if error:
-            mod.close()
-            raise RuntimeError(f"LLVM IR parsing error\n{error}")
-    _unlocked(lib.LLVMPY_SetModuleName)(mod, name.encode())
-    with out() as error:
-        if _unlocked(lib.LLVMPY_VerifyModule)(mod, error):
-            raise RuntimeError(str(error))
-    with out() as error:
-        buffer = _unlocked(lib.LLVMPY_TargetMachineEmitToMemory)(tm, mod, 1, error)
-        if not buffer:
-            raise RuntimeError(str(error))
+    first threaded unit); a ctypes call releases the GIL, so the two compile on two cores."""
+    lib, tm = llvm.ffi.lib, target_machine(0)
+    call = lambda name, *args: _unlocked(getattr(lib, name))(*args)  # noqa: E731
+    error = ctypes.c_char_p(None)
+
+    def failed(what: str) -> RuntimeError:
+        message = (error.value or b"").decode(errors="replace")
+        call("LLVMPY_DisposeString", error)
+        return RuntimeError(f"{what}\n{message}")
+    mod = llvm.ModuleRef(call("LLVMPY_ParseAssembly", context, text.encode(), ctypes.byref(error)), context)
+    if error.value is not None:
+        mod.close()
+        raise failed("LLVM IR parsing error")
+    call("LLVMPY_SetModuleName", mod, name.encode())
+    if call("LLVMPY_VerifyModule", mod, ctypes.byref(error)):
+        raise failed("LLVM IR verification error")
+    buffer = call("LLVMPY_TargetMachineEmitToMemory", tm, mod, 1, ctypes.byref(error))
+    if not buffer:
+        raise failed("LLVM code generation error")
     try:
-        return mod, ctypes.string_at(lib.LLVMPY_GetBufferStart(buffer), lib.LLVMPY_GetBufferSize(buffer))
+        return mod, ctypes.string_at(call("LLVMPY_GetBufferStart", buffer), call("LLVMPY_GetBufferSize", buffer))
     finally:
-        lib.LLVMPY_DisposeMemoryBuffer(buffer)
+        call("LLVMPY_DisposeMemoryBuffer", buffer)
 
 
 def _empty_module(name: str) -> llvm.ModuleRef:

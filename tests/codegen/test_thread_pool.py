@@ -208,3 +208,35 @@ def test_a_failure_compiling_the_pool_is_raised_where_the_pool_is_waited_for(mon
     thread_pool.start()
     with pytest.raises(RuntimeError, match="no pool today"):
         thread_pool.register_symbols()
+
+
+def test_the_pool_compiles_while_another_thread_holds_llvmlites_lock():
+    """llvmlite holds one lock around every call into LLVM: the pool compiled on its own
+    thread under it made a process's first threaded unit wait for each of its calls. Its
+    parse, verification and code generation run in a context of their own without it."""
+    import llvmlite.binding as llvm
+
+    from irjit.compiler.codegen import library, thread_pool
+    text, context = thread_pool._pool_ir(), llvm.create_context()
+    library.target_machine(0)
+    made = []
+    worker = threading.Thread(target=lambda: made.append(
+        library._compile_apart(text, "pool_apart_probe", context)), daemon=True)
+    with llvm.ffi.lib._lock:
+        worker.start()
+        worker.join(timeout=60)
+        finished = not worker.is_alive()
+    worker.join()
+    assert finished and made and made[0][1][:4] == b"\x7fELF"
+
+
+def test_ir_that_does_not_parse_or_verify_compiled_apart_raises_llvms_message():
+    import llvmlite.binding as llvm
+
+    from irjit.compiler.codegen import library
+    with pytest.raises(RuntimeError, match="parsing error"):
+        library._compile_apart("define i32 @f( {", "apart_bad_parse", llvm.create_context())
+    undominated = ("define i32 @f(i1 %c) {\nentry:\n  br i1 %c, label %a, label %b\na:\n"
+                   "  %x = add i32 1, 2\n  br label %b\nb:\n  ret i32 %x\n}\n")
+    with pytest.raises(RuntimeError, match="verification error(.|\n)*dominate"):
+        library._compile_apart(undominated, "apart_bad_verify", llvm.create_context())
