@@ -53,6 +53,18 @@ def before_linking(symbol: str, make: Callable[[], None]) -> None:
     _BEFORE_LINKING[symbol] = make
 
 
+# symbol -> what begins making it, called as a module that declares it starts optimizing
+_WHILE_OPTIMIZING: dict[str, Callable[[], None]] = {}
+
+
+def while_optimizing(symbol: str, begin: Callable[[], None]) -> None:
+    """Call `begin()` when a module that declares `symbol` starts its optimization pipeline,
+    its longest LLVM call, which releases the GIL: work for `symbol` on another thread (the
+    pool's compile) then runs its Python meanwhile instead of making this thread wait for the
+    GIL (~5 ms at a time, the interpreter's switch interval)."""
+    _WHILE_OPTIMIZING[symbol] = begin
+
+
 # object code handed to MCJIT, by module name, while a library is linked
 _OBJECTS_IN: dict[str, bytes] = {}
 _BACKING = "irjit_engine_backing"  # the engine's own empty module: never a library's name
@@ -208,8 +220,10 @@ class CodeLibrary:
         cache = disk_cache()
         module, more_ir = self.module, self.more_ir
         # (a module calling the thread pool links once the pool is made: `before_linking`)
-        makes = [make for symbol, make in _BEFORE_LINKING.items() if module is not None
-                 and getattr(module.globals.get(symbol), "is_declaration", False)]
+        declares = lambda symbol: module is not None and getattr(  # noqa: E731
+            module.globals.get(symbol), "is_declaration", False)
+        makes = [make for symbol, make in _BEFORE_LINKING.items() if declares(symbol)]
+        begins = [begin for symbol, begin in _WHILE_OPTIMIZING.items() if declares(symbol)]
         printed = lambda: (str(module) if module is not None else "") + more_ir  # noqa: E731
         text = printed() if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
@@ -233,7 +247,7 @@ class CodeLibrary:
                 self._llvm_ir = text  # (not optimized: the IR it compiled)
                 clock.lap("codegen")
             else:
-                mod, obj = self._compile(text, clock)
+                mod, obj = self._compile(text, clock, begins)
         for make in makes:
             make()
             clock.lap("wait for the pool")
@@ -245,14 +259,18 @@ class CodeLibrary:
         self.compile_ms = (time.perf_counter() - start) * 1000.0
         dump_library(self)
 
-    def _compile(self, text: str, clock: _PhaseClock) -> tuple[llvm.ModuleRef, bytes]:
+    def _compile(self, text: str, clock: _PhaseClock, begins: list[Callable[[], None]]
+                 ) -> tuple[llvm.ModuleRef, bytes]:
         """(the module of `text`, its object code): parsed, verified, optimized (when
-        `optimized`), printed optimized (kept for dumps and the disk cache) and compiled."""
+        `optimized`; `begins` called as it starts: see `while_optimizing`), printed optimized
+        (kept for dumps and the disk cache) and compiled."""
         mod = llvm.parse_assembly(text)
         mod.name = self.name  # the object cache hook finds this module's object code by name
         clock.lap("parse")
         mod.verify()
         clock.lap("verify")
+        for begin in begins:
+            begin()
         if self.optimized:
             optimize(mod)
         clock.lap("optimize")
@@ -328,7 +346,8 @@ def _compile_apart(text: str, name: str, context: llvm.context.ContextRef
     if not buffer:
         raise failed("LLVM code generation error")
     try:
-        return mod, ctypes.string_at(call("LLVMPY_GetBufferStart", buffer), call("LLVMPY_GetBufferSize", buffer))
+        start, size = call("LLVMPY_GetBufferStart", buffer), call("LLVMPY_GetBufferSize", buffer)
+        return mod, ctypes.string_at(start, size)
     finally:
         call("LLVMPY_DisposeMemoryBuffer", buffer)
 
