@@ -70,7 +70,8 @@ def start() -> None:
     with _lock:
         if _library is not None or _compiling is not None:
             return
-        from .library import before_linking, load_remembered, target_machine, while_optimizing
+        from .library import (before_linking, host_layout, load_remembered, target_machine,
+                              while_optimizing)
         before_linking(SYMBOL, register_symbols)  # (a unit calling the pool waits for it)
         _libc_symbols()
         library = load_remembered(MODULE, _reference())
@@ -80,7 +81,7 @@ def start() -> None:
         # every LLVM object the other thread needs is made by this one: the other makes no
         # LLVM call that waits for llvmlite's lock (the caller's pipeline holds it for ~25 ms)
         context = llvm.create_context()
-        target_machine(0)
+        target_machine(0), host_layout()
         while_optimizing(SYMBOL, _go.set)
         done = threading.Event()
         _compiling = (os.getpid(), done)
