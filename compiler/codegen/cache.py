@@ -22,7 +22,7 @@ from .scalar_program import is_scalar_program
 from .scalar_program_unit import ScalarProgramUnit
 from .source_version import generator_version
 from .threads import thread_count
-from .unit import NativeUnit, bounds_checks_enabled, tensor_unit
+from .unit import NativeUnit, bounds_checks_enabled, collector_paused, tensor_unit
 
 _LOCK = threading.Lock()
 _UNITS: dict[tuple, Optional[Union[NativeUnit, ScalarProgramUnit]]] = {}
@@ -62,8 +62,9 @@ def get_unit(graph: Graph) -> tuple[Optional[Union[NativeUnit, ScalarProgramUnit
     name = "unit_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]  # the same in every process
     progress.tick("native units", "unit", name)
     try:
-        unit = (ScalarProgramUnit(graph, name, cache_key=disk_key(key)) if is_scalar_program(graph)
-                else tensor_unit(graph, name, cache_key=disk_key(key)))
+        with collector_paused():  # (see `collector_paused`: from the disk cache too, lowering too)
+            unit = (ScalarProgramUnit(graph, name, cache_key=disk_key(key)) if is_scalar_program(graph)
+                    else tensor_unit(graph, name, cache_key=disk_key(key)))
     except NotLowerable:
         unit = None
     with _LOCK:

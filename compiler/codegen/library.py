@@ -5,6 +5,7 @@ its optimized LLVM IR and assembly are kept for dumps, the CPU time of each step
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -50,6 +51,18 @@ _BEFORE_LINKING: dict[str, Callable[[], None]] = {}
 def before_linking(symbol: str, make: Callable[[], None]) -> None:
     """Call `make()` before linking any module that declares `symbol` (and does not define it)."""
     _BEFORE_LINKING[symbol] = make
+
+
+# symbol -> what begins making it, called as a module that declares it starts optimizing
+_WHILE_OPTIMIZING: dict[str, Callable[[], None]] = {}
+
+
+def while_optimizing(symbol: str, begin: Callable[[], None]) -> None:
+    """Call `begin()` when a module that declares `symbol` starts its optimization pipeline,
+    its longest LLVM call, which releases the GIL: work for `symbol` on another thread (the
+    pool's compile) then runs its Python meanwhile instead of making this thread wait for the
+    GIL (~5 ms at a time, the interpreter's switch interval)."""
+    _WHILE_OPTIMIZING[symbol] = begin
 
 
 # object code handed to MCJIT, by module name, while a library is linked
@@ -112,11 +125,17 @@ def optimize(mod: llvm.ModuleRef) -> None:
 
 def new_module(name: str) -> ir.Module:
     """An empty llvmlite module for the host triple and data layout."""
-    tm = target_machine()
     module = ir.Module(name=name)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
+    module.triple, module.data_layout = host_layout()
     return module
+
+
+@lru_cache(maxsize=None)
+def host_layout() -> tuple[str, str]:
+    """The host's target triple and data layout (asked of LLVM once: a thread compiling apart
+    makes no call that waits for llvmlite's lock)."""
+    tm = target_machine()
+    return tm.triple, str(tm.target_data)
 
 
 def dump_library(library: "CodeLibrary") -> None:
@@ -161,10 +180,13 @@ class CodeLibrary:
     def __init__(self, module: Optional[ir.Module], name: Optional[str] = None, optimized: bool = True,
                  context: Optional[llvm.context.ContextRef] = None, more_ir: str = ""):
         self.module = module  # until finalized; None for a library loaded from disk
-        self.more_ir = more_ir  # IR text of the module's other definitions (a unit's entries)
+        self.more_ir = more_ir  # IR text of the module's other definitions (a unit's entries),
+        # or of the whole module when `module` is None (printed already)
         self.optimized = optimized
-        self.context = context  # the LLVM context to parse into (None: the global one), for
-        # a library compiled on another thread than the others (the thread pool's)
+        self.context = context  # an LLVM context of its own to compile in, without llvmlite's
+        # lock (`_compile_apart`), for unoptimized code compiled on a thread of its own (the
+        # thread pool's); None: the global context
+        assert context is None or not optimized, "a library compiled apart is not optimized"
         self.ir_chars = 0  # the size of the module's text, when compiled here
         self.name = module.name if module is not None else name
         self._llvm_ir: Optional[str] = None  # optimized, after finalize
@@ -198,9 +220,12 @@ class CodeLibrary:
         cache = disk_cache()
         module, more_ir = self.module, self.more_ir
         # (a module calling the thread pool links once the pool is made: `before_linking`)
-        makes = [make for symbol, make in _BEFORE_LINKING.items() if module is not None
-                 and getattr(module.globals.get(symbol), "is_declaration", False)]
-        text = str(module) + more_ir if cache_key is None or cache is None else None
+        declares = lambda symbol: module is not None and getattr(  # noqa: E731
+            module.globals.get(symbol), "is_declaration", False)
+        makes = [make for symbol, make in _BEFORE_LINKING.items() if declares(symbol)]
+        begins = [begin for symbol, begin in _WHILE_OPTIMIZING.items() if declares(symbol)]
+        printed = lambda: (str(module) if module is not None else "") + more_ir  # noqa: E731
+        text = printed() if cache_key is None or cache is None else None
         key = text if cache_key is None else cache_key
         if not self.optimized:  # the same IR makes other code
             key = "unoptimized\n" + key if key is not None else None
@@ -214,21 +239,15 @@ class CodeLibrary:
             mod = _empty_module(self.name)  # MCJIT loads `obj` for it
         else:
             if text is None:
-                text = str(module) + more_ir
+                text = printed()
                 clock.lap("print")
             self.ir_chars = len(text)
-            mod = llvm.parse_assembly(text, self.context)
-            mod.name = self.name  # the object cache hook finds this module's object code by name
-            clock.lap("parse")
-            mod.verify()
-            clock.lap("verify")
-            if self.optimized:
-                optimize(mod)
-            clock.lap("optimize")
-            self._llvm_ir = str(mod)
-            clock.lap("print optimized")
-            obj = target_machine(3 if self.optimized else 0).emit_object(mod)
-            clock.lap("codegen")
+            if self.context is not None:
+                mod, obj = _compile_apart(text, self.name, self.context)
+                self._llvm_ir = text  # (not optimized: the IR it compiled)
+                clock.lap("codegen")
+            else:
+                mod, obj = self._compile(text, clock, begins)
         for make in makes:
             make()
             clock.lap("wait for the pool")
@@ -239,6 +258,27 @@ class CodeLibrary:
             clock.lap("store")
         self.compile_ms = (time.perf_counter() - start) * 1000.0
         dump_library(self)
+
+    def _compile(self, text: str, clock: _PhaseClock, begins: list[Callable[[], None]]
+                 ) -> tuple[llvm.ModuleRef, bytes]:
+        """(the module of `text`, its object code): parsed, verified, optimized (when
+        `optimized`; `begins` called as it starts: see `while_optimizing`), printed optimized
+        (kept for dumps and the disk cache) and compiled."""
+        mod = llvm.parse_assembly(text)
+        mod.name = self.name  # the object cache hook finds this module's object code by name
+        clock.lap("parse")
+        mod.verify()
+        clock.lap("verify")
+        for begin in begins:
+            begin()
+        if self.optimized:
+            optimize(mod)
+        clock.lap("optimize")
+        self._llvm_ir = str(mod)
+        clock.lap("print optimized")
+        obj = target_machine(3 if self.optimized else 0).emit_object(mod)
+        clock.lap("codegen")
+        return mod, obj
 
     def _link(self, mod: llvm.ModuleRef, obj: bytes) -> None:
         """Add `mod` to the engine with `obj`, its object code (MCJIT compiles nothing)."""
@@ -271,6 +311,45 @@ class CodeLibrary:
             addr = _engine().get_function_address(name)
         assert addr, f"no function {name} in the library"
         return addr
+
+
+def _unlocked(fn):
+    """The ctypes function under llvmlite's wrapper of an LLVM call, which takes the one lock
+    llvmlite holds around every call into LLVM; the wrapper itself where llvmlite has none."""
+    return getattr(fn, "_cfn", fn)
+
+
+def _compile_apart(text: str, name: str, context: llvm.context.ContextRef
+                   ) -> tuple[llvm.ModuleRef, bytes]:
+    """(the module of `text` named `name`, its object code at -O0), parsed, verified and
+    compiled in `context`, a context of its own, by `target_machine(0)`, which only such
+    libraries use, without llvmlite's global lock: LLVM lets threads work at once in different
+    contexts, while under that lock a library compiled on its own thread (the thread pool) made
+    the unit compiling on the main thread wait for each of its calls (~10 ms of a process's
+    first threaded unit); a ctypes call releases the GIL, so the two compile on two cores."""
+    lib, tm = llvm.ffi.lib, target_machine(0)
+    call = lambda name, *args: _unlocked(getattr(lib, name))(*args)  # noqa: E731
+    error = ctypes.c_char_p(None)
+
+    def failed(what: str) -> RuntimeError:
+        message = (error.value or b"").decode(errors="replace")
+        call("LLVMPY_DisposeString", error)
+        return RuntimeError(f"{what}\n{message}")
+    mod = llvm.ModuleRef(call("LLVMPY_ParseAssembly", context, text.encode(), ctypes.byref(error)), context)
+    if error.value is not None:
+        mod.close()
+        raise failed("LLVM IR parsing error")
+    call("LLVMPY_SetModuleName", mod, name.encode())
+    if call("LLVMPY_VerifyModule", mod, ctypes.byref(error)):
+        raise failed("LLVM IR verification error")
+    buffer = call("LLVMPY_TargetMachineEmitToMemory", tm, mod, 1, ctypes.byref(error))
+    if not buffer:
+        raise failed("LLVM code generation error")
+    try:
+        start, size = call("LLVMPY_GetBufferStart", buffer), call("LLVMPY_GetBufferSize", buffer)
+        return mod, ctypes.string_at(start, size)
+    finally:
+        call("LLVMPY_DisposeMemoryBuffer", buffer)
 
 
 def _empty_module(name: str) -> llvm.ModuleRef:

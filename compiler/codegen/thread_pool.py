@@ -13,6 +13,7 @@ threads: the pool notices the new process id and starts afresh."""
 
 from __future__ import annotations
 
+import _thread
 import ctypes
 import os
 import platform
@@ -48,8 +49,9 @@ POOL_TYPE = ir.FunctionType(I32, [PTR, PTR, I64, I64, I64])
 
 _lock = threading.Lock()
 _library: Optional[object] = None
-_compiling: Optional[threading.Thread] = None  # compiling the pool while the caller goes on
+_compiling: Optional[tuple] = None  # (process id, done event) of the thread compiling the pool
 _compiled: list = []  # what that thread made: the library, or the exception it raised
+_go = threading.Event()  # set when it may start: as the unit that needs the pool starts optimizing
 
 
 def _libc_symbols() -> None:
@@ -61,40 +63,61 @@ def _libc_symbols() -> None:
 
 def start() -> None:
     """Begin making the pool (once per process) without waiting for it: linked from the disk
-    cache at once, else compiled on a thread of its own, in an LLVM context of its own, while
-    the caller goes on emitting and compiling the unit that needs it (~10 ms of a process's
-    first threaded unit; on one core it only moves). `register_symbols` waits for it."""
+    cache at once, else compiled on a thread of its own (`_compile`), which starts when the
+    unit that needs it starts optimizing (`library.while_optimizing`) and runs meanwhile.
+    `register_symbols` waits for it."""
     global _compiling
     with _lock:
         if _library is not None or _compiling is not None:
             return
-        from .library import before_linking, load_remembered, target_machine
+        from .library import (before_linking, host_layout, load_remembered, target_machine,
+                              while_optimizing)
         before_linking(SYMBOL, register_symbols)  # (a unit calling the pool waits for it)
         _libc_symbols()
         library = load_remembered(MODULE, _reference())
         if library is not None:
             _publish(library)
             return
-        target_machine(), target_machine(0)  # (made by this thread: the other only uses them)
-        _compiling = threading.Thread(target=_compile_into, args=(_compiled,), daemon=True,
-                                      name="irjit-pool-compile")
-        _compiling.start()
+        # every LLVM object the other thread needs is made by this one: the other makes no
+        # LLVM call that waits for llvmlite's lock (the caller's pipeline holds it for ~25 ms)
+        context = llvm.create_context()
+        target_machine(0), host_layout()
+        while_optimizing(SYMBOL, _go.set)
+        done = threading.Event()
+        _compiling = (os.getpid(), done)
+        # (not threading.Thread: its start waits until the new thread runs, 1-5 ms of this
+        # unit when other processes keep the cores busy)
+        _thread.start_new_thread(_compile_into, (_compiled, context, done))
 
 
-def _compile() -> object:
-    from .library import CodeLibrary, new_module
+def _pool_ir() -> str:
+    from .library import new_module
     module = new_module(MODULE)
     _PoolEmitter(module).emit()
-    library = CodeLibrary(module, optimized=False, context=llvm.create_context())  # it waits
+    return str(module)
+
+
+def _compile(context) -> object:
+    """The pool's library: its IR emitted and printed (~3 ms of Python), then compiled at -O0
+    (it waits and hands out chunks) in `context`, an LLVM context of its own, without
+    llvmlite's lock (`library._compile_apart`). On its own thread it runs while the unit that
+    needs it is optimized on the calling one (a process's first threaded unit had waited ~10 ms
+    for the pool's LLVM calls under that lock, and ~5 ms at a time for the GIL while the pool's
+    IR was emitted during its own emission)."""
+    from .library import CodeLibrary
+    library = CodeLibrary(None, MODULE, optimized=False, context=context, more_ir=_pool_ir())
     library.finalize()
     return library
 
 
-def _compile_into(results: list) -> None:
+def _compile_into(results: list, context, done: threading.Event) -> None:
+    _go.wait()
     try:
-        results.append(_compile())
+        results.append(_compile(context))
     except BaseException as e:  # (re-raised by the thread that waits for the pool)
         results.append(e)
+    finally:
+        done.set()
 
 
 def _publish(library) -> None:
@@ -113,7 +136,10 @@ def register_symbols() -> None:
     start()
     if _library is not None:
         return
-    _compiling.join()
+    _go.set()
+    pid, done = _compiling
+    if pid == os.getpid():  # (a forked child has no such thread)
+        done.wait()
     with _lock:
         if _library is not None:
             return
@@ -122,7 +148,7 @@ def register_symbols() -> None:
         if isinstance(made, BaseException):
             raise made
         if made is None:  # (a process forked while its parent compiled: it compiles here)
-            made = _compile()
+            made = _compile(llvm.create_context())
         remember_library(_reference(), made)
         _publish(made)
 

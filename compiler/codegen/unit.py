@@ -51,7 +51,11 @@ def collector_paused():
     llvmlite objects of its module live until it is compiled, so young collections promoted
     them all to the oldest generation, whose growth then set off full collections of the
     process's heap (40-55 ms in one of lstm2's units, tools/bench_compile.py's gc column).
-    Off, they are garbage before a collection sees them and go with a young one."""
+    Off, they are garbage before a collection sees them and go with a young one.
+    `cache.get_unit` keeps it off while it makes any unit (lowering it, or linking it from the
+    disk cache): a full collection, which a bench process's heap makes 14-42 ms here whatever
+    the unit, otherwise fell inside whichever unit's allocations set it off; one that is due
+    then runs at the first allocation after the unit instead."""
     if not gc.isenabled():
         yield
         return

@@ -200,7 +200,7 @@ print("ok")
 def test_a_failure_compiling_the_pool_is_raised_where_the_pool_is_waited_for(monkeypatch):
     from irjit.compiler.codegen import library, thread_pool
 
-    def fails():
+    def fails(context):
         raise RuntimeError("no pool today")
     for name, value in (("_library", None), ("_compiling", None), ("_compiled", []), ("_compile", fails)):
         monkeypatch.setattr(thread_pool, name, value)
@@ -208,3 +208,74 @@ def test_a_failure_compiling_the_pool_is_raised_where_the_pool_is_waited_for(mon
     thread_pool.start()
     with pytest.raises(RuntimeError, match="no pool today"):
         thread_pool.register_symbols()
+
+
+def test_the_pool_compiles_while_another_thread_holds_llvmlites_lock():
+    """llvmlite holds one lock around every call into LLVM: the pool compiled on its own
+    thread under it made a process's first threaded unit wait for each of its calls. Its
+    parse, verification and code generation run in a context of their own without it."""
+    import llvmlite.binding as llvm
+
+    from irjit.compiler.codegen import library, thread_pool
+    text, context = thread_pool._pool_ir(), llvm.create_context()
+    library.target_machine(0)
+    made = []
+    worker = threading.Thread(target=lambda: made.append(
+        library._compile_apart(text, "pool_apart_probe", context)), daemon=True)
+    with llvm.ffi.lib._lock:
+        worker.start()
+        worker.join(timeout=60)
+        finished = not worker.is_alive()
+    worker.join()
+    assert finished and made and made[0][1][:4] == b"\x7fELF"
+
+
+def test_ir_that_does_not_parse_or_verify_compiled_apart_raises_llvms_message():
+    import llvmlite.binding as llvm
+
+    from irjit.compiler.codegen import library
+    with pytest.raises(RuntimeError, match="parsing error"):
+        library._compile_apart("define i32 @f( {", "apart_bad_parse", llvm.create_context())
+    undominated = ("define i32 @f(i1 %c) {\nentry:\n  br i1 %c, label %a, label %b\na:\n"
+                   "  %x = add i32 1, 2\n  br label %b\nb:\n  ret i32 %x\n}\n")
+    with pytest.raises(RuntimeError, match="verification error(.|\n)*dominate"):
+        library._compile_apart(undominated, "apart_bad_verify", llvm.create_context())
+
+
+def test_the_pool_compiles_as_the_unit_that_needs_it_starts_optimizing(tmp_path):
+    """The pool's thread waits until the unit that needs it starts optimizing (a long LLVM call
+    without the GIL), so its Python does not make the unit wait for the GIL; a child forked
+    before then compiles a pool of its own instead of waiting for the parent's thread."""
+    code = """
+import os, time
+import numpy as np
+from irjit.compiler.codegen import library, thread_pool, threads
+from irjit.compiler.codegen.unit import NativeUnit
+from tests.codegen import typed_graph
+from tests.codegen.test_thread_pool import CHAIN
+threads.thread_count = lambda: 2
+threads.WORK_THRESHOLD = 0
+thread_pool.start()
+time.sleep(0.3)
+print("idle" if not thread_pool._compiled and not thread_pool._go.is_set() else "busy", flush=True)
+x, a, b = (np.linspace(-1, 1, 3000, dtype=np.float32) for _ in range(3))
+pid = os.fork()
+if pid == 0:
+    unit = NativeUnit(typed_graph(CHAIN, "Float(3000), Float(3000), Float(3000)"), "pool_fork_child")
+    status, (out,) = unit.call([x, a, b])
+    os._exit(0 if status == 0 and np.allclose(out, np.tanh(x * a + b), atol=1e-6) else 1)
+_, status = os.waitpid(pid, 0)
+print("child", os.WEXITSTATUS(status), flush=True)
+optimize, seen = library.optimize, []
+library.optimize = lambda mod: (seen.append(thread_pool._go.is_set()), optimize(mod))
+unit = NativeUnit(typed_graph(CHAIN, "Float(3000), Float(3000), Float(3000)"), "pool_parent")
+status, (out,) = unit.call([x, a, b])
+assert status == 0 and np.allclose(out, np.tanh(x * a + b), atol=1e-6)
+print("optimizing", seen)
+"""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, IRJIT_CACHE_DIR=str(tmp_path), IRJIT_CACHE="1")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["idle", "child 0", "optimizing [True]"]
