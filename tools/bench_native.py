@@ -10,7 +10,7 @@ Then the real architectures of tests/fixtures/bench/arch (forward: irjit native 
 interpreter, torch eager and TorchScript with the same weights; geometric mean of native over
 eager), and per workload in fresh processes: native compile time per unit, cold and from the
 disk cache, peak RSS, and a loop of many forward+backward calls (RSS and time per call at its
-start and end).
+start and end, beside numpy's in the same process as a control for the machine's drift).
 
     python -m irjit.tools.bench_native [--repeat N] [--rounds N] [--only NAME] [--loop-calls N]
         [--cores N] [--clock wall|cpu]
@@ -42,6 +42,9 @@ from irjit.tools.bench_workloads import NAMES, NUMPY_FORWARD, NUMPY_FORWARD_BACK
 
 TUNABLES = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=33554432"
 LOOP_SECONDS = 60.0  # a workload's call loop stops early past this (the chain at 4M elements)
+# every this many calls the loop also times numpy's forward+backward once: a control, since on
+# these VMs a whole process can turn slower for minutes (numpy's lstm_cell 1.45 -> 1.95 ms)
+CONTROL_EVERY = 10
 FIRST_CALLS = 5  # irjit.compile's first forward+backward calls, timed together (see process_report)
 
 
@@ -374,18 +377,28 @@ def process_report(name: str, loop_calls: int) -> dict:
     if loop_calls:
         every = max(1, loop_calls // 10)
         times, rss, start = [], [memory_kib("VmRSS")], time.perf_counter()
+        control = []  # (call index, numpy's forward+backward s): the machine's drift, every 10th
+        needs = workload.requires_grad
         for i in range(loop_calls):
             t = time.perf_counter()
             call()
             times.append(time.perf_counter() - t)
+            if i % CONTROL_EVERY == 0:
+                t = time.perf_counter()
+                NUMPY_FORWARD_BACKWARD[name](*args, needs=needs)
+                control.append((i, time.perf_counter() - t))
             if (i + 1) % every == 0:
                 rss.append(memory_kib("VmRSS"))
             if time.perf_counter() - start > LOOP_SECONDS and len(times) >= 20:
                 rss.append(memory_kib("VmRSS"))
                 break
         tenth = max(1, len(times) // 10)
+        first = [s for i, s in control if i < tenth] or [control[0][1]]
+        last = [s for i, s in control if i >= len(times) - tenth] or [control[-1][1]]
         report.update(calls=len(times), rss_kib=rss, first_us=float(np.median(times[:tenth])) * 1e6,
-                      last_us=float(np.median(times[-tenth:])) * 1e6)
+                      last_us=float(np.median(times[-tenth:])) * 1e6,
+                      numpy_first_us=float(np.median(first)) * 1e6,
+                      numpy_last_us=float(np.median(last)) * 1e6)
     report["peak_rss_kib"] = memory_kib("VmHWM")
     report["units"] = units[:]
     # irjit.compile's first forward+backward calls: all it specializes and compiles (under
@@ -418,10 +431,13 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
           f"cold = empty disk cache, cached = fresh process reading "
           f"it: its slowest unit (the process's first, with LLVM's and BLAS's setup) and the median "
           f"one, (load) = of which reading and linking the object code), peak RSS, and a loop of "
-          f"up to {loop_calls} fwd+bwd calls (stops after {LOOP_SECONDS:.0f} s):")
+          f"up to {loop_calls} fwd+bwd calls (stops after {LOOP_SECONDS:.0f} s), the median of its "
+          f"first and last tenth beside numpy's forward+backward timed every {CONTROL_EVERY}th "
+          f"call in the same process (the machine's drift):")
     print(f"  {'workload':18} {'units':>5} {'cold max':>9} {'cold sum':>9} {'cached max':>10} "
           f"{'cached med':>10} {'(load)':>7} "
-          f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19}")
+          f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19} "
+          f"{'numpy start->end':>17}")
     firsts = []
     bytecode = tempfile.TemporaryDirectory(prefix="irjit-bench-bytecode-")
     with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:  # (a first
@@ -436,11 +452,13 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
         rss = warm.get("rss_kib", [0])
         rss_cell = f"{rss[1] / 1024:.1f} -> {rss[-1] / 1024:.1f}" if len(rss) > 1 else "-"
         time_cell = f"{warm['first_us']:.1f} -> {warm['last_us']:.1f}" if "first_us" in warm else "-"
+        control_cell = f"{warm['numpy_first_us']:.1f} -> {warm['numpy_last_us']:.1f}" \
+            if "numpy_first_us" in warm else "-"
         print(f"  {name:18} {len(cold_ms):5d} {max(cold_ms, default=0):9.1f} {sum(cold_ms):9.1f} "
               f"{max(warm_ms, default=0):10.1f} {float(np.median(warm_ms)) if warm_ms else 0:10.1f} "
               f"{max(warm_lib, default=0):7.1f} "
               f"{warm['peak_rss_kib'] / 1024:11.1f} "
-              f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19}")
+              f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19} {control_cell:>17}")
         firsts.append((name, cold, warm))
     print(f"\nirjit.compile's first {FIRST_CALLS} forward+backward calls together (s, wall: all its "
           f"specializing and compiling), cold and cached, and the units it made (the slowest, ms):")

@@ -113,3 +113,21 @@ def test_machine_bounds_are_the_best_of_their_rounds(monkeypatch):
     monkeypatch.setattr(bench_native, "settle", lambda: None)
     monkeypatch.setattr(bench_native, "_machine_bounds_once", lambda repeat: next(measured))
     assert bench_native.machine_bounds(10, rounds=3) == (25.0, 190.0)
+
+
+def test_the_call_loop_times_numpy_beside_irjit_as_a_control(monkeypatch):
+    """The RSS/slowdown loop times numpy's forward+backward every CONTROL_EVERY calls in the
+    same process: its first and last tenth's medians come with irjit's, so a machine turning
+    slower for a while is told apart from a slowdown of irjit's."""
+    from irjit.compiler.codegen import cache
+    from irjit.tools import bench_native
+    monkeypatch.setattr(cache, "tensor_unit", cache.tensor_unit)  # (the report wraps it)
+    monkeypatch.setattr(bench_native, "FIRST_CALLS", 1)
+    calls = []
+    real = bench_native.NUMPY_FORWARD_BACKWARD["tiny_linear_tanh"]
+    monkeypatch.setitem(bench_native.NUMPY_FORWARD_BACKWARD, "tiny_linear_tanh",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    report = bench_native.process_report("tiny_linear_tanh", 40)
+    assert report["calls"] == 40 and len(calls) == 40 // bench_native.CONTROL_EVERY
+    assert report["numpy_first_us"] > 0 and report["numpy_last_us"] > 0
+    assert report["first_us"] > 0 and report["last_us"] > 0
