@@ -38,8 +38,11 @@ def unrolls(graph: Graph) -> bool:
 def unrolled(graph: Graph) -> Optional[Graph]:
     """`graph` (changed in place) with its loops unrolled, when every loop went and no
     branch is left; else None (then `graph` is half unrolled: discard it). A profiling
-    executor's graph has its guarded DifferentiableGraphs inlined first (`inline_guarded`)."""
+    executor's graph has its guarded DifferentiableGraphs inlined first (`inline_guarded`);
+    one that cannot be (an op autograd cannot run) would run unguarded: None then too."""
     inline_guarded(graph)
+    if any(n.kind == "prim::DifferentiableGraph" for n in graph.walk()):
+        return None
     if not unroll_completely(graph.block, MAX_UNROLLED_NODES):
         return None
     constant_propagation(graph)  # (the trip counters, and branches on them)

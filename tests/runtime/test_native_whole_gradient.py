@@ -203,3 +203,31 @@ def test_the_profiling_executors_guarded_differentiable_graphs_are_inlined_and_d
                         "prim::CallFunction"}
     assert all(v.type.requires_grad is None for n in g.walk() for v in n.outputs
                if isinstance(v.type, TensorType))
+
+
+def test_a_differentiable_graph_that_cannot_be_inlined_keeps_its_guard(monkeypatch):
+    """A DifferentiableGraph `inline_guarded` cannot inline (here: every one, as if autograd
+    could not run its ops) would run without its guard: the graph is not unrolled, and the
+    executor's per-trip DifferentiableGraphs (behind their guards) run as before, with the
+    interpreter's gradients whatever the inputs' requires-grad flags."""
+    from irjit.compiler.passes import inline_autodiff_subgraphs as inliner
+    from irjit.runtime.native_whole_gradient import unrolled
+    monkeypatch.setattr(inliner, "_can_run_with_autograd", lambda n: False)
+    text = RNN.replace("{trips}", "4")
+    args = _arrays(RNN_SHAPES, seed=5)
+    fn = irjit.load(text, executor="profiling", backend="native")
+    tensors = [Tensor(a) for a in args]
+    for flags in ([True, True, True, True], [False, True, False, True]):
+        ref = irjit.load(text)
+        want = ref.run(*args, requires_grad=flags)
+        want_grads = ref.backward()
+        for _ in range(4):
+            got = fn.run(*tensors, requires_grad=flags)
+            grads = fn.backward()
+        np.testing.assert_allclose(got[0].data, want[0].data, rtol=1e-5, atol=1e-6)
+        assert sorted(grads) == sorted(want_grads)
+        for k in grads:
+            np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    runner = fn.executor.optimized_plan.runner
+    assert not any(isinstance(p, GradientPlan) for p in runner._plans.values())
+    assert unrolled(fn.executor.optimized_plan.graph.copy()) is None
