@@ -278,19 +278,16 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
+        if requires_grad is not True and requires_grad is not False and isinstance(
+                requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
+            requires_grad = True  # (every input flagged: as one flag)
         train = self._train_arrays
         if train is not None and requires_grad is not False and len(inputs) == self._tensor_inputs:
             # a training call of arrays, or of Tensors that do not require grad yet: the
             # latest native plan's training program for the call's flags (None: every input),
             # when it takes the arrays (copies of those a backward reads; Tensors' arrays
             # shared, as `_prepare` shares them) - the optimized plan's, for an executor
-            flags = None
-            if requires_grad is not True:
-                if requires_grad.__class__ is list and len(requires_grad) == len(inputs) and \
-                        all(requires_grad):
-                    requires_grad = True  # (every input flagged: as one flag)
-                else:
-                    flags = _train_flags(requires_grad, len(inputs))
+            flags = None if requires_grad is True else _train_flags(requires_grad, len(inputs))
             if not inputs or inputs[0].__class__ is not Tensor:  # (arrays: the program checks
                 arrays, copy = inputs, True  # them; Tensors: their arrays)
             else:
@@ -317,9 +314,6 @@ class Function:
                         if flags is None else \
                         (got[n:], _NO_PARAMETERS, got[:n], tuple(i for i, f in enumerate(flags) if not f), None)
                     return got[:n]
-        if requires_grad is not True and requires_grad is not False and isinstance(
-                requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
-            requires_grad = True  # (every input flagged: as one flag)
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function (Tensors or arrays, every input

@@ -537,8 +537,7 @@ class _Program:
         """The guard inline when its types say only whether each tensor requires grad (as
         `prims.type_matches` checks them); False when they say more."""
         types = node.attr("types")
-        if not all(isinstance(t, TensorType) and t.requires_grad is not None and not t.undefined
-                   and t.scalar_type is None and t.sizes is None for t in types):
+        if not all(_says_only_requires_grad(t) for t in types):
             return False
         src = self.src
         # each tensor requires grad under grad mode (`g`) as its type says
@@ -627,6 +626,13 @@ class _Program:
         return program
 
 
+def _says_only_requires_grad(t) -> bool:
+    """Whether a RequiresGradCheck's type says whether a tensor requires grad and nothing
+    else (as the profiling executor's guards of its DifferentiableGraphs do)."""
+    return isinstance(t, TensorType) and t.requires_grad is not None and not t.undefined \
+        and t.scalar_type is None and t.sizes is None
+
+
 def _is_guard(step) -> bool:
     return not (_is_group(step) or _is_branch(step) or _is_loop(step)) and \
         step[1].kind == "prim::RequiresGradCheck"
@@ -644,12 +650,15 @@ def _true_guards(steps: list, flags: tuple[bool, ...], interp) -> set[int]:
             continue
         _, node, args, outs = step
         if not _guards_enforced(interp) or all(
-                a < len(flags) and isinstance(t, TensorType) and t.requires_grad is not None
-                and t.requires_grad == flags[a]
-                and not t.undefined and t.scalar_type is None and t.sizes is None
+                a < len(flags) and _says_only_requires_grad(t) and t.requires_grad == flags[a]
                 for a, t in zip(args, node.attr("types"))):
             found.add(outs[-1])
     return found
+
+
+def _views_an_argument(step) -> bool:
+    """Whether a group step's unit returns a view of one of its arguments."""
+    return any(alias and alias[0] == "input" for alias in getattr(step.unit, "aliases", None) or ())
 
 
 def _keeps_inputs(steps: list, outputs: list[int], n_inputs: int, true_guards: set[int]) -> bool:
@@ -662,7 +671,7 @@ def _keeps_inputs(steps: list, outputs: list[int], n_inputs: int, true_guards: s
     def visit(steps: list) -> bool:
         for step in steps:
             if _is_group(step):
-                if any(alias and alias[0] == "input" for alias in getattr(step.unit, "aliases", None) or ()):
+                if _views_an_argument(step):
                     return False
             elif _is_branch(step):
                 first = step.branches[0]
@@ -670,9 +679,7 @@ def _keeps_inputs(steps: list, outputs: list[int], n_inputs: int, true_guards: s
                     if not visit(first[0]):
                         return False
                     holding.update(o for o, r in zip(step.outs, first[1]) if r in holding)
-                elif not is_pure(step) or any(
-                        alias and alias[0] == "input" for inner in _group_steps([step])
-                        for alias in getattr(inner.unit, "aliases", None) or ()):
+                elif not is_pure(step) or any(_views_an_argument(inner) for inner in _group_steps([step])):
                     return False
                 else:
                     holding.update(step.outs)

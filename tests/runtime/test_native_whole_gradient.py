@@ -168,6 +168,23 @@ def test_a_loop_writing_in_place_is_unrolled_but_not_differentiated_as_a_whole()
     assert not any(isinstance(p, GradientPlan) for p in fn.interpreter._plans.values())
 
 
+def _executor_matches_interpreter(fn, text: str, args: list, flags: list):
+    """`fn`'s (a profiling executor's Function) outputs of its last of four training calls of
+    `args` with `flags`, after checking them and their gradients against the interpreter's."""
+    ref = irjit.load(text)
+    want = ref.run(*args, requires_grad=flags)
+    want_grads = ref.backward()
+    tensors = [Tensor(a) for a in args]
+    for _ in range(4):
+        got = fn.run(*tensors, requires_grad=flags)
+        grads = fn.backward()
+    np.testing.assert_allclose(got[0].data, want[0].data, rtol=1e-5, atol=1e-6)
+    assert sorted(grads) == sorted(want_grads)
+    for k in grads:
+        np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    return got
+
+
 def test_the_profiling_executors_guarded_differentiable_graphs_are_inlined_and_differentiated_whole():
     """The profiling executor's optimized graph (a DifferentiableGraph per trip behind its
     `prim::RequiresGradCheck` and fallback branch) is, for a call under grad, the graph it
@@ -179,18 +196,8 @@ def test_the_profiling_executors_guarded_differentiable_graphs_are_inlined_and_d
     text = RNN.replace("{trips}", "4")
     args = _arrays(RNN_SHAPES, seed=4)
     for flags in ([True, True, True, True], [False, True, True, False]):
-        ref = irjit.load(text)
-        want = ref.run(*args, requires_grad=flags)
-        want_grads = ref.backward()
         fn = irjit.load(text, executor="profiling", backend="native")
-        tensors = [Tensor(a) for a in args]
-        for _ in range(4):
-            got = fn.run(*tensors, requires_grad=flags)
-            grads = fn.backward()
-        np.testing.assert_allclose(got[0].data, want[0].data, rtol=1e-5, atol=1e-6)
-        assert sorted(grads) == sorted(want_grads)
-        for k in grads:
-            np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-4, atol=1e-5, err_msg=k)
+        got = _executor_matches_interpreter(fn, text, args, flags)
         runner = fn.executor.optimized_plan.runner
         (plan,) = [p for p in runner._plans.values() if isinstance(p, GradientPlan)]
         assert got[0].grad_fn[0].entry.op is plan.op
@@ -216,18 +223,8 @@ def test_a_differentiable_graph_that_cannot_be_inlined_keeps_its_guard(monkeypat
     text = RNN.replace("{trips}", "4")
     args = _arrays(RNN_SHAPES, seed=5)
     fn = irjit.load(text, executor="profiling", backend="native")
-    tensors = [Tensor(a) for a in args]
     for flags in ([True, True, True, True], [False, True, False, True]):
-        ref = irjit.load(text)
-        want = ref.run(*args, requires_grad=flags)
-        want_grads = ref.backward()
-        for _ in range(4):
-            got = fn.run(*tensors, requires_grad=flags)
-            grads = fn.backward()
-        np.testing.assert_allclose(got[0].data, want[0].data, rtol=1e-5, atol=1e-6)
-        assert sorted(grads) == sorted(want_grads)
-        for k in grads:
-            np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-4, atol=1e-5, err_msg=k)
+        _executor_matches_interpreter(fn, text, args, flags)
     runner = fn.executor.optimized_plan.runner
     assert not any(isinstance(p, GradientPlan) for p in runner._plans.values())
     assert unrolled(fn.executor.optimized_plan.graph.copy()) is None
