@@ -20,7 +20,7 @@ from irjit.compiler.passes.autodiff_pipeline import (differentiate_subgraphs,
                                                      finish_differentiable_graph,
                                                      run_pass_sequence, try_differentiate)
 
-PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "remove_expands",
+PROFILING_INSENSITIVE = ("inline", "lower_grad_of", "clear_undefinedness", "remove_expands",
                          "canonicalize_graph_fuser_ops", "eliminate_dead_code", "decompose_ops",
                          "constant_propagation", "eliminate_dead_code",
                          "eliminate_common_subexpression", "constant_pooling", "peephole",
