@@ -179,6 +179,9 @@ class NativeRunner:
     # `run_arrays(arrays, raw=True)` of the latest call's plan without its lookups (None when
     # that plan is for gradients or has no array program): set by `run`
     raw_arrays: Optional[Callable] = None
+    # the training program (every input requiring grad) of the plan of the latest training
+    # call `train_arrays` took, tried first (it checks the arrays itself): set by `train_arrays`
+    train_program: Optional[Callable] = None
 
     def run_arrays(self, arrays: Sequence, raw: bool = False) -> Optional[list]:
         """The outputs of a call without gradients whose tensor inputs are numpy arrays, when
@@ -194,9 +197,18 @@ class NativeRunner:
         all; `copy=False`: the arrays of the caller's Tensors, not copied) when the latest
         call's plan is one for gradients and takes them (`StraightPlan.train_arrays`); else
         None (then copy them into Tensors and `run`)."""
+        program = self.train_program
+        if program is not None and flags is None:
+            done = program(arrays, None, False, copy)
+            if done is not None:
+                return done[0]
         last = self._last
-        return last.train_arrays(arrays, flags, copy) if last is not None and \
-            self._last_grad is self._grad_keyed else None
+        if last is None or self._last_grad is not self._grad_keyed:
+            return None
+        got = last.train_arrays(arrays, flags, copy)
+        if got is not None and flags is None:
+            self.train_program = last.train_programs.get(None)
+        return got
 
     def run(self, inputs: list) -> list:
         last = self._last

@@ -14,7 +14,7 @@ interpreter's views do."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -104,13 +104,7 @@ class _NativeBackward:
         got = raw(values) if raw is not None else df.run_arrays(values, True)
         if got is None:
             got = _run(df, values)
-        if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
-            got = got[0]
-        for g in got:  # (arrays, as df's array program returns them, pass as they are)
-            if g.__class__ is not _ndarray:
-                return [g if g.__class__ is _ndarray else g.data if isinstance(g, Tensor) else None
-                        for g in got]
-        return got
+        return _arrays_of(got)
 
     def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
         """`derivative` for these gradients of the outputs, always the same (a sums plan's
@@ -118,8 +112,26 @@ class _NativeBackward:
         vjps = fixed_vjps(grads, self.op.vjp_outputs)
         if vjps is None:
             return None
-        run_df = self._df
-        return lambda captured: run_df(vjps + captured)
+        df, slow = self.op.df, self._df
+
+        def derivative(captured: list) -> list:  # (`_df` inlined: df's latest plan read per call)
+            values = vjps + captured
+            raw = df.raw_arrays
+            got = raw(values) if raw is not None else None
+            return _arrays_of(got) if got is not None else slow(values)
+        return derivative
+
+
+def _arrays_of(got) -> Sequence:
+    """df's outputs as arrays (arrays, as df's array program returns them, pass as they are;
+    one tuple returned is its elements)."""
+    if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
+        got = got[0]
+    for g in got:
+        if g.__class__ is not _ndarray:
+            return [g if g.__class__ is _ndarray else g.data if isinstance(g, Tensor) else None
+                    for g in got]
+    return got
 
 
 class NativeGroupOp:

@@ -144,7 +144,7 @@ class StraightPlan:
         self._raw_program = None  # the same, returning arrays (for native groups' ops)
         # per requires-grad flags of the inputs (None: all), the program for training calls of
         # the caller's arrays, or None when there is none (made on the first such call)
-        self._train_programs: dict[Optional[tuple], Any] = {}
+        self.train_programs: dict[Optional[tuple], Any] = {}
         # the programs run with an arena (`_caller`), made with them: `raw_call(arrays)` is
         # `run_arrays(arrays, raw=True)`
         self._call_keyed = self._call_tried = self._array_call = self.raw_call = None
@@ -313,9 +313,9 @@ class StraightPlan:
         `copy=False`: the arrays of the caller's Tensors, shared as they are): the outputs,
         then the Tensors of the arrays it made; None when the plan has no such program or it
         refuses them."""
-        program = self._train_programs.get(flags)
+        program = self.train_programs.get(flags)
         if program is None:
-            if self._built is None or flags in self._train_programs:
+            if self._built is None or flags in self.train_programs:
                 return None
             program = self._make_train_program(flags)
             if program is None:
@@ -329,14 +329,14 @@ class StraightPlan:
         decides the groups' recording ops for those flags: calls of other patterns never need
         them); None when there can be none."""
         with self.runner.lock:
-            if flags not in self._train_programs and len(self._train_programs) < MAX_TRAIN_PROGRAMS:
+            if flags not in self.train_programs and len(self.train_programs) < MAX_TRAIN_PROGRAMS:
                 steps, tail, outputs = self._built
-                self._train_programs[flags] = train_program(
+                self.train_programs[flags] = train_program(
                     self, steps, tail, outputs, self.key, self._bail, share_view_bases,
                     _needs_grad, self.runner.value_key, self.runner.run_subgraph,
                     self.runner.decisions, getattr(self.runner, "subgraph_op", None),
                     getattr(self.runner, "decided", None), flags)
-        return self._train_programs.get(flags)
+        return self.train_programs.get(flags)
 
     def _caller(self, program, keyed: bool) -> Callable[[list], Optional[list]]:
         """`program` run on inputs with an arena of the plan's (one a finished call left, or a

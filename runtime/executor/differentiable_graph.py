@@ -85,8 +85,8 @@ class _Backward:
     def _df(self, values: list) -> list:
         """df's outputs for its inputs `values` (vjps, then captures), as arrays."""
         op = self.op
-        run_df = op._run_df  # (df's run_arrays, tried first: `run` without its lookup)
-        got = run_df(values) if run_df is not None else None
+        runner = op._df_runner  # (df's executor's raw_call, tried first: `run` without its lookup)
+        got = runner.raw_call(values) if runner is not None else None
         if got is None:
             got = op.run(op.gradient.df, values, arrays=True)  # (df's executor does not
         # record itself as last executed: the forward's graph stays the one shown)
@@ -103,34 +103,48 @@ class _Backward:
         vjps = fixed_vjps(grads, self.op.gradient.df_input_vjps)
         if vjps is None:
             return None
-        run_df = self._df
-        return lambda captured: run_df(vjps + captured)
+        op, slow = self.op, self._df
+
+        def derivative(captured: list) -> list:  # (`_df` inlined: the runner read per call)
+            values = vjps + captured
+            runner = op._df_runner
+            got = runner.raw_call(values) if runner is not None else None
+            if got is None:
+                return slow(values)
+            if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
+                got = got[0]
+            for g in got:
+                if g.__class__ is not np.ndarray:
+                    return [g if g.__class__ is np.ndarray else _array(g) for g in got]
+            return got
+        return derivative
 
 
 class DifferentiableGraphOp:
     """Runs one DifferentiableGraph node. `run_graph(graph, inputs)` executes `f` or `df`
     (through an executor of their own, so they are optimized and cached too) on detached
-    Tensors with grad mode off; `arrays_runner(graph)`, when given, is a function of `graph`'s
-    executor tried first on the inputs' arrays as they are (an executor whose native plan
-    takes them), returning None when it cannot. What every call reads off the Gradient is
+    Tensors with grad mode off; `arrays_runner(graph)`, when given, is `graph`'s executor if
+    its `raw_call(arrays)` is to be tried first on the inputs' arrays as they are (it returns
+    None when its native plan does not take them; an executor makes that call faster once
+    it has run, so it is read per call). What every call reads off the Gradient is
     fixed when the op is made."""
 
     def __init__(self, gradient, run_graph: Callable[[Any, list], list],
                  arrays_runner: Optional[Callable[[Any], Optional[Callable]]] = None):
         self.gradient = grad = runnable_gradient(gradient)
         self.run_graph = run_graph
-        self._arrays = {} if arrays_runner is None else {  # graph -> its executor's run_arrays
+        self._arrays = {} if arrays_runner is None else {  # graph -> its executor (raw_call)
             id(g): arrays_runner(g) for g in (grad.f, grad.df)}
         self._n_real = grad.f_real_outputs
         self._differentiable = tuple(grad.df_output_vjps)
         self._captured_inputs = tuple(grad.df_input_captured_inputs)
         self._captured_outputs = tuple(grad.df_input_captured_outputs)
         self._entry = _Backward(self)
-        self._run_f = self._arrays.get(id(grad.f))  # (f's run_arrays, or None)
-        self._run_df = self._arrays.get(id(grad.df))  # (df's)
+        self._f_runner = self._arrays.get(id(grad.f))  # (f's executor, or None)
+        self._df_runner = self._arrays.get(id(grad.df))  # (df's)
         # `op(inputs)` as one generated function, for ops whose f takes arrays: what a
         # plan's program calls
-        self.step = _tensors_step(self) if self._run_f is not None else self.__call__
+        self.step = _tensors_step(self) if self._f_runner is not None else self.__call__
         self._private_step: Optional[Callable] = None
 
     def private_step(self) -> Callable[[list], list]:
@@ -138,16 +152,16 @@ class DifferentiableGraphOp:
         leaves) and that nothing writes after the call: it records no versions to check."""
         if self._private_step is None:
             self._private_step = _tensors_step(self, record_versions=False) \
-                if self._run_f is not None else self.step
+                if self._f_runner is not None else self.step
         return self._private_step
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
         with `arrays`): of the arrays when `run_arrays` takes them, else of detached Tensors
         with grad mode off."""
-        run_arrays = self._arrays.get(id(graph))
-        if run_arrays is not None:
-            outs = run_arrays(values if arrays else
+        runner = self._arrays.get(id(graph))
+        if runner is not None:
+            outs = runner.raw_call(values if arrays else
                               [x.data if isinstance(x, Tensor) else x for x in values])
             if outs is not None:
                 return outs
@@ -160,8 +174,8 @@ class DifferentiableGraphOp:
 
     def __call__(self, inputs: list) -> list:
         arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-        run_arrays = self._run_f
-        outs = run_arrays(arrays) if run_arrays is not None else None
+        runner = self._f_runner
+        outs = runner.raw_call(arrays) if runner is not None else None
         if outs is None:  # (detached Tensors share the inputs' versions, as f may need)
             outs = self.run(self.gradient.f, inputs)
         return self._record(inputs, arrays, outs)
@@ -275,7 +289,7 @@ def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True) -> Ca
                   "        return slow(inputs)"]
     lines += [f"    d{i} = a{i}.data" for i in tensors]
     lines += [f"    arrays = [{', '.join(d)}]",
-              "    outs = run_f(arrays)",
+              "    outs = F.raw_call(arrays)",
               "    if outs is None:",
               "        return slow(inputs)"]
     lines += [f"    r{j} = outs[{j}]" for j in range(op._n_real)]
@@ -301,7 +315,7 @@ def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True) -> Ca
         lines.append(f"            return [{', '.join(wrapped)}]")
     lines.append(f"    return [{', '.join(f'Tensor({x})' for x in r)}]")
     names = {"Tensor": Tensor, "ndarray": np.ndarray, "GradNode": GradNode, "GRAD": GRAD_MODE,
-             "entry": op._entry, "run_f": op._run_f, "slow": op.__call__, "record": op._record}
+             "entry": op._entry, "F": op._f_runner, "slow": op.__call__, "record": op._record}
     text = "\n".join(lines) + "\n"
     exec(compile(text, "<differentiable graph step>", "exec"), names)  # noqa: S102
     step = names["step"]

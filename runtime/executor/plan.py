@@ -188,10 +188,11 @@ class ExecutionPlan:
                     self._ops[id(node)] = op
         return op
 
-    def _arrays_runner(self, graph: Graph) -> Optional[Callable[[list], Optional[list]]]:
-        """`run_arrays` of `graph`'s executor (outputs for arrays, without gradients, when its
-        plan takes them as they are; else None), if it has one."""
-        return getattr(self._executor(graph), "run_arrays", None)
+    def _arrays_runner(self, graph: Graph) -> Optional[Any]:
+        """`graph`'s executor when it runs arrays (its `raw_call(arrays)`: outputs for arrays,
+        without gradients, when its plan takes them as they are; else None), or None."""
+        ex = self._executor(graph)
+        return ex if hasattr(ex, "raw_call") else None
 
 
 def stats_summary(stats: list) -> str:

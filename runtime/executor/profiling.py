@@ -57,6 +57,10 @@ class ProfilingGraphExecutor:
         self._profiled_with_gradient = False  # whether a profiled call needed gradients
         self._attr_paths = module_attribute_paths(graph)
         self._lock = threading.RLock()
+        # `run_arrays(arrays)` as fast as this executor can make it: at first that method, then
+        # (see `_direct`) the call of the native plan that took the latest arrays
+        self.raw_call = self.run_arrays
+        self._train_program = None  # `train_arrays`' program of the latest such call, tried first
         COUNTERS.inc("executors_constructed")
 
     # ---- plans
@@ -168,7 +172,27 @@ class ProfilingGraphExecutor:
             graph = self.last_graph = plan.graph
             if self.shows_last:
                 record_last_executed(graph)
+            elif call is not None:
+                self.raw_call = self._direct(call, graph)
         return outs
+
+    def _direct(self, call, graph: Graph):
+        """`run_arrays(arrays)` for an executor that does not record itself as last executed
+        (a DifferentiableGraph's f and df): the native plan's call `call` that took the
+        latest arrays, tried first (it checks them itself), without `run_arrays`' tests
+        (they hold: the optimized plan, once made, stays); any other call takes
+        `run_arrays`, which rebinds `raw_call` to its plan."""
+        slow = self.run_arrays
+
+        def direct(arrays):
+            outs = call(arrays)
+            if outs is None:
+                return slow(arrays)
+            with _counter_lock:
+                COUNTERS.invocations += 1
+            self.last_graph = graph
+            return outs
+        return direct
 
     def train_arrays(self, arrays: list, flags: Optional[tuple[bool, ...]] = None,
                      copy: bool = True) -> Optional[list]:
@@ -179,18 +203,29 @@ class ProfilingGraphExecutor:
         the outputs, then those Tensors; else None, having counted and run nothing. Plans
         with `prim::BailOut` guards take the general path (a bailout resumes from the call's
         Tensors)."""
-        plan = self.optimized_plan
-        if plan is None or not self.plan_needs_gradient or self._bails_out or \
-                not self.optimize or self.remaining_depth <= 0:
-            return None
-        train = getattr(plan.runner, "train_arrays", None)
-        got = train(arrays, flags, copy) if train is not None else None
-        if got is not None:
-            with _counter_lock:
-                COUNTERS.invocations += 1
-            graph = self.last_graph = plan.graph
-            if self.shows_last:
-                record_last_executed(graph)
+        program = self._train_program
+        if program is not None and flags is None:  # (`train_arrays`' tests held when it was set)
+            done = program(arrays, None, False, copy)
+            got = done[0] if done is not None else None
+        else:
+            got = None
+        if got is None:
+            plan = self.optimized_plan
+            if plan is None or not self.plan_needs_gradient or self._bails_out or \
+                    not self.optimize or self.remaining_depth <= 0:
+                return None
+            runner = plan.runner
+            train = getattr(runner, "train_arrays", None)
+            got = train(arrays, flags, copy) if train is not None else None
+            if got is None:
+                return None
+            if flags is None:  # (the runner's latest training program: tried first from now on)
+                self._train_program = getattr(runner, "train_program", None)
+        with _counter_lock:
+            COUNTERS.invocations += 1
+        graph = self.last_graph = self.optimized_plan.graph
+        if self.shows_last:
+            record_last_executed(graph)
         return got
 
     def _needs_gradient_plan(self, inputs: list) -> bool:

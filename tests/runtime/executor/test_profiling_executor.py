@@ -350,6 +350,34 @@ def test_a_training_call_runs_the_optimized_plans_train_program(monkeypatch, as_
         np.testing.assert_array_equal(g[name], w[name])
 
 
+def test_training_calls_go_straight_to_the_programs_that_took_the_latest_ones(monkeypatch):
+    """Once a training call went through, the executor tries that training program first
+    and its DifferentiableGraph's f and df run through their native plans' calls without
+    their executors' tests; arrays of another layout (which those refuse) take the general
+    paths, bitwise as the Function without the training path, and the layout before still
+    goes straight."""
+    fast, slow = _training_pair(monkeypatch)
+    rng = np.random.default_rng(6)
+    first = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in TRAIN_SHAPES]
+    wider = [Tensor(rng.standard_normal(s).astype(np.float32))
+             for s in ((5, 4), (5, 4), (4, 4), (4,))]
+    for args in (first, wider, first):
+        for fn in (fast, slow):
+            for _ in range(5):
+                fn.run(*args)
+                fn.backward()
+        ex = fast.executor
+        assert ex._train_program is not None
+        for op in ex.optimized_plan._ops.values():  # (one per layout the runner specialized)
+            for runner in (op._f_runner, op._df_runner):
+                assert runner.raw_call.__name__ == "direct"
+        got, want = fast.run(*args), slow.run(*args)
+        np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
+        g, w = fast.backward(), slow.backward()
+        for name in w:
+            np.testing.assert_array_equal(g[name], w[name])
+
+
 def test_a_training_call_with_an_input_requiring_grad_takes_the_general_path(monkeypatch):
     """A caller's Tensor that requires grad is its own leaf (its gradient flows to it):
     the training program, which makes leaves of its own, is not asked."""
