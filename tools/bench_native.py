@@ -426,16 +426,41 @@ def fresh_process_report(name: str, cache_dir: str, loop_calls: int, bytecode: s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+PROCESS_RUNS = 3  # fresh processes per workload, cold and cached: the medians are reported
+
+
+def _slowest_units(reports: list[dict], from_disk: bool) -> tuple[list[float], list[float], list[float]]:
+    """Per report (a fresh process's), its slowest unit (ms), its median unit, and the most
+    any unit took loading object code; only units from the disk cache when `from_disk`."""
+    slowest, medians, loads = [], [], []
+    for r in reports:
+        units = [(ms, lib) for ms, disk, lib in r["units"] if disk or not from_disk]
+        if units:
+            slowest.append(max(ms for ms, _ in units))
+            medians.append(float(np.median([ms for ms, _ in units])))
+            loads.append(max(lib for _, lib in units))
+    return slowest, medians, loads
+
+
+def _median_range(values: list[float]) -> str:
+    """"median (min-max)" of a few processes' values ("-" without any)."""
+    if not values:
+        return "-"
+    return f"{float(np.median(values)):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+
 def print_process_reports(names: list[str], loop_calls: int) -> None:
-    print(f"\nnative compile per unit (ms; fresh processes with irjit's bytecode cached, as installed; "
-          f"cold = empty disk cache, cached = fresh process reading "
-          f"it: its slowest unit (the process's first, with LLVM's and BLAS's setup) and the median "
-          f"one, (load) = of which reading and linking the object code), peak RSS, and a loop of "
-          f"up to {loop_calls} fwd+bwd calls (stops after {LOOP_SECONDS:.0f} s), the median of its "
-          f"first and last tenth beside numpy's forward+backward timed every {CONTROL_EVERY}th "
-          f"call in the same process (the machine's drift):")
-    print(f"  {'workload':18} {'units':>5} {'cold max':>9} {'cold sum':>9} {'cached max':>10} "
-          f"{'cached med':>10} {'(load)':>7} "
+    print(f"\nnative compile per unit (ms; {PROCESS_RUNS} fresh processes each, with irjit's bytecode "
+          f"cached as installed; cold = empty disk cache, cached = reading it; per process its "
+          f"slowest unit (cached: the process's first, with LLVM's and BLAS's setup) and its "
+          f"median one, (load) = the most a unit took reading and linking object code; each "
+          f"column the median over the processes (min-max), since one process's time swings "
+          f"2-3x with the host's slow spells), peak RSS, and a loop of up to {loop_calls} fwd+bwd "
+          f"calls in the first cached process (stops after {LOOP_SECONDS:.0f} s), the median of "
+          f"its first and last tenth beside numpy's forward+backward timed every "
+          f"{CONTROL_EVERY}th call in the same process (the machine's drift):")
+    print(f"  {'workload':18} {'units':>5} {'cold max':>18} {'cold sum':>9} {'cached max':>16} "
+          f"{'cached med':>10} {'(load)':>16} "
           f"{'peak RSS MB':>11} {'calls':>6} {'RSS MB start->end':>18} {'us/call start->end':>19} "
           f"{'numpy start->end':>17}")
     firsts = []
@@ -443,25 +468,33 @@ def print_process_reports(names: list[str], loop_calls: int) -> None:
     with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:  # (a first
         fresh_process_report(names[0], cache_dir, 0, bytecode.name)  # process writes bytecode)
     for name in names:
+        colds, warms = [], []
+        for _ in range(PROCESS_RUNS):  # (each cold process with an empty cache of its own)
+            with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:
+                colds.append(fresh_process_report(name, cache_dir, 0, bytecode.name))
         with tempfile.TemporaryDirectory(prefix="irjit-bench-cache-") as cache_dir:
-            cold = fresh_process_report(name, cache_dir, 0, bytecode.name)
-            warm = fresh_process_report(name, cache_dir, loop_calls, bytecode.name)
-        cold_ms = [ms for ms, _, _ in cold["units"]]
-        warm_ms = [ms for ms, from_disk, _ in warm["units"] if from_disk]
-        warm_lib = [lib for _, from_disk, lib in warm["units"] if from_disk]
+            fresh_process_report(name, cache_dir, 0, bytecode.name)  # (fills the cache)
+            for k in range(PROCESS_RUNS):
+                warms.append(fresh_process_report(name, cache_dir, loop_calls if k == 0 else 0,
+                                                  bytecode.name))
+        cold, warm = colds[0], warms[0]
+        cold_max, _, _ = _slowest_units(colds, False)
+        cold_sums = [sum(ms for ms, _, _ in r["units"]) for r in colds]
+        warm_max, warm_med, warm_load = _slowest_units(warms, True)
         rss = warm.get("rss_kib", [0])
         rss_cell = f"{rss[1] / 1024:.1f} -> {rss[-1] / 1024:.1f}" if len(rss) > 1 else "-"
         time_cell = f"{warm['first_us']:.1f} -> {warm['last_us']:.1f}" if "first_us" in warm else "-"
         control_cell = f"{warm['numpy_first_us']:.1f} -> {warm['numpy_last_us']:.1f}" \
             if "numpy_first_us" in warm else "-"
-        print(f"  {name:18} {len(cold_ms):5d} {max(cold_ms, default=0):9.1f} {sum(cold_ms):9.1f} "
-              f"{max(warm_ms, default=0):10.1f} {float(np.median(warm_ms)) if warm_ms else 0:10.1f} "
-              f"{max(warm_lib, default=0):7.1f} "
+        print(f"  {name:18} {len(cold['units']):5d} {_median_range(cold_max):>18} "
+              f"{float(np.median(cold_sums)):9.1f} {_median_range(warm_max):>16} "
+              f"{float(np.median(warm_med)) if warm_med else 0:10.1f} {_median_range(warm_load):>16} "
               f"{warm['peak_rss_kib'] / 1024:11.1f} "
               f"{warm.get('calls', 0):6d} {rss_cell:>18} {time_cell:>19} {control_cell:>17}")
         firsts.append((name, cold, warm))
     print(f"\nirjit.compile's first {FIRST_CALLS} forward+backward calls together (s, wall: all its "
-          f"specializing and compiling), cold and cached, and the units it made (the slowest, ms):")
+          f"specializing and compiling), cold and cached (the first process of each), and the "
+          f"units it made (the slowest, ms):")
     print(f"  {'workload':18} {'cold s':>7} {'cached s':>9} {'units':>6} {'cold max ms':>12}")
     for name, cold, warm in firsts:
         compiled_ms = [ms for ms, _, _ in cold["compile_units"]]
