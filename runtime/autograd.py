@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -733,6 +733,60 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
     if len(cache) < 16 and all(g is None or not g.flags.writeable for g in seeds):
         cache[key] = plan
     return plan(node, inputs)
+
+
+def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor]) -> Optional[Callable]:
+    """`plan(outs, inputs)`: `backward_of_sums(roots, inputs)` where the roots are found in a
+    call's outputs `outs` as they were in these (each output a Tensor, or a tuple of them,
+    every one a root, as `Function.backward` takes its floating-point tensors requiring grad),
+    for the tape `backward_of_sums` just ran a plan of: the structure, each root and its node
+    checked (None when they differ), then that node's plan. None when `outs` is not of that
+    form or no such plan is kept."""
+    node = roots[0].grad_fn[0] if roots and roots[0].grad_fn is not None else None
+    cache = getattr(node.entry, "one_node", None) if node is not None else None
+    if cache is None:
+        return None
+    key = roots[0].grad_fn[1] if len(roots) == 1 else tuple(r.grad_fn[1] for r in roots)
+    sums = cache.get(key)
+    if sums is None:
+        return None
+    lines = ["def plan(outs, inputs):",
+             f"    if outs.__class__ is not list or len(outs) != {len(outs)}:",
+             "        return None"]
+    leaves: list[str] = []
+    for k, o in enumerate(outs):
+        if o.__class__ is Tensor:
+            leaves.append(f"t{len(leaves)}")
+            lines.append(f"    {leaves[-1]} = outs[{k}]")
+        elif o.__class__ is tuple and o and all(e.__class__ is Tensor for e in o):
+            names = [f"t{len(leaves) + j}" for j in range(len(o))]
+            leaves += names
+            lines += [f"    o{k} = outs[{k}]",
+                      f"    if o{k}.__class__ is not tuple or len(o{k}) != {len(o)}:",
+                      "        return None",
+                      f"    {''.join(x + ', ' for x in names)}= o{k}"]
+        else:
+            return None
+    if len(leaves) != len(roots):  # (a leaf that is no root: the general path)
+        return None
+    for i, t in enumerate(leaves):
+        lines += [f"    if {t}.__class__ is not Tensor or not {t}.requires_grad or "
+                  f"{t}.data.dtype.kind != 'f':",
+                  "        return None",
+                  f"    f{i} = {t}.grad_fn"]
+    index = [r.grad_fn[1] for r in roots]
+    lines += [f"    if {' or '.join(f'f{i} is None' for i in range(len(leaves)))}:",
+              "        return None",
+              "    node = f0[0]",
+              f"    if node.entry is not ENTRY or "
+              f"{' or '.join(f'f{i}[0] is not node or f{i}[1] != {j}' for i, j in enumerate(index))}:",
+              "        return None",
+              "    return SUMS(node, inputs)"]
+    names = {"Tensor": Tensor, "ENTRY": node.entry, "SUMS": sums}
+    exec(compile("\n".join(lines) + "\n", "<outputs sums backward>", "exec"), names)  # noqa: S102
+    plan = names["plan"]
+    plan.source = "\n".join(lines)
+    return plan
 
 
 def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from irjit.ops.errors import IRTypeError
 from irjit.compiler.ir import ClassType, Graph, OptionalType, TensorData, TensorType
 from irjit.ops.enums import reset_enum_values, set_enum_values
 
-from .autograd import GRAD_MODE, backward as run_backward, backward_of_sums
+from .autograd import GRAD_MODE, backward as run_backward, backward_of_sums, outputs_sums_plan
 from .interpreter import Interpreter
 from .module import Module
 from irjit.ops.tensor import Tensor
@@ -110,6 +110,10 @@ class Function:
     plan once however many threads ask. A graph that writes module attributes
     (`prim::SetAttr`) or its inputs in place shares that state between threads, as a
     TorchScript module does."""
+
+    # `backward()` of the outputs' sums for a call like the latest one it took that way
+    # (`autograd.outputs_sums_plan`; it checks the call's outputs and tape), tried first
+    _outputs_sums: Optional[Callable] = None
 
     def __init__(self, graph: Graph, params: Optional[dict] = None, constants: Optional[dict] = None,
                  functions: Optional[dict[str, Graph]] = None, filename: Optional[str] = None,
@@ -388,7 +392,11 @@ class Function:
             raise RuntimeError("backward() needs a call first (in this thread)")
         values, params, outs, skipped, named = last
         grads: Optional[list] = None  # (None: seeds of ones, which `autograd.backward` makes)
-        if grad_outputs is None:
+        plan = self._outputs_sums if grad_outputs is None and named is not None else None
+        got = plan(outs, values) if plan is not None else None
+        if got is not None:  # (the roots found as the latest such call's were)
+            names, tensors = named, values
+        elif grad_outputs is None:
             roots = []
             for leaf in leaves(outs):
                 if (leaf.__class__ is Tensor or isinstance(leaf, Tensor)) and leaf.requires_grad \
@@ -402,12 +410,14 @@ class Function:
                     if g is not None and leaf.requires_grad:
                         roots.append(leaf)
                         grads.append(np.asarray(g, dtype=leaf.dtype))
-        if named is not None:  # (no parameters, no input skipped; a Tensor of its own each)
-            names, tensors = named, values
-            got = backward_of_sums(roots, tensors) if grads is None and roots else None
-        else:
-            names, tensors = self._named_inputs(values, params, skipped)
-            got = None
+        if got is None:
+            if named is not None:  # (no parameters, no input skipped; a Tensor of its own each)
+                names, tensors = named, values
+                got = backward_of_sums(roots, tensors) if grads is None and roots else None
+                if got is not None:  # (the roots of calls like this one, found as here: tried
+                    self._outputs_sums = outputs_sums_plan(outs, roots)  # first from now on)
+            else:
+                names, tensors = self._named_inputs(values, params, skipped)
         if got is None:  # (formulas run on arrays, which record nothing: grad mode may stay)
             got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
         for g in got:

@@ -192,6 +192,9 @@ class _Program:
         # (`_true_guards`), and whether nothing but the program sees its leaves (`_keeps_inputs`)
         self.true_guards: set[int] = set()
         self.private = False
+        # (`train_program`) slot -> the local holding the array of the input Tensor it holds
+        # (the inputs' and the outputs of guards that hold), whose requires_grad is known
+        self.input_arrays: dict[int, str] = {}
 
     # ---- the checks before any step, and the bodies
     def checks(self, steps: list, arrays: bool) -> tuple[set[int], list[str]]:
@@ -319,8 +322,14 @@ class _Program:
                 src.line(f"v{i} = array(v{i})", 1)
         for i in range(n):
             self._layout_check(i, arrays=True)
+        self.input_arrays = {i: f"x{i}" for i in range(n)}
+        for step in steps:  # (a guard that holds passes its inputs on)
+            if _is_guard(step) and step[3][-1] in self.true_guards:
+                self.input_arrays.update({o: self.input_arrays[a] for a, o in zip(step[2], step[3])
+                                          if a in self.input_arrays})
         for i in range(n):
-            src.line(f"v{i} = Tensor(v{i}, True)" if flags[i] else f"v{i} = Tensor(v{i})")
+            src.line(f"x{i} = v{i}")
+            src.line(f"v{i} = Tensor(x{i}, True)" if flags[i] else f"v{i} = Tensor(x{i})")
         src.lines.extend("    " + line for line in constants)
         self.under_grad, self.pure = True, False  # (groups record on the tape)
         self.body(steps, outputs, [f"v{i}" for i in range(n)])
@@ -519,6 +528,9 @@ class _Program:
             # directly when the runner gives it), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
             op = self.subgraph_op(node) if self.subgraph_op is not None else None
+            if op is not None and self.private and hasattr(op, "leaf_step") and \
+                    self._leaf_call(op, node, args, outs_list):
+                return
             if op is not None and self.private and hasattr(op, "private_step"):
                 op = op.private_step()
             call = f"{src.name('op', getattr(op, 'step', op))}([{read}])" if op is not None else \
@@ -532,6 +544,26 @@ class _Program:
             src.line(f"{''.join(f'v{i}, ' for i in outs)}= {call}")
         else:
             src.line(call)
+
+    def _leaf_call(self, op, node, args: list[int], outs_list: str) -> bool:
+        """A DifferentiableGraph of the program's own leaves (and numbers) as its op's
+        `leaf_step`, given the leaves' arrays and whether each requires grad; False when an
+        argument is another tensor (its flag is known only when the call runs)."""
+        arrays = []
+        for slot, v in zip(args, node.inputs):
+            if slot in self.input_arrays:
+                arrays.append(self.input_arrays[slot])
+            elif isinstance(v.type, TensorType) or not isinstance(self.constant_slots.get(slot), _NUMBERS):
+                return False
+            else:
+                arrays.append(f"v{slot}")
+        step = op.leaf_step(tuple(slot in self.leaves for slot in args))
+        if step is None:
+            return False
+        read = ", ".join(f"v{i}" for i in args)
+        call = f"{self.src.name('op', step)}([{read}], [{', '.join(arrays)}])"
+        self.src.line(f"{outs_list + '= ' if outs_list else ''}{call}")
+        return True
 
     def _requires_grad_check(self, node, args: list[int], outs: list[int]) -> bool:
         """The guard inline when its types say only whether each tensor requires grad (as

@@ -92,17 +92,23 @@ def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
     fn.run(*args, requires_grad=flags)
     of_sums, sums = autograd.backward_of_sums, []
     monkeypatch.setattr(loader, "backward_of_sums", lambda *a: sums.append(of_sums(*a)) or sums[-1])
+    monkeypatch.setattr(fn, "_outputs_sums", None)
     got = fn.backward()
-    again = fn.backward()  # (backward of the same call again gives the same)
+    # (backward of the same call again gives the same: through the plan of its outputs that
+    # the call before made, which runs the same sums plan)
+    again = fn.backward()
+    assert (fn._outputs_sums is not None) == (flags is True and how != "interp")
     taken = []
     one_node = autograd._backward_one_node
     monkeypatch.setattr(loader, "backward_of_sums", lambda *a: None)
+    monkeypatch.setattr(fn, "_outputs_sums", None)
     monkeypatch.setattr(autograd, "_backward_one_node", lambda *a: taken.append(one_node(*a)))
     walked = fn.backward()
     assert taken and sorted(got) == sorted(walked) == sorted(again)
     # (the call's own Tensors of every input: `backward_of_sums` is asked, and takes the tape
     # of one native group or DifferentiableGraph, not the interpreter's of several nodes)
-    assert [s is not None for s in sums] == ([] if flags is not True else [how != "interp"] * 2)
+    assert [s is not None for s in sums] == (
+        [] if flags is not True else [False, False] if how == "interp" else [True])
     for name in got:
         np.testing.assert_array_equal(got[name], walked[name])
         np.testing.assert_array_equal(again[name], walked[name])
@@ -113,6 +119,27 @@ def test_backward_of_a_one_node_tape_equals_the_walk(monkeypatch, how, flags):
         np.testing.assert_allclose(got[name], g, rtol=1e-5, atol=1e-6)
     if how == "compile":  # (a native group's one node: the short path takes it)
         assert taken[0] is not None
+
+
+@pytest.mark.parametrize("how", ["profiling", "compile"])
+def test_backward_tries_the_roots_of_the_call_before_and_checks_them(how):
+    """After a backward of a call's outputs' sums, the next backward finds the roots as that
+    one did (`autograd.outputs_sums_plan`) and checks them: an output the caller stopped
+    requiring grad is no root, and the general path gives what the walk does."""
+    fn, args = _twice(how, seed=2)
+    for _ in range(3):
+        fn.run(*args)
+        want = fn.backward()
+    assert fn._outputs_sums is not None
+    (y, y2), = fn.run(*args)
+    np.testing.assert_array_equal(fn.backward()["arg0"], want["arg0"])
+    y.requires_grad = False  # (both outputs are one Tensor: no root is left)
+    got = fn.backward()
+    assert all(not g.any() for g in got.values())
+    (z, z2), = fn.run(*args)
+    got = fn.backward()
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
 
 
 def test_backward_names_an_input_that_turns_floating_point():

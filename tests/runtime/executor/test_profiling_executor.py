@@ -371,6 +371,7 @@ def test_training_calls_go_straight_to_the_programs_that_took_the_latest_ones(mo
         for op in ex.optimized_plan._ops.values():  # (one per layout the runner specialized)
             for runner in (op._f_runner, op._df_runner):
                 assert runner.raw_call.__name__ == "direct"
+            assert op._leaf_steps  # (the training program calls the op with its leaves' arrays)
         got, want = fast.run(*args), slow.run(*args)
         np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
         g, w = fast.backward(), slow.backward()
