@@ -30,6 +30,7 @@ class LegacyGraphExecutor:
     compilation per spec, however many threads ask at once)."""
 
     shows_last = True  # whether a run records its graph as `last_executed_optimized_graph()`
+    counts_runs = True  # whether a run counts as an invocation (see ProfilingGraphExecutor)
     # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
 
     def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
@@ -94,7 +95,8 @@ class LegacyGraphExecutor:
         return plan
 
     def run(self, *inputs: Any) -> list:
-        COUNTERS.inc("invocations")
+        if self.counts_runs:
+            COUNTERS.inc("invocations")
         inputs = executor_inputs(self.graph, inputs)
         plan = self.plan_for(inputs)
         outs = plan.run(inputs)

@@ -184,7 +184,8 @@ class ExecutionPlan:
                     # a backward run leaves the forward's graph the one last executed, and the
                     # executor running this plan records its graph after f's ran
                     self._executor(op.gradient.df).shows_last = False
-                    self._executor(op.gradient.f).shows_last = False
+                    f = self._executor(op.gradient.f)
+                    f.shows_last = f.counts_runs = False  # (see ProfilingGraphExecutor)
                     self._ops[id(node)] = op
         return op
 

@@ -30,6 +30,9 @@ class ProfilingGraphExecutor:
     """Profile for `num_profiled_runs` runs, then run an optimized, guarded plan."""
 
     shows_last = True  # whether a run records its graph as `last_executed_optimized_graph()`
+    # whether a run counts as an invocation: not a DifferentiableGraph's f's, whose plan
+    # PyTorch's op takes with `getPlanFor` and runs itself (only `GraphExecutor::run` counts)
+    counts_runs = True
     # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
 
     def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
@@ -123,8 +126,9 @@ class ProfilingGraphExecutor:
 
     # ---- running
     def run(self, *inputs: Any) -> list:
-        with _counter_lock:  # (COUNTERS.inc's work, without its calls)
-            COUNTERS.invocations += 1
+        if self.counts_runs:
+            with _counter_lock:  # (COUNTERS.inc's work, without its calls)
+                COUNTERS.invocations += 1
         inputs = executor_inputs(self.graph, inputs)
         runner = self.optimized_plan  # (`_plan`'s first test, without its call)
         if runner is not None and self.optimize and self.remaining_depth > 0:
@@ -167,8 +171,9 @@ class ProfilingGraphExecutor:
         call = getattr(plan.runner, "raw_arrays", None) if raw else None  # (without lookups)
         outs = call(arrays) if call is not None else plan.run_arrays(arrays, raw)
         if outs is not None:
-            with _counter_lock:  # (COUNTERS.inc's work, without its calls)
-                COUNTERS.invocations += 1
+            if self.counts_runs:
+                with _counter_lock:  # (COUNTERS.inc's work, without its calls)
+                    COUNTERS.invocations += 1
             graph = self.last_graph = plan.graph
             if self.shows_last:
                 record_last_executed(graph)
@@ -192,7 +197,14 @@ class ProfilingGraphExecutor:
                 COUNTERS.invocations += 1
             self.last_graph = graph
             return outs
-        return direct
+
+        def direct_uncounted(arrays):
+            outs = call(arrays)
+            if outs is None:
+                return slow(arrays)
+            self.last_graph = graph
+            return outs
+        return direct if self.counts_runs else direct_uncounted
 
     def train_arrays(self, arrays: list, flags: Optional[tuple[bool, ...]] = None,
                      copy: bool = True) -> Optional[list]:
@@ -250,7 +262,7 @@ class ProfilingGraphExecutor:
             if ex is None:
                 ex = ProfilingGraphExecutor(graph, self.optimize, self.functions, self.settings,
                                             self.remaining_depth - 1)
-                ex.shows_last = self.shows_last
+                ex.shows_last, ex.counts_runs = self.shows_last, self.counts_runs
                 self._fallback_executors[id(graph)] = ex
             return ex
 

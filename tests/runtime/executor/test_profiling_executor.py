@@ -329,8 +329,9 @@ def test_a_training_call_runs_the_optimized_plans_train_program(monkeypatch, as_
     got = fast.run(*args)
     middle = COUNTERS.invocations
     want = slow.run(*args)
-    # (as many invocations counted: the executor's and its DifferentiableGraph's f's)
-    assert taken[-1] is not None and middle - before == COUNTERS.invocations - middle == 2
+    # (as many invocations counted: the executor's; its DifferentiableGraph's f's plan is
+    # taken and run as PyTorch's op does, with getPlanFor, which counts no invocation)
+    assert taken[-1] is not None and middle - before == COUNTERS.invocations - middle == 1
     assert last_executed_optimized_graph() is slow.executor.last_graph
     fast_graph = fast.executor.optimized_plan.graph
     assert fast.executor.last_graph is fast_graph
@@ -370,7 +371,7 @@ def test_training_calls_go_straight_to_the_programs_that_took_the_latest_ones(mo
         assert ex._train_program is not None
         for op in ex.optimized_plan._ops.values():  # (one per layout the runner specialized)
             for runner in (op._f_runner, op._df_runner):
-                assert runner.raw_call.__name__ == "direct"
+                assert runner.raw_call.__name__.startswith("direct")
             assert op._leaf_steps  # (the training program calls the op with its leaves' arrays)
         got, want = fast.run(*args), slow.run(*args)
         np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
