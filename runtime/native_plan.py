@@ -145,8 +145,8 @@ class StraightPlan:
         # per requires-grad flags of the inputs (None: all), the program for training calls of
         # the caller's arrays, or None when there is none (made on the first such call)
         self.train_programs: dict[Optional[tuple], Any] = {}
-        # the programs run with an arena (`_caller`), made with them: `raw_call(arrays)` is
-        # `run_arrays(arrays, raw=True)`
+        # the programs, made with them (`_caller` gives the first two an arena; the array
+        # programs take theirs themselves): `raw_call(arrays)` is `run_arrays(arrays, raw=True)`
         self._call_keyed = self._call_tried = self._array_call = self.raw_call = None
         self._built: Optional[tuple] = None  # (steps, tail, outputs) once the steps are made
         self._interpret = False  # a group has no unit: the interpreter runs every call
@@ -274,13 +274,13 @@ class StraightPlan:
                         if self.key is not None:
                             self._array_program, self._raw_program = (array_program(
                                 self, steps, tail, outputs, self.key, self._bail,
-                                share_view_bases, self.runner.value_key, raw) for raw in (False, True))
+                                share_view_bases, self.runner.value_key, raw, self._arenas,
+                                self._new_arena) for raw in (False, True))
                         self._built = built
                         self._call_keyed, self._call_tried = (
                             self._caller(self._program, keyed) for keyed in (True, False))
-                        if self._raw_program is not None:
-                            self.raw_call = self._caller(self._raw_program, False)
-                            self._array_call = self._caller(self._array_program, False)
+                        if self._raw_program is not None:  # (they keep the arenas themselves)
+                            self.raw_call, self._array_call = self._raw_program, self._array_program
                         self._steps = steps
         return not self._interpret
 

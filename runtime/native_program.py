@@ -177,6 +177,9 @@ class _Program:
         self.pure = True  # no step with effects emitted yet: a refusal may still return None
         self.array_inputs: set[int] = set()  # input slots holding arrays (`array_program`)
         self.raw: set[int] = set()  # unit outputs returned as bare arrays (`array_program`)
+        # (`array_program`) the program takes an arena from the plan's and gives it back
+        # itself (ARENAS, NEW_ARENA) and returns only the outputs
+        self.own_arena = False
         # id(group step) -> its recording op, decided when the program is made (`train_program`)
         self.static_steps: dict[int, Callable] = {}
         self.decide: Optional[Callable] = None  # the runner's `decided(node, flags)`, if any
@@ -337,6 +340,11 @@ class _Program:
     def body(self, steps: list, outputs: list[int], extra: Sequence[str] = ()) -> None:
         """The steps, their failures located at their nodes, then the outputs (and `extra`)."""
         src = self.src
+        if self.own_arena:
+            src.line("try:")
+            src.line("arena = ARENAS.pop()", 1)
+            src.line("except IndexError:")
+            src.line("arena = NEW_ARENA()", 1)
         src.line("ok = True")
         src.line("cur = None")
         src.line("try:")
@@ -350,6 +358,11 @@ class _Program:
         src.line("raise", 1)
         src.line("except Exception as e:  # located at the step's node")
         src.line("raise interp.node_error(cur, e) from None", 1)
+        if self.own_arena:  # (an arena array reaches no output: `_arena_positions`; after a
+            src.line("if ok:")  # bailout, interpreted outputs may view one)
+            src.line("ARENAS.append(arena)", 1)
+            src.line(f"return [{', '.join([f'v{i}' for i in outputs] + list(extra))}]")
+            return
         src.line(f"return [{', '.join([f'v{i}' for i in outputs] + list(extra))}], ok")
 
     def _differs_from_key(self, v: str, key_element) -> str:
@@ -399,6 +412,8 @@ class _Program:
         src = self.src
         if self.pure:
             src.line("if not keyed:", 1)
+            if self.own_arena:
+                src.line("ARENAS.append(arena)", 2)
             src.line("return None", 2)
         src.line("ok = False", 1)
         outs = "".join(f"v{slot}, " for slot, _ in step.outs)
@@ -794,8 +809,9 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
 
 
 def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,
-                  share_view_bases: Callable, value_key: Callable[[Any], Any], raw: bool = False
-                  ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
+                  share_view_bases: Callable, value_key: Callable[[Any], Any], raw: bool = False,
+                  arenas: Optional[list] = None, new_arena: Optional[Callable] = None
+                  ) -> Optional[Callable[[list, bool], Optional[list]]]:
     """The program for calls whose tensor inputs are the caller's numpy arrays (of exactly
     the key's layouts) and need no gradient, as `Function.run(..., requires_grad=False)`
     makes them: the arrays go to the units as they are, never copied or wrapped (with `raw`,
@@ -816,8 +832,10 @@ def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple,
             return None
     emit = _Program(plan, key, None, None, bail, share_view_bases, None, value_key)
     emit.raw = _returned_only(plan, steps) if raw else set()
+    emit.own_arena = True
+    emit.src.names.update(ARENAS=arenas, NEW_ARENA=new_arena)
     emit.array_program(steps, emit.constants(steps, tail), outputs)
-    return emit.finish("inputs, arena, keyed=False")
+    return emit.finish("inputs, keyed=False")
 
 
 def _returned_only(plan, steps: list) -> set[int]:
