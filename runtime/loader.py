@@ -292,32 +292,25 @@ class Function:
             # when it takes the arrays (copies of those a backward reads; Tensors' arrays
             # shared, as `_prepare` shares them) - the optimized plan's, for an executor
             flags = None if requires_grad is True else _train_flags(requires_grad, len(inputs))
-            if not inputs or inputs[0].__class__ is not Tensor:  # (arrays: the program checks
-                arrays, copy = inputs, True  # them; Tensors: their arrays)
+            # (arrays: the program copies and checks them; Tensors, `copy=None`: it checks
+            # that none requires grad and shares their arrays)
+            copy = True if not inputs or inputs[0].__class__ is not Tensor else None
+            if flags is None and requires_grad is not True:
+                got = None  # (flags it does not take: the general path checks them)
+            elif GRAD_MODE.enabled:
+                got = train(inputs, flags, copy)
             else:
-                arrays, copy = [], False
-                for x in inputs:
-                    if x.__class__ is not Tensor or x.requires_grad:
-                        arrays = None
-                        break
-                    arrays.append(x.data)
-            if arrays is not None:
-                if flags is None and requires_grad is not True:
-                    got = None  # (flags it does not take: the general path checks them)
-                elif GRAD_MODE.enabled:
-                    got = train(arrays, flags, copy)
-                else:
-                    GRAD_MODE.enabled = True  # (a thread-local's write costs several reads)
-                    try:
-                        got = train(arrays, flags, copy)
-                    finally:
-                        GRAD_MODE.enabled = False
-                if got is not None:
-                    n = self._n_outputs
-                    self._calls.last = (got[n:], _NO_PARAMETERS, got[:n], (), self._names) \
-                        if flags is None else \
-                        (got[n:], _NO_PARAMETERS, got[:n], tuple(i for i, f in enumerate(flags) if not f), None)
-                    return got[:n]
+                GRAD_MODE.enabled = True  # (a thread-local's write costs several reads)
+                try:
+                    got = train(inputs, flags, copy)
+                finally:
+                    GRAD_MODE.enabled = False
+            if got is not None:
+                n = self._n_outputs
+                self._calls.last = (got[n:], _NO_PARAMETERS, got[:n], (), self._names) \
+                    if flags is None else \
+                    (got[n:], _NO_PARAMETERS, got[:n], tuple(i for i, f in enumerate(flags) if not f), None)
+                return got[:n]
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function (Tensors or arrays, every input

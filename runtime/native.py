@@ -191,10 +191,11 @@ class NativeRunner:
         return last.run_arrays(arrays, raw) if last is not None and not self._last_grad else None
 
     def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None,
-                     copy: bool = True) -> Optional[list]:
+                     copy: Optional[bool] = True) -> Optional[list]:
         """The outputs, then the Tensors of the arrays, of a training call (numpy arrays, grad
         mode on, every input a floating-point tensor, requiring grad as `flags` say: default
-        all; `copy=False`: the arrays of the caller's Tensors, not copied) when the latest
+        all; `copy=False`: the arrays of the caller's Tensors, not copied; `copy=None`: those
+        Tensors, none requiring grad) when the latest
         call's plan is one for gradients and takes them (`StraightPlan.train_arrays`); else
         None (then copy them into Tensors and `run`)."""
         program = self.train_program

@@ -307,10 +307,11 @@ class StraightPlan:
         return call(arrays) if call is not None else None
 
     def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None,
-                     copy: bool = True) -> Optional[list]:
+                     copy: Optional[bool] = True) -> Optional[list]:
         """`try_run` of a training call of the caller's numpy arrays under grad mode whose
         inputs require grad as `flags` say (default: all; see `native_program.train_program`;
-        `copy=False`: the arrays of the caller's Tensors, shared as they are): the outputs,
+        `copy=False`: the arrays of the caller's Tensors, shared as they are; `copy=None`: those
+        Tensors, none requiring grad): the outputs,
         then the Tensors of the arrays it made; None when the plan has no such program or it
         refuses them."""
         program = self.train_programs.get(flags)

@@ -299,15 +299,23 @@ class _Program:
     def train_program(self, steps: list, constants: list[str], outputs: list[int],
                       flags: tuple[bool, ...]) -> None:
         """The caller's arrays (copies of those a backward reads, when the call's `copy`
-        says so) as Tensors, requiring grad where `flags` say, checked against the key, then
-        the body under grad; the outputs, then those Tensors."""
+        says so; with `copy=None` the inputs are the caller's Tensors, which must not require
+        grad, and their arrays are taken as they are) as Tensors, requiring grad where `flags`
+        say, checked against the key, then the body under grad; the outputs, then those
+        Tensors."""
         src, n = self.src, len(self.plan.graph.inputs)
         src.lines.append("    try:")
         src.line(f"{''.join(f'v{i}, ' for i in range(n))}= inputs", 1)
         src.line("except ValueError:")
         src.line("return None", 1)
-        src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
-        src.line("return None", 1)
+        if n:
+            src.line("if copy is None:")
+            src.line(f"if {' or '.join(f'v{i}.__class__ is not Tensor or v{i}.requires_grad' for i in range(n))}:", 1)
+            src.line("return None", 2)
+            for i in range(n):
+                src.line(f"v{i} = v{i}.data", 1)
+            src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
+            src.line("return None", 1)
         self.static_steps = _recording_steps(steps, flags, self.decide)
         self.leaves = {i for i in range(n) if flags[i]}
         self.true_guards = _true_guards(steps, flags, self.plan.interpreter)
@@ -790,7 +798,8 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
     before `backward` cannot change the gradients), checks the copies against the key and
     runs `plan_program`'s body under grad; it returns the graph's outputs followed by those
     Tensors. With `copy=False` (the arrays of a caller's Tensors, which a call shares as
-    `Function.run` does) nothing is copied. An input only groups read whose
+    `Function.run` does) nothing is copied; `copy=None` takes the caller's Tensors (none
+    requiring grad) and shares their arrays so. An input only groups read whose
     recording ops (`decide(node, flags)`, the runner's, decided now) neither capture it for
     their backward nor view it is not copied: nothing the tape keeps reads it. None unless
     every input of the graph is a floating-point tensor of the key and the plan reads no

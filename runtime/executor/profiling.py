@@ -19,7 +19,7 @@ from irjit.runtime.autograd import is_grad_enabled
 from irjit.runtime.interpreter import Interpreter, _BailOut
 from irjit.runtime.profiling import ProfilingInterpreter
 from .argument_spec import attribute_values, executor_inputs, module_attribute_paths
-from .counters import COUNTERS, _counter_lock, record_last_executed
+from .counters import COUNTERS, count_invocation, record_last_executed
 from .plan import ExecutionPlan, stats_summary
 from .profiling_pipeline import (needs_gradient, optimize_profiled, profiled_types,
                                  profiling_insensitive)
@@ -127,8 +127,7 @@ class ProfilingGraphExecutor:
     # ---- running
     def run(self, *inputs: Any) -> list:
         if self.counts_runs:
-            with _counter_lock:  # (COUNTERS.inc's work, without its calls)
-                COUNTERS.invocations += 1
+            count_invocation()
         inputs = executor_inputs(self.graph, inputs)
         runner = self.optimized_plan  # (`_plan`'s first test, without its call)
         if runner is not None and self.optimize and self.remaining_depth > 0:
@@ -172,8 +171,7 @@ class ProfilingGraphExecutor:
         outs = call(arrays) if call is not None else plan.run_arrays(arrays, raw)
         if outs is not None:
             if self.counts_runs:
-                with _counter_lock:  # (COUNTERS.inc's work, without its calls)
-                    COUNTERS.invocations += 1
+                count_invocation()
             graph = self.last_graph = plan.graph
             if self.shows_last:
                 record_last_executed(graph)
@@ -193,8 +191,7 @@ class ProfilingGraphExecutor:
             outs = call(arrays)
             if outs is None:
                 return slow(arrays)
-            with _counter_lock:
-                COUNTERS.invocations += 1
+            count_invocation()
             self.last_graph = graph
             return outs
 
@@ -207,10 +204,11 @@ class ProfilingGraphExecutor:
         return direct if self.counts_runs else direct_uncounted
 
     def train_arrays(self, arrays: list, flags: Optional[tuple[bool, ...]] = None,
-                     copy: bool = True) -> Optional[list]:
+                     copy: Optional[bool] = True) -> Optional[list]:
         """`run` of a training call (grad mode on; every input a floating-point tensor given
         as its numpy array, to require grad as `flags` say, default all: Tensors of the
-        call's own, made of copies of them with `copy`) when the optimized plan is one for
+        call's own, made of copies of them with `copy`; with `copy=None` the caller's
+        Tensors that do not require grad, whose arrays are shared) when the optimized plan is one for
         gradients and its runner's training program takes them (`NativeRunner.train_arrays`):
         the outputs, then those Tensors; else None, having counted and run nothing. Plans
         with `prim::BailOut` guards take the general path (a bailout resumes from the call's
@@ -233,8 +231,7 @@ class ProfilingGraphExecutor:
                 return None
             if flags is None:  # (the runner's latest training program: tried first from now on)
                 self._train_program = getattr(runner, "train_program", None)
-        with _counter_lock:
-            COUNTERS.invocations += 1
+        count_invocation()
         graph = self.last_graph = self.optimized_plan.graph
         if self.shows_last:
             record_last_executed(graph)

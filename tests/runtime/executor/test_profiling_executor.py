@@ -382,7 +382,7 @@ def test_training_calls_go_straight_to_the_programs_that_took_the_latest_ones(mo
 
 def test_a_training_call_with_an_input_requiring_grad_takes_the_general_path(monkeypatch):
     """A caller's Tensor that requires grad is its own leaf (its gradient flows to it):
-    the training program, which makes leaves of its own, is not asked."""
+    the training program, which makes leaves of its own, refuses the call."""
     fast, _ = _training_pair(monkeypatch)
     rng = np.random.default_rng(4)
     args = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in TRAIN_SHAPES]
@@ -391,7 +391,7 @@ def test_a_training_call_with_an_input_requiring_grad_takes_the_general_path(mon
     taken = _taken(monkeypatch, fast)
     args[2] = Tensor(args[2].data, True)
     outs = fast.run(*args)
-    assert taken == [] and outs[0][0].grad_fn is not None
+    assert taken == [None] and outs[0][0].grad_fn is not None
     assert fast._calls.last[0][2] is args[2]
 
 
@@ -452,3 +452,29 @@ def test_a_training_call_with_per_input_flags_runs_a_training_program_of_its_own
     assert sorted(g) == sorted(w) == ["arg0", "arg2", "arg3"]
     for name in g:
         np.testing.assert_allclose(g[name], w[name], rtol=1e-6, atol=1e-6)
+
+
+def test_invocations_are_counted_without_a_lock_and_exactly_under_threads():
+    """`COUNTERS.invocations` counts executor runs from several threads exactly (the hot
+    paths add to it without a lock), reads and resets as a number, and keeps its place in
+    `as_dict` (what `irtool run --stats` prints)."""
+    import threading
+    from irjit.runtime.executor import COUNTERS
+    from irjit.runtime.executor.counters import count_invocation
+    COUNTERS.invocations = 5
+    assert COUNTERS.invocations == 5 and COUNTERS.invocations == 5
+
+    def work():
+        for _ in range(20000):
+            count_invocation()
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert COUNTERS.invocations == 5 + 80000
+    COUNTERS.inc("invocations", 2)
+    assert list(COUNTERS.as_dict())[:2] == ["executors_constructed", "invocations"]
+    assert COUNTERS.as_dict()["invocations"] == 80007
+    COUNTERS.reset()
+    assert COUNTERS.invocations == 0
