@@ -11,7 +11,7 @@ gradients for the inputs listed in `df_output_vjps`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -90,9 +90,7 @@ class _Backward:
         if got is None:
             got = op.run(op.gradient.df, values, arrays=True)  # (df's executor does not
         # record itself as last executed: the forward's graph stays the one shown)
-        if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
-            got = got[0]
-        return [g if g.__class__ is np.ndarray else _array(g) for g in got]
+        return _df_arrays(got)
 
     def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
         """`derivative` for these gradients of the outputs, always the same (a sums plan's
@@ -109,15 +107,19 @@ class _Backward:
             values = vjps + captured
             runner = op._df_runner
             got = runner.raw_call(values) if runner is not None else None
-            if got is None:
-                return slow(values)
-            if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
-                got = got[0]
-            for g in got:
-                if g.__class__ is not np.ndarray:
-                    return [g if g.__class__ is np.ndarray else _array(g) for g in got]
-            return got
+            return _df_arrays(got) if got is not None else slow(values)
         return derivative
+
+
+def _df_arrays(got) -> Sequence:
+    """df's outputs as arrays (one tuple returned is its elements; arrays, as df's array
+    program returns them, pass as they are)."""
+    if len(got) == 1 and isinstance(got[0], tuple):  # df returns one tuple
+        got = got[0]
+    for g in got:
+        if g.__class__ is not np.ndarray:
+            return [g if g.__class__ is np.ndarray else _array(g) for g in got]
+    return got
 
 
 class DifferentiableGraphOp:

@@ -30,8 +30,8 @@ class LegacyGraphExecutor:
     compilation per spec, however many threads ask at once)."""
 
     shows_last = True  # whether a run records its graph as `last_executed_optimized_graph()`
-    counts_runs = True  # whether a run counts as an invocation (see ProfilingGraphExecutor)
     # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
+    counts_runs = True  # whether a run counts as an invocation (see ProfilingGraphExecutor)
 
     def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
                  settings: Optional[ExecutorSettings] = None):
