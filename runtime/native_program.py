@@ -285,16 +285,47 @@ class _Program:
         self.src.lines.extend("    " + line for line in constants)
         self.body(steps, outputs)
 
-    def _layout_check(self, i: int, arrays: bool) -> None:
-        """Input `i`'s dtype, sizes and strides as the key recorded them."""
+    def _layout_check(self, i: int, arrays: bool, dtype_only: bool = False) -> None:
+        """Input `i`'s dtype, sizes and strides as the key recorded them (its dtype alone
+        with `dtype_only`)."""
         if self.key is not None:  # (sizes and strides first, the dtype by identity first:
             # a tuple of the three costs more than the three tests)
             a = f"v{i}" if arrays else f"v{i}.data"
             dtype, sizes, strides = (self.src.name(prefix, x) for prefix, x in
                                      zip(("D", "Z", "S"), self.key[i]))
-            self.src.line(f"if {a}.shape != {sizes} or {a}.strides != {strides} or "
+            self.src.line(f"if {a}.dtype is not {dtype} and {a}.dtype != {dtype}:" if dtype_only
+                          else f"if {a}.shape != {sizes} or {a}.strides != {strides} or "
                           f"({a}.dtype is not {dtype} and {a}.dtype != {dtype}):")
             self.src.line("return None", 1)
+
+    def _reads_no_layout(self, steps: list, constants: list[str]) -> bool:
+        """Whether a training program's steps take nothing from the inputs' sizes and strides
+        themselves: only guards that hold, DifferentiableGraphs of the program's leaves
+        (called with `leaf_step`: their f's and df's executors check what they run) and
+        tuples or lists of values, with no constant (one may be a folded size). Its inputs'
+        sizes and strides then need no check, as PyTorch runs a DifferentiableGraph behind a
+        requires-grad guard whatever their sizes."""
+        if constants or not self.private:
+            return False
+        for step in steps:
+            if _is_branch(step) and step.cond in self.true_guards and step.branches[0][0] is not None:
+                if not self._reads_no_layout(step.branches[0][0], constants):  # (its first
+                    return False  # block, always: see `branch`)
+                continue
+            if _is_group(step) or _is_branch(step) or _is_loop(step):
+                return False
+            _, node, args, outs = step
+            if _is_guard(step):
+                if outs[-1] not in self.true_guards:
+                    return False
+            elif node.kind == "prim::DifferentiableGraph":
+                op = self.subgraph_op(node) if self.subgraph_op is not None else None
+                if op is None or not hasattr(op, "leaf_step") or self._leaf_arrays(node, args) is None \
+                        or op.leaf_step(tuple(slot in self.leaves for slot in args)) is None:
+                    return False
+            elif node.kind not in ("prim::TupleConstruct", "prim::ListConstruct"):
+                return False
+        return True
 
     def train_program(self, steps: list, constants: list[str], outputs: list[int],
                       flags: tuple[bool, ...]) -> None:
@@ -331,13 +362,14 @@ class _Program:
             src.line("if copy:")
             for i in copied:
                 src.line(f"v{i} = array(v{i})", 1)
-        for i in range(n):
-            self._layout_check(i, arrays=True)
         self.input_arrays = {i: f"x{i}" for i in range(n)}
         for step in steps:  # (a guard that holds passes its inputs on)
             if _is_guard(step) and step[3][-1] in self.true_guards:
                 self.input_arrays.update({o: self.input_arrays[a] for a, o in zip(step[2], step[3])
                                           if a in self.input_arrays})
+        dtype_only = self._reads_no_layout(steps, constants)
+        for i in range(n):
+            self._layout_check(i, arrays=True, dtype_only=dtype_only)
         for i in range(n):
             src.line(f"x{i} = v{i}")
             src.line(f"v{i} = Tensor(x{i}, True)" if flags[i] else f"v{i} = Tensor(x{i})")
@@ -572,14 +604,9 @@ class _Program:
         """A DifferentiableGraph of the program's own leaves (and numbers) as its op's
         `leaf_step`, given the leaves' arrays and whether each requires grad; False when an
         argument is another tensor (its flag is known only when the call runs)."""
-        arrays = []
-        for slot, v in zip(args, node.inputs):
-            if slot in self.input_arrays:
-                arrays.append(self.input_arrays[slot])
-            elif isinstance(v.type, TensorType) or not isinstance(self.constant_slots.get(slot), _NUMBERS):
-                return False
-            else:
-                arrays.append(f"v{slot}")
+        arrays = self._leaf_arrays(node, args)
+        if arrays is None:
+            return False
         step = op.leaf_step(tuple(slot in self.leaves for slot in args))
         if step is None:
             return False
@@ -587,6 +614,19 @@ class _Program:
         call = f"{self.src.name('op', step)}([{read}], [{', '.join(arrays)}])"
         self.src.line(f"{outs_list + '= ' if outs_list else ''}{call}")
         return True
+
+    def _leaf_arrays(self, node, args: list[int]) -> Optional[list[str]]:
+        """What a DifferentiableGraph's `leaf_step` gets as arrays: the locals holding its
+        leaf arguments' arrays, and its number constants; None for any other argument."""
+        arrays = []
+        for slot, v in zip(args, node.inputs):
+            if slot in self.input_arrays:
+                arrays.append(self.input_arrays[slot])
+            elif isinstance(v.type, TensorType) or not isinstance(self.constant_slots.get(slot), _NUMBERS):
+                return None
+            else:
+                arrays.append(f"v{slot}")
+        return arrays
 
     def _requires_grad_check(self, node, args: list[int], outs: list[int]) -> bool:
         """The guard inline when its types say only whether each tensor requires grad (as

@@ -356,19 +356,23 @@ def test_training_calls_go_straight_to_the_programs_that_took_the_latest_ones(mo
     and its DifferentiableGraph's f and df run through their native plans' calls without
     their executors' tests; arrays of another layout (which those refuse) take the general
     paths, bitwise as the Function without the training path, and the layout before still
-    goes straight."""
+    goes straight. A plan of guards, a DifferentiableGraph and tuples reads no sizes itself:
+    its program checks the inputs' dtypes only and takes every batch size, as PyTorch runs
+    the DifferentiableGraph behind its requires-grad guard (f and df check what they run)."""
     fast, slow = _training_pair(monkeypatch)
     rng = np.random.default_rng(6)
     first = [Tensor(rng.standard_normal(s).astype(np.float32)) for s in TRAIN_SHAPES]
     wider = [Tensor(rng.standard_normal(s).astype(np.float32))
              for s in ((5, 4), (5, 4), (4, 4), (4,))]
+    programs = {}
     for args in (first, wider, first):
         for fn in (fast, slow):
             for _ in range(5):
                 fn.run(*args)
                 fn.backward()
         ex = fast.executor
-        assert ex._train_program is not None
+        assert ex._train_program is not None and ".shape !=" not in ex._train_program.source
+        assert ex._train_program is programs.setdefault("first", ex._train_program)
         for op in ex.optimized_plan._ops.values():  # (one per layout the runner specialized)
             for runner in (op._f_runner, op._df_runner):
                 assert runner.raw_call.__name__.startswith("direct")
