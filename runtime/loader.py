@@ -162,6 +162,7 @@ class Function:
         self._n_outputs = len(graph.outputs)
         self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
                             for i in range(max(self._tensor_inputs, 0)))
+        self._by_name = _by_name(self._names)  # `dict(zip(self._names, gradients))`
         self._made = True
         self._bind_training_path()
 
@@ -388,6 +389,10 @@ class Function:
         plan = self._outputs_sums if grad_outputs is None and named is not None else None
         got = plan(outs, values) if plan is not None else None
         if got is not None:  # (the roots found as the latest such call's were)
+            if named is self._names:
+                by_name = self._by_name(got)  # (None when a gradient is missing)
+                if by_name is not None:
+                    return by_name
             names, tensors = named, values
         elif grad_outputs is None:
             roots = []
@@ -440,6 +445,20 @@ class Function:
             else:
                 tensors[names.index(name)] = v
         return names, tensors
+
+
+def _by_name(names: Sequence[str]) -> Callable[[Sequence], Optional[dict]]:
+    """`dict(zip(names, gradients))` as one generated function, None when a gradient is None
+    (then zeros fill in: `Function.backward`'s general tail)."""
+    g = [f"g{i}" for i in range(len(names))]
+    if not g:
+        return lambda got: {}
+    text = (f"def by_name(got):\n    {''.join(x + ', ' for x in g)}= got\n"
+            f"    if {' or '.join(f'{x} is None' for x in g)}:\n        return None\n"
+            f"    return {{{', '.join(f'{n!r}: {x}' for n, x in zip(names, g))}}}\n")
+    namespace: dict = {}
+    exec(compile(text, "<gradients by name>", "exec"), namespace)  # noqa: S102
+    return namespace["by_name"]
 
 
 def _train_flags(requires_grad: Any, n: int) -> Optional[tuple[bool, ...]]:
