@@ -769,17 +769,26 @@ def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor]) -> Optional[Calla
             return None
     if len(leaves) != len(roots):  # (a leaf that is no root: the general path)
         return None
+    first = {}  # (a root listed again, the same Tensor in these outputs: checked once, when
+    for i, r in enumerate(roots):  # it is that Tensor again)
+        first.setdefault(id(r), i)
+    checked = []
     for i, t in enumerate(leaves):
+        k = first[id(roots[i])]
+        if k != i:
+            lines += [f"    if {t} is not t{k}:", "        return None"]
+            continue
+        checked.append(i)
         lines += [f"    if {t}.__class__ is not Tensor or not {t}.requires_grad or "
                   f"{t}.data.dtype.kind != 'f':",
                   "        return None",
                   f"    f{i} = {t}.grad_fn"]
     index = [r.grad_fn[1] for r in roots]
-    lines += [f"    if {' or '.join(f'f{i} is None' for i in range(len(leaves)))}:",
+    lines += [f"    if {' or '.join(f'f{i} is None' for i in checked)}:",
               "        return None",
               "    node = f0[0]",
               f"    if node.entry is not ENTRY or "
-              f"{' or '.join(f'f{i}[0] is not node or f{i}[1] != {j}' for i, j in enumerate(index))}:",
+              f"{' or '.join(f'f{i}[0] is not node or f{i}[1] != {index[i]}' for i in checked)}:",
               "        return None",
               "    return SUMS(node, inputs)"]
     names = {"Tensor": Tensor, "ENTRY": node.entry, "SUMS": sums}
@@ -835,7 +844,10 @@ def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
 
 
 def _own_gradient(g, dtype: np.dtype) -> np.ndarray:
-    """Gradient `g` as an array of `dtype` the caller may write (a copy of a read-only one)."""
+    """Gradient `g` (an array, or a Tensor of one) as an array of `dtype` the caller may write
+    (a copy of a read-only one)."""
+    if isinstance(g, Tensor):
+        g = g.data
     if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):
         g = _asarray(g, dtype)
     return g if g.flags.writeable else g.copy()

@@ -381,9 +381,10 @@ class Function:
         or of the given output gradients (one per flattened output), w.r.t. floating-point
         tensor inputs (`arg0`, ...; not those the call's per-input `requires_grad` flagged
         False) and parameters (dotted paths); zeros where unused."""
-        last = getattr(self._calls, "last", None)
-        if last is None:
-            raise RuntimeError("backward() needs a call first (in this thread)")
+        try:
+            last = self._calls.last
+        except AttributeError:
+            raise RuntimeError("backward() needs a call first (in this thread)") from None
         values, params, outs, skipped, named = last
         grads: Optional[list] = None  # (None: seeds of ones, which `autograd.backward` makes)
         plan = self._outputs_sums if grad_outputs is None and named is not None else None

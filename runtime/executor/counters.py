@@ -83,7 +83,7 @@ class Counters:
 
 _counter_lock = threading.Lock()
 COUNTERS = Counters()
-_last = threading.local()
+LAST_EXECUTED = _last = threading.local()  # (per thread, `graph`: what `record_last_executed` set)
 
 
 def record_last_executed(graph: Graph) -> None:

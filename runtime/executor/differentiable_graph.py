@@ -95,7 +95,7 @@ class _Backward:
     def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
         """`derivative` for these gradients of the outputs, always the same (a sums plan's
         seeds, none missing, no `Tensor[]` output), as a function of what a call captured:
-        the vjps made once."""
+        the vjps made once (its gradients are arrays, or Tensors the sums plan unwraps)."""
         if self.lengths is not None:
             return None
         vjps = fixed_vjps(grads, self.op.gradient.df_input_vjps)
@@ -103,11 +103,13 @@ class _Backward:
             return None
         op, slow = self.op, self._df
 
-        def derivative(captured: list) -> list:  # (`_df` inlined: the runner read per call)
-            values = vjps + captured
+        def derivative(captured: list) -> Sequence:  # (`_df` inlined: the runner read per
+            values = vjps + captured  # call; a Tensor it returns the sums plan unwraps)
             runner = op._df_runner
             got = runner.raw_call(values) if runner is not None else None
-            return _df_arrays(got) if got is not None else slow(values)
+            if got is None:
+                return slow(values)
+            return got[0] if len(got) == 1 and isinstance(got[0], tuple) else got
         return derivative
 
 
