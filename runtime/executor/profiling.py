@@ -30,10 +30,10 @@ class ProfilingGraphExecutor:
     """Profile for `num_profiled_runs` runs, then run an optimized, guarded plan."""
 
     shows_last = True  # whether a run records its graph as `last_executed_optimized_graph()`
+    # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
     # whether a run counts as an invocation: not a DifferentiableGraph's f's, whose plan
     # PyTorch's op takes with `getPlanFor` and runs itself (only `GraphExecutor::run` counts)
     counts_runs = True
-    # (not a backward graph's executor, nor the executors it makes: see ExecutionPlan)
 
     def __init__(self, graph: Graph, optimize: bool = True, functions: Optional[dict] = None,
                  settings: Optional[ExecutorSettings] = None,
@@ -184,7 +184,8 @@ class ProfilingGraphExecutor:
         (a DifferentiableGraph's f and df): the native plan's call `call` that took the
         latest arrays, tried first (it checks them itself), without `run_arrays`' tests
         (they hold: the optimized plan, once made, stays); any other call takes
-        `run_arrays`, which rebinds `raw_call` to its plan."""
+        `run_arrays`, which rebinds `raw_call` to its plan. (Two closures, not one testing
+        `counts_runs` per call: this is every DifferentiableGraph call's path.)"""
         slow = self.run_arrays
 
         def direct(arrays):
@@ -208,8 +209,9 @@ class ProfilingGraphExecutor:
         """`run` of a training call (grad mode on; every input a floating-point tensor given
         as its numpy array, to require grad as `flags` say, default all: Tensors of the
         call's own, made of copies of them with `copy`; with `copy=None` the caller's
-        Tensors that do not require grad, whose arrays are shared) when the optimized plan is one for
-        gradients and its runner's training program takes them (`NativeRunner.train_arrays`):
+        Tensors that do not require grad, whose arrays are shared) when the optimized plan is
+        one for gradients and its runner's training program takes them
+        (`NativeRunner.train_arrays`):
         the outputs, then those Tensors; else None, having counted and run nothing. Plans
         with `prim::BailOut` guards take the general path (a bailout resumes from the call's
         Tensors)."""
