@@ -213,11 +213,17 @@ class _Program:
         src.line("return None", 1)
         guarded = _guarded_inputs(steps) & set(range(n))
         tensors = [i for i, v in enumerate(graph.inputs) if isinstance(v.type, TensorType)]
+        typed = tensors
         if arrays:
             self.array_inputs = set(tensors)
-        if tensors:
+            # (an array whose readers are all units whose entries the program calls itself,
+            # one of them checking it first, is checked there, its type first)
+            groups = list(_group_steps(steps))
+            others = {slot for step in groups if not _direct(step.unit) for slot, _ in step.args}
+            typed = [i for i in tensors if i not in guarded or i in others]
+        if typed:
             test = "type(v{}) is ndarray" if arrays else "isinstance(v{}, Tensor)"
-            src.line(f"if not ({' and '.join(test.format(i) for i in tensors)}):")
+            src.line(f"if not ({' and '.join(test.format(i) for i in typed)}):")
             src.line("return None", 1)
         grad_checks = []
         for i, v in enumerate(graph.inputs):

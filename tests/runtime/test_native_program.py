@@ -148,6 +148,25 @@ def test_function_without_grad_takes_the_callers_arrays_only_where_nothing_can_t
     assert fn.backward()["arg0"].tolist() == np.zeros((3, 4)).tolist()  # (a call without grad)
 
 
+def test_an_array_program_leaves_its_inputs_types_to_the_units_entries():
+    """An array program whose inputs only units read, that it calls itself, checks no input's
+    type in Python: the units' entries check it first (exact ndarray, then dtype and layout),
+    so anything else (a Tensor, a list, a subclass, a scalar) is refused as before: None,
+    nothing run, the plan's arena kept."""
+    fn = _compiled(LINEAR_TANH, "Float(3, 4), Float(3, 4), Float(4, 4), Float(4)")
+    xs = _arrays()
+    for _ in range(3):
+        fn.run(*xs, requires_grad=False)
+    plan = fn.interpreter._last
+    assert "is ndarray" not in plan._raw_program.source
+    arenas = len(plan._arenas)
+    assert plan.raw_call(xs) is not None and len(plan._arenas) == arenas
+    for bad in (Tensor(xs[0]), xs[0].tolist(), xs[0].view(np.matrix), np.float32(1.0)):
+        assert plan.raw_call([bad, *xs[1:]]) is None
+        assert plan.run_arrays([bad, *xs[1:]]) is None
+    assert len(plan._arenas) == arenas
+
+
 def test_an_output_viewing_an_input_keeps_function_runs_copy():
     fn = _compiled(VIEW_OF_INPUT, "Float(3, 4)")
     x = _arrays(((3, 4),))[0]
