@@ -314,9 +314,10 @@ class _Program:
         if constants or not self.private:
             return False
         for step in steps:
-            if _is_branch(step) and step.cond in self.true_guards and step.branches[0][0] is not None:
-                if not self._reads_no_layout(step.branches[0][0], constants):  # (its first
-                    return False  # block, always: see `branch`)
+            taken = _taken_block(step, self.true_guards)
+            if taken is not None:
+                if not self._reads_no_layout(taken, constants):
+                    return False
                 continue
             if _is_group(step) or _is_branch(step) or _is_loop(step):
                 return False
@@ -354,11 +355,13 @@ class _Program:
             src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
             src.line("return None", 1)
         self.static_steps = _recording_steps(steps, flags, self.decide)
-        self.leaves = {i for i in range(n) if flags[i]}
         self.true_guards = _true_guards(steps, flags, self.plan.interpreter)
-        self.leaves |= {o for step in steps if _is_guard(step) and step[3][-1] in self.true_guards
-                        for a, o in zip(step[2], step[3]) if a in self.leaves}  # (a guard's
-        # outputs are its inputs)
+        held = {i: i for i in range(n)}  # slot -> the input whose Tensor it holds
+        for step in steps:  # (a guard that holds passes its inputs on)
+            if _is_guard(step) and step[3][-1] in self.true_guards:
+                held.update({o: held[a] for a, o in zip(step[2], step[3]) if a in held})
+        self.leaves = {slot for slot, i in held.items() if flags[i]}
+        self.input_arrays = {slot: f"x{i}" for slot, i in held.items()}
         self.private = _keeps_inputs(steps, outputs, n, self.true_guards)
         if self.private:  # the program's own leaves: the nodes need no versions to check
             self.static_steps = {k: op.op.private_step() for k, op in self.static_steps.items()}
@@ -368,11 +371,6 @@ class _Program:
             src.line("if copy:")
             for i in copied:
                 src.line(f"v{i} = array(v{i})", 1)
-        self.input_arrays = {i: f"x{i}" for i in range(n)}
-        for step in steps:  # (a guard that holds passes its inputs on)
-            if _is_guard(step) and step[3][-1] in self.true_guards:
-                self.input_arrays.update({o: self.input_arrays[a] for a, o in zip(step[2], step[3])
-                                          if a in self.input_arrays})
         dtype_only = self._reads_no_layout(steps, constants)
         for i in range(n):
             self._layout_check(i, arrays=True, dtype_only=dtype_only)
@@ -656,10 +654,10 @@ class _Program:
 
     def branch(self, step) -> None:
         src = self.src
-        steps, results, _ = step.branches[0]
-        if step.cond in self.true_guards and steps is not None:  # (its first block, always)
-            self.steps(steps)
-            for o, r in zip(step.outs, results):
+        taken = _taken_block(step, self.true_guards)
+        if taken is not None:
+            self.steps(taken)
+            for o, r in zip(step.outs, step.branches[0][1]):
                 src.line(f"v{o} = v{r}")
             return
         src.line(f"cur = {src.name('n', step.node)}")
@@ -757,6 +755,14 @@ def _true_guards(steps: list, flags: tuple[bool, ...], interp) -> set[int]:
     return found
 
 
+def _taken_block(step, true_guards: set[int]) -> Optional[list]:
+    """The steps of a branch on a guard that holds in every call (its first block, the only
+    one it takes), when it is such a branch and that block runs as steps; else None."""
+    if not _is_branch(step) or step.cond not in true_guards:
+        return None
+    return step.branches[0][0]
+
+
 def _views_an_argument(step) -> bool:
     """Whether a group step's unit returns a view of one of its arguments."""
     return any(alias and alias[0] == "input" for alias in getattr(step.unit, "aliases", None) or ())
@@ -775,11 +781,11 @@ def _keeps_inputs(steps: list, outputs: list[int], n_inputs: int, true_guards: s
                 if _views_an_argument(step):
                     return False
             elif _is_branch(step):
-                first = step.branches[0]
-                if step.cond in true_guards and first[0] is not None:
-                    if not visit(first[0]):
+                taken = _taken_block(step, true_guards)
+                if taken is not None:
+                    if not visit(taken):
                         return False
-                    holding.update(o for o, r in zip(step.outs, first[1]) if r in holding)
+                    holding.update(o for o, r in zip(step.outs, step.branches[0][1]) if r in holding)
                 elif not is_pure(step) or any(_views_an_argument(inner) for inner in _group_steps([step])):
                     return False
                 else:

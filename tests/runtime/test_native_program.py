@@ -383,6 +383,16 @@ def _training_pair(monkeypatch):
     return fast, slow
 
 
+def _same_gradients(fast, slow) -> list[str]:
+    """`backward()` of both Functions' latest calls: the same names and bitwise the same
+    gradients; the names, sorted."""
+    g, w = fast.backward(), slow.backward()
+    assert sorted(g) == sorted(w)
+    for name in w:
+        np.testing.assert_array_equal(g[name], w[name])
+    return sorted(g)
+
+
 def test_a_training_call_runs_the_plans_train_program_as_the_general_path(monkeypatch):
     """`Function.run` of arrays under grad takes the latest plan's training program (the
     arrays as Tensors requiring grad, copies of those the backward reads, the body under
@@ -409,10 +419,7 @@ def test_a_training_call_runs_the_plans_train_program_as_the_general_path(monkey
     np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
     for a in args:  # (the call's copies are what backward reads)
         a[...] = 7.0
-    g, w = fast.backward(), slow.backward()
-    assert sorted(g) == sorted(w) == ["arg0", "arg1", "arg2", "arg3"]
-    for name in g:
-        np.testing.assert_array_equal(g[name], w[name])
+    assert _same_gradients(fast, slow) == ["arg0", "arg1", "arg2", "arg3"]
 
 
 def test_a_training_call_with_per_input_flags_runs_a_train_program_of_its_own(monkeypatch):
@@ -442,10 +449,7 @@ def test_a_training_call_with_per_input_flags_runs_a_train_program_of_its_own(mo
     np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
     for a in args:
         a[...] = 7.0
-    g, w = fast.backward(), slow.backward()
-    assert sorted(g) == sorted(w) == ["arg0", "arg1"]
-    for name in g:
-        np.testing.assert_array_equal(g[name], w[name])
+    assert _same_gradients(fast, slow) == ["arg0", "arg1"]
 
 
 @pytest.mark.parametrize("flags,copied", [
@@ -542,6 +546,4 @@ def test_a_training_call_of_tensors_shares_their_arrays(monkeypatch):
     assert all(np.shares_memory(v.data, t.data) and v is not t
                for v, t in zip(fast._calls.last[0], args))
     np.testing.assert_array_equal(got[0][0].data, want[0][0].data)
-    g, w = fast.backward(), slow.backward()
-    for name in w:
-        np.testing.assert_array_equal(g[name], w[name])
+    _same_gradients(fast, slow)
