@@ -735,12 +735,13 @@ def backward_of_sums(roots: Sequence[Tensor], inputs: Sequence[Tensor]) -> Optio
     return plan(node, inputs)
 
 
-def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor]) -> Optional[Callable]:
-    """`plan(outs, inputs)`: `backward_of_sums(roots, inputs)` where the roots are found in a
-    call's outputs `outs` as they were in these (each output a Tensor, or a tuple of them,
-    every one a root, as `Function.backward` takes its floating-point tensors requiring grad),
-    for the tape `backward_of_sums` just ran a plan of: the structure, each root and its node
-    checked (None when they differ), then that node's plan. None when `outs` is not of that
+def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor], names: Sequence[str]) -> Optional[Callable]:
+    """`plan(outs, inputs)`: the gradients `backward_of_sums(roots, inputs)` gives, by the
+    inputs' `names` (zeros where one is missing), where the roots are found in a call's
+    outputs `outs` as they were in these (each output a Tensor, or a tuple of them, every one
+    a root, as `Function.backward` takes its floating-point tensors requiring grad), for the
+    tape `backward_of_sums` just ran a plan of: the structure, each root and its node checked
+    (None when they differ), then that node's plan, inlined. None when `outs` is not of that
     form or no such plan is kept."""
     node = roots[0].grad_fn[0] if roots and roots[0].grad_fn is not None else None
     cache = getattr(node.entry, "one_node", None) if node is not None else None
@@ -748,7 +749,7 @@ def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor]) -> Optional[Calla
         return None
     key = roots[0].grad_fn[1] if len(roots) == 1 else tuple(r.grad_fn[1] for r in roots)
     sums = cache.get(key)
-    if sums is None:
+    if sums is None or len(sums.found) != len(names):
         return None
     lines = ["def plan(outs, inputs):",
              f"    if outs.__class__ is not list or len(outs) != {len(outs)}:",
@@ -759,12 +760,12 @@ def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor]) -> Optional[Calla
             leaves.append(f"t{len(leaves)}")
             lines.append(f"    {leaves[-1]} = outs[{k}]")
         elif o.__class__ is tuple and o and all(e.__class__ is Tensor for e in o):
-            names = [f"t{len(leaves) + j}" for j in range(len(o))]
-            leaves += names
+            held = [f"t{len(leaves) + j}" for j in range(len(o))]
+            leaves += held
             lines += [f"    o{k} = outs[{k}]",
                       f"    if o{k}.__class__ is not tuple or len(o{k}) != {len(o)}:",
                       "        return None",
-                      f"    {''.join(x + ', ' for x in names)}= o{k}"]
+                      f"    {''.join(x + ', ' for x in held)}= o{k}"]
         else:
             return None
     if len(leaves) != len(roots):  # (a leaf that is no root: the general path)
@@ -789,11 +790,12 @@ def outputs_sums_plan(outs: Sequence, roots: Sequence[Tensor]) -> Optional[Calla
               "    node = f0[0]",
               f"    if node.entry is not ENTRY or "
               f"{' or '.join(f'f{i}[0] is not node or f{i}[1] != {index[i]}' for i in checked)}:",
-              "        return None",
-              "    return SUMS(node, inputs)"]
-    names = {"Tensor": Tensor, "ENTRY": node.entry, "SUMS": sums}
-    exec(compile("\n".join(lines) + "\n", "<outputs sums backward>", "exec"), names)  # noqa: S102
-    plan = names["plan"]
+              "        return None"]
+    namespace = {"Tensor": Tensor, "ENTRY": node.entry}
+    body, grads = _sums_lines(node, sums.found, sums.seeds, namespace, zeros=True)
+    lines += body + [f"    return {{{', '.join(f'{n!r}: {g}' for n, g in zip(names, grads))}}}"]
+    exec(compile("\n".join(lines) + "\n", "<outputs sums backward>", "exec"), namespace)  # noqa: S102
+    plan = namespace["plan"]
     plan.source = "\n".join(lines)
     return plan
 
@@ -804,14 +806,29 @@ def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
     checked by identity (None when one is not there, or is no leaf requiring grad, or an
     output's layout is not the seeds'), the versions checked, the formula run on `seeds`,
     each gradient of its edge's dtype and writeable (a seed passed through is copied)."""
+    names: dict = {}
+    lines, grads = _sums_lines(node, found, seeds, names, zeros=False)
+    lines = ["def plan(node, inputs):", *lines, f"    return [{', '.join(grads)}]"]
+    exec(compile("\n".join(lines) + "\n", "<sums backward>", "exec"), names)  # noqa: S102
+    plan = names["plan"]
+    plan.source = "\n".join(lines)
+    plan.found, plan.seeds = found, seeds  # (what `outputs_sums_plan` inlines it from)
+    return plan
+
+
+def _sums_lines(node: GradNode, found: tuple[int, ...], seeds: list, names: dict,
+                zeros: bool) -> tuple[list[str], list[str]]:
+    """The body of `_sums_plan`'s function once `node` and `inputs` are bound (lines of a
+    function's body; `return None` where it refuses), adding the globals it reads to
+    `names`; and the variables holding the gradients, in the inputs' order. With `zeros`, a
+    missing gradient is zeros of its input's layout (as `Function.backward` gives them)."""
     n = len(found)
     e = [f"e{k}" for k in range(n)]
-    lines = ["def plan(node, inputs):",
-             f"    {''.join(x + ', ' for x in e)}= node.edges"]
+    lines = [f"    {''.join(x + ', ' for x in e)}= node.edges"]
     direct = getattr(node.entry, "derivative_for", None)
     direct = direct(seeds) if direct is not None else None  # (the formula for these seeds)
-    names: dict = {"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "own_gradient": _own_gradient,
-                   "check_versions": check_versions, "DERIVATIVE": direct}
+    names.update({"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "own_gradient": _own_gradient,
+                  "check_versions": check_versions, "DERIVATIVE": direct})
     tests = [f"inputs[{i}] is not e{k}" for k, i in enumerate(found)]
     for j, g in enumerate(seeds):
         if g is not None:
@@ -832,20 +849,19 @@ def _sums_plan(node: GradNode, found: tuple[int, ...], seeds: list):
               "        return None",
               f"    {''.join(f'g{k}, ' for k in range(n))}= got"]
     for k in range(n):  # (each an array of its edge's dtype that the caller may write)
-        lines += [f"    if g{k} is not None and (g{k}.__class__ is not ndarray or "
+        missing = "" if zeros else f"g{k} is not None and "  # (None: `own_gradient` makes zeros)
+        lines += [f"    if {missing}(g{k}.__class__ is not ndarray or "
                   f"g{k}.dtype is not e{k}.data.dtype or not g{k}.flags.writeable):",
-                  f"        g{k} = own_gradient(g{k}, e{k}.data.dtype)"]
+                  f"        g{k} = own_gradient(g{k}, e{k}.data.dtype{', e' + str(k) + '.data' if zeros else ''})"]
     at = {i: k for k, i in enumerate(found)}
-    lines.append(f"    return [{', '.join(f'g{at[i]}' for i in range(n))}]")
-    exec(compile("\n".join(lines) + "\n", "<sums backward>", "exec"), names)  # noqa: S102
-    plan = names["plan"]
-    plan.source = "\n".join(lines)
-    return plan
+    return lines, [f"g{at[i]}" for i in range(n)]
 
 
-def _own_gradient(g, dtype: np.dtype) -> np.ndarray:
+def _own_gradient(g, dtype: np.dtype, like: Optional[np.ndarray] = None) -> np.ndarray:
     """Gradient `g` (an array, or a Tensor of one) as an array of `dtype` the caller may write
-    (a copy of a read-only one)."""
+    (a copy of a read-only one); None as zeros of `like`'s layout, when given."""
+    if g is None and like is not None:
+        return np.zeros_like(like)
     if isinstance(g, Tensor):
         g = g.data
     if g.__class__ is not _ndarray or (g.dtype is not dtype and g.dtype != dtype):

@@ -159,10 +159,10 @@ class Function:
         self._tensor_inputs = len(graph.inputs) if not self.has_self and all(
             type(v.type) is TensorType for v in graph.inputs) else -1
         self._params_lock = threading.Lock()
-        self._n_outputs = len(graph.outputs)
+        # (`run(..., requires_grad=[True, ...])`, one flag per input given)
+        self._every_flag = [True] * (len(graph.inputs) - bool(self.has_self))
         self._names = tuple(_ARG_NAMES[i] if i < len(_ARG_NAMES) else f"arg{i}"
                             for i in range(max(self._tensor_inputs, 0)))
-        self._by_name = _by_name(self._names)  # `dict(zip(self._names, gradients))`
         self._made = True
         self._bind_training_path()
 
@@ -283,8 +283,9 @@ class Function:
         grad, or a list or tuple of one flag per input (parameters then require grad), as a
         caller of a torch module sets `requires_grad` on each tensor it passes; `backward`
         then leaves out the inputs flagged False."""
-        if requires_grad is not True and requires_grad is not False and isinstance(
-                requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad):
+        if requires_grad is not True and requires_grad is not False and (
+                requires_grad.__class__ is list and requires_grad == self._every_flag or isinstance(
+                    requires_grad, (list, tuple)) and len(requires_grad) == len(inputs) and all(requires_grad)):
             requires_grad = True  # (every input flagged: as one flag)
         train = self._train_arrays
         if train is not None and requires_grad is not False and len(inputs) == self._tensor_inputs:
@@ -307,11 +308,10 @@ class Function:
                 finally:
                     GRAD_MODE.enabled = False
             if got is not None:
-                n = self._n_outputs
-                self._calls.last = (got[n:], _NO_PARAMETERS, got[:n], (), self._names) \
-                    if flags is None else \
-                    (got[n:], _NO_PARAMETERS, got[:n], tuple(i for i, f in enumerate(flags) if not f), None)
-                return got[:n]
+                outs, leaves = got
+                self._calls.last = (leaves, _NO_PARAMETERS, outs, (), self._names) if flags is None \
+                    else (leaves, _NO_PARAMETERS, outs, tuple(i for i, f in enumerate(flags) if not f), None)
+                return outs
         if requires_grad is True and self.executor is not None and self.module is None and \
                 not self.enum_values and len(inputs) == self._tensor_inputs:
             # a training call of an executor's Function (Tensors or arrays, every input
@@ -388,14 +388,11 @@ class Function:
         values, params, outs, skipped, named = last
         grads: Optional[list] = None  # (None: seeds of ones, which `autograd.backward` makes)
         plan = self._outputs_sums if grad_outputs is None and named is not None else None
-        got = plan(outs, values) if plan is not None else None
-        if got is not None:  # (the roots found as the latest such call's were)
-            if named is self._names:
-                by_name = self._by_name(got)  # (None when a gradient is missing)
-                if by_name is not None:
-                    return by_name
-            names, tensors = named, values
-        elif grad_outputs is None:
+        if plan is not None:
+            got = plan(outs, values)
+            if got is not None:  # (the roots found as the latest such call's were)
+                return got
+        if grad_outputs is None:
             roots = []
             for leaf in leaves(outs):
                 if (leaf.__class__ is Tensor or isinstance(leaf, Tensor)) and leaf.requires_grad \
@@ -409,14 +406,14 @@ class Function:
                     if g is not None and leaf.requires_grad:
                         roots.append(leaf)
                         grads.append(np.asarray(g, dtype=leaf.dtype))
-        if got is None:
-            if named is not None:  # (no parameters, no input skipped; a Tensor of its own each)
-                names, tensors = named, values
-                got = backward_of_sums(roots, tensors) if grads is None and roots else None
-                if got is not None:  # (the roots of calls like this one, found as here: tried
-                    self._outputs_sums = outputs_sums_plan(outs, roots)  # first from now on)
-            else:
-                names, tensors = self._named_inputs(values, params, skipped)
+        got = None
+        if named is not None:  # (no parameters, no input skipped; a Tensor of its own each)
+            names, tensors = named, values
+            got = backward_of_sums(roots, tensors) if grads is None and roots else None
+            if got is not None:  # (the roots of calls like this one, found as here: tried
+                self._outputs_sums = outputs_sums_plan(outs, roots, names)  # first from now on)
+        else:
+            names, tensors = self._named_inputs(values, params, skipped)
         if got is None:  # (formulas run on arrays, which record nothing: grad mode may stay)
             got = run_backward(roots, grads, inputs=tensors) if roots else [None] * len(tensors)
         for g in got:
@@ -446,20 +443,6 @@ class Function:
             else:
                 tensors[names.index(name)] = v
         return names, tensors
-
-
-def _by_name(names: Sequence[str]) -> Callable[[Sequence], Optional[dict]]:
-    """`dict(zip(names, gradients))` as one generated function, None when a gradient is None
-    (then zeros fill in: `Function.backward`'s general tail)."""
-    g = [f"g{i}" for i in range(len(names))]
-    if not g:
-        return lambda got: {}
-    text = (f"def by_name(got):\n    {''.join(x + ', ' for x in g)}= got\n"
-            f"    if {' or '.join(f'{x} is None' for x in g)}:\n        return None\n"
-            f"    return {{{', '.join(f'{n!r}: {x}' for n, x in zip(names, g))}}}\n")
-    namespace: dict = {}
-    exec(compile(text, "<gradients by name>", "exec"), namespace)  # noqa: S102
-    return namespace["by_name"]
 
 
 def _train_flags(requires_grad: Any, n: int) -> Optional[tuple[bool, ...]]:

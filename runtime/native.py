@@ -191,18 +191,18 @@ class NativeRunner:
         return last.run_arrays(arrays, raw) if last is not None and not self._last_grad else None
 
     def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None,
-                     copy: Optional[bool] = True) -> Optional[list]:
-        """The outputs, then the Tensors of the arrays, of a training call (numpy arrays, grad
-        mode on, every input a floating-point tensor, requiring grad as `flags` say: default
-        all; `copy=False`: the arrays of the caller's Tensors, not copied; `copy=None`: those
-        Tensors, none requiring grad) when the latest
-        call's plan is one for gradients and takes them (`StraightPlan.train_arrays`); else
-        None (then copy them into Tensors and `run`)."""
+                     copy: Optional[bool] = True) -> Optional[tuple[list, list]]:
+        """The outputs and the Tensors of the arrays (two lists) of a training call (numpy
+        arrays, grad mode on, every input a floating-point tensor, requiring grad as `flags`
+        say: default all; `copy=False`: the arrays of the caller's Tensors, not copied;
+        `copy=None`: those Tensors, none requiring grad) when the latest call's plan is one
+        for gradients and takes them (`StraightPlan.train_arrays`); else None (then copy them
+        into Tensors and `run`)."""
         program = self.train_program
         if program is not None and flags is None:
-            done = program(arrays, None, False, copy)
-            if done is not None:
-                return done[0]
+            got = program(arrays, copy)
+            if got is not None:
+                return got
         last = self._last
         if last is None or self._last_grad is not self._grad_keyed:
             return None

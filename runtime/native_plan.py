@@ -307,13 +307,12 @@ class StraightPlan:
         return call(arrays) if call is not None else None
 
     def train_arrays(self, arrays: Sequence, flags: Optional[tuple[bool, ...]] = None,
-                     copy: Optional[bool] = True) -> Optional[list]:
+                     copy: Optional[bool] = True) -> Optional[tuple[list, list]]:
         """`try_run` of a training call of the caller's numpy arrays under grad mode whose
         inputs require grad as `flags` say (default: all; see `native_program.train_program`;
         `copy=False`: the arrays of the caller's Tensors, shared as they are; `copy=None`: those
-        Tensors, none requiring grad): the outputs,
-        then the Tensors of the arrays it made; None when the plan has no such program or it
-        refuses them."""
+        Tensors, none requiring grad): the outputs and the Tensors of the arrays it made (two
+        lists); None when the plan has no such program or it refuses them."""
         program = self.train_programs.get(flags)
         if program is None:
             if self._built is None or flags in self.train_programs:
@@ -321,9 +320,7 @@ class StraightPlan:
             program = self._make_train_program(flags)
             if program is None:
                 return None
-        done = program(arrays, None, False, copy)  # (its body runs under grad: no unit call
-        # reads an arena)
-        return done[0] if done is not None else None
+        return program(arrays, copy)  # (its body runs under grad: no unit call reads an arena)
 
     def _make_train_program(self, flags: Optional[tuple[bool, ...]]):
         """The training program for `flags`, made on the first training call with them (it

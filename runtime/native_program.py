@@ -339,7 +339,7 @@ class _Program:
         """The caller's arrays (copies of those a backward reads, when the call's `copy`
         says so; with `copy=None` the inputs are the caller's Tensors, which must not require
         grad, and their arrays are taken as they are) as Tensors, requiring grad where `flags`
-        say, checked against the key, then the body under grad; the outputs, then those
+        say, checked against the key, then the body under grad; the outputs and those
         Tensors."""
         src, n = self.src, len(self.plan.graph.inputs)
         src.lines.append("    try:")
@@ -379,10 +379,11 @@ class _Program:
             src.line(f"v{i} = Tensor(x{i}, True)" if flags[i] else f"v{i} = Tensor(x{i})")
         src.lines.extend("    " + line for line in constants)
         self.under_grad, self.pure = True, False  # (groups record on the tape)
-        self.body(steps, outputs, [f"v{i}" for i in range(n)])
+        self.body(steps, outputs, leaves=[f"v{i}" for i in range(n)])
 
-    def body(self, steps: list, outputs: list[int], extra: Sequence[str] = ()) -> None:
-        """The steps, their failures located at their nodes, then the outputs (and `extra`)."""
+    def body(self, steps: list, outputs: list[int], leaves: Optional[Sequence[str]] = None) -> None:
+        """The steps, their failures located at their nodes, then the outputs (with `leaves`,
+        a training program's: the outputs and the leaves, two lists)."""
         src = self.src
         if self.own_arena:
             src.line("try:")
@@ -402,12 +403,15 @@ class _Program:
         src.line("raise", 1)
         src.line("except Exception as e:  # located at the step's node")
         src.line("raise interp.node_error(cur, e) from None", 1)
+        returned = ", ".join(f"v{i}" for i in outputs)
         if self.own_arena:  # (an arena array reaches no output: `_arena_positions`; after a
             src.line("if ok:")  # bailout, interpreted outputs may view one)
             src.line("ARENAS.append(arena)", 1)
-            src.line(f"return [{', '.join([f'v{i}' for i in outputs] + list(extra))}]")
-            return
-        src.line(f"return [{', '.join([f'v{i}' for i in outputs] + list(extra))}], ok")
+            src.line(f"return [{returned}]")
+        elif leaves is not None:  # (a bailout in its body interprets what is left: no refusal)
+            src.line(f"return [{returned}], [{', '.join(leaves)}]")
+        else:
+            src.line(f"return [{returned}], ok")
 
     def _differs_from_key(self, v: str, key_element) -> str:
         """An expression true when the value of variable `v` has another key than
@@ -843,13 +847,13 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
                   value_key: Callable[[Any], Any], run_group: Callable, decisions: Callable,
                   subgraph_op: Optional[Callable] = None, decide: Optional[Callable] = None,
                   flags: Optional[tuple[bool, ...]] = None
-                  ) -> Optional[Callable[[list, list, bool], Optional[tuple[list, bool]]]]:
+                  ) -> Optional[Callable[[list, Optional[bool]], Optional[tuple[list, list]]]]:
     """The program of a training call (`Function.run` of numpy arrays under grad mode, as
     `irjit.compile` makes them) whose inputs require grad as `flags` say (default: all): it
     copies the caller's arrays into Tensors of its own (so that a caller writing its arrays
     before `backward` cannot change the gradients), checks the copies against the key and
-    runs `plan_program`'s body under grad; it returns the graph's outputs followed by those
-    Tensors. With `copy=False` (the arrays of a caller's Tensors, which a call shares as
+    runs `plan_program`'s body under grad; `program(inputs, copy)` returns the graph's
+    outputs and those Tensors, two lists (None when it refuses the inputs). With `copy=False` (the arrays of a caller's Tensors, which a call shares as
     `Function.run` does) nothing is copied; `copy=None` takes the caller's Tensors (none
     requiring grad) and shares their arrays so. An input only groups read whose
     recording ops (`decide(node, flags)`, the runner's, decided now) neither capture it for
@@ -866,7 +870,7 @@ def train_program(plan, steps: list, tail: list, outputs: list[int], key: Option
     emit.decide = decide
     emit.train_program(steps, emit.constants(steps, tail), outputs,
                        flags if flags is not None else (True,) * len(graph.inputs))
-    return emit.finish("inputs, arena, keyed=False, copy=True")
+    return emit.finish("inputs, copy=True")
 
 
 def array_program(plan, steps: list, tail: list, outputs: list[int], key: tuple, bail: Callable,

@@ -205,22 +205,17 @@ class ProfilingGraphExecutor:
         return direct if self.counts_runs else direct_uncounted
 
     def train_arrays(self, arrays: list, flags: Optional[tuple[bool, ...]] = None,
-                     copy: Optional[bool] = True) -> Optional[list]:
+                     copy: Optional[bool] = True) -> Optional[tuple[list, list]]:
         """`run` of a training call (grad mode on; every input a floating-point tensor given
         as its numpy array, to require grad as `flags` say, default all: Tensors of the
         call's own, made of copies of them with `copy`; with `copy=None` the caller's
         Tensors that do not require grad, whose arrays are shared) when the optimized plan is
         one for gradients and its runner's training program takes them
-        (`NativeRunner.train_arrays`):
-        the outputs, then those Tensors; else None, having counted and run nothing. Plans
-        with `prim::BailOut` guards take the general path (a bailout resumes from the call's
-        Tensors)."""
-        program = self._train_program
-        if program is not None and flags is None:  # (`train_arrays`' tests held when it was set)
-            done = program(arrays, None, False, copy)
-            got = done[0] if done is not None else None
-        else:
-            got = None
+        (`NativeRunner.train_arrays`): the outputs and those Tensors (two lists); else None,
+        having counted and run nothing. Plans with `prim::BailOut` guards take the general
+        path (a bailout resumes from the call's Tensors)."""
+        program = self._train_program  # (`train_arrays`' tests held when it was set)
+        got = program(arrays, copy) if program is not None and flags is None else None
         if got is None:
             plan = self.optimized_plan
             if plan is None or not self.plan_needs_gradient or self._bails_out or \

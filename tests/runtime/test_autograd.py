@@ -237,6 +237,35 @@ def test_backward_of_sums_gives_the_walks_gradients_bitwise_and_keeps_its_plan()
     assert "inputs[0] is not e0" in entry.one_node[0].source
 
 
+class _SeedOrNothing(_Product):
+    """A tape entry whose formula passes the seed through to edge y and gives edge x none."""
+
+    def derivative(self, emitter, grads, inputs, outputs):
+        return [grads[0], None]
+
+
+def test_outputs_sums_plan_names_the_gradients_fills_zeros_and_copies_seeds():
+    """The plan of a call's outputs (the node's sums plan inlined) gives the gradients by the
+    inputs' names: zeros of its input's layout for a missing one, a writeable copy of a seed
+    passed through; None for outputs of another form or edges elsewhere."""
+    x, y, _ = _leaves()
+    entry = _SeedOrNothing()
+    out = _recorded(entry, x, y)
+    assert autograd.backward_of_sums([out, out], [x, y]) is not None  # (keeps the node's plan)
+    plan = autograd.outputs_sums_plan([(out, out)], [out, out], ("x", "y"))
+    for _ in range(2):
+        again = _recorded(entry, x, y)
+        got = plan([(again, again)], [x, y])
+        assert list(got) == ["x", "y"]
+        np.testing.assert_array_equal(got["x"], np.zeros((3, 4), np.float32))
+        np.testing.assert_array_equal(got["y"], np.full((3, 4), 2, np.float32))
+        assert got["x"].dtype == got["y"].dtype == np.float32
+        assert got["x"].flags.writeable and got["y"].flags.writeable
+    assert plan([again], [x, y]) is None
+    assert plan([(again, again)], [y, x]) is None
+    assert plan([(_recorded(_Product(), x, y),) * 2], [x, y]) is None  # (another entry's node)
+
+
 def test_backward_of_sums_refuses_other_tapes_and_in_place_writes():
     """None when an input is no edge, an edge is not an input, or a root comes from another
     node (then `backward`); an edge written in place after the call raises as the walk does,

@@ -333,13 +333,3 @@ def test_the_profiling_executor_runs_calls_without_grad_by_its_plans_array_progr
             assert type(a) is Tensor and not a.requires_grad and a.grad_fn is None
             np.testing.assert_array_equal(a.data, b.data)
     assert len(taken) == 3
-
-
-def test_gradients_by_name_is_dict_of_zip_or_none_when_one_is_missing():
-    """`Function.backward`'s fast tail: the gradients in a dict by input name, as
-    `dict(zip(names, got))`; None when one is None (the general tail fills in zeros)."""
-    from irjit.runtime.loader import _by_name
-    g = [np.ones(2), np.zeros(3)]
-    assert _by_name(("x", "w'1"))(g) == {"x": g[0], "w'1": g[1]}
-    assert _by_name(("x", "w"))([g[0], None]) is None
-    assert _by_name(())([]) == {}
