@@ -307,7 +307,7 @@ class _Program:
     def _reads_no_layout(self, steps: list, constants: list[str]) -> bool:
         """Whether a training program's steps take nothing from the inputs' sizes and strides
         themselves: only guards that hold, DifferentiableGraphs of the program's leaves
-        (called with `leaf_step`: their f's and df's executors check what they run) and
+        (inline, `leaf_lines`: their f's and df's executors check what they run) and
         tuples or lists of values, with no constant (one may be a folded size). Its inputs'
         sizes and strides then need no check, as PyTorch runs a DifferentiableGraph behind a
         requires-grad guard whatever their sizes."""
@@ -327,8 +327,8 @@ class _Program:
                     return False
             elif node.kind == "prim::DifferentiableGraph":
                 op = self.subgraph_op(node) if self.subgraph_op is not None else None
-                if op is None or not hasattr(op, "leaf_step") or self._leaf_arrays(node, args) is None \
-                        or op.leaf_step(tuple(slot in self.leaves for slot in args)) is None:
+                if op is None or not getattr(op, "inlines_leaves", False) or \
+                        self._leaf_arrays(node, args) is None:
                     return False
             elif node.kind not in ("prim::TupleConstruct", "prim::ListConstruct"):
                 return False
@@ -352,7 +352,7 @@ class _Program:
             src.line("return None", 2)
             for i in range(n):
                 src.line(f"v{i} = v{i}.data", 1)
-            src.line(f"if not ({' and '.join(f'type(v{i}) is ndarray' for i in range(n))}):")
+            src.line(f"if not ({' and '.join(f'v{i}.__class__ is ndarray' for i in range(n))}):")
             src.line("return None", 1)
         self.static_steps = _recording_steps(steps, flags, self.decide)
         self.true_guards = _true_guards(steps, flags, self.plan.interpreter)
@@ -591,8 +591,8 @@ class _Program:
             # directly when the runner gives it), all outputs
             outs_list = "".join(f"v{i}, " for i in outs)
             op = self.subgraph_op(node) if self.subgraph_op is not None else None
-            if op is not None and self.private and hasattr(op, "leaf_step") and \
-                    self._leaf_call(op, node, args, outs_list):
+            if op is not None and self.private and getattr(op, "inlines_leaves", False) and \
+                    self._leaf_call(op, node, args, outs):
                 return
             if op is not None and self.private and hasattr(op, "private_step"):
                 op = op.private_step()
@@ -608,23 +608,24 @@ class _Program:
         else:
             src.line(call)
 
-    def _leaf_call(self, op, node, args: list[int], outs_list: str) -> bool:
-        """A DifferentiableGraph of the program's own leaves (and numbers) as its op's
-        `leaf_step`, given the leaves' arrays and whether each requires grad; False when an
+    def _leaf_call(self, op, node, args: list[int], outs: list[int]) -> bool:
+        """A DifferentiableGraph of the program's own leaves (and numbers) inline, as its op's
+        `leaf_lines` give it the leaves' arrays and whether each requires grad; False when an
         argument is another tensor (its flag is known only when the call runs)."""
         arrays = self._leaf_arrays(node, args)
         if arrays is None:
             return False
-        step = op.leaf_step(tuple(slot in self.leaves for slot in args))
-        if step is None:
+        src = self.src
+        lines = op.leaf_lines(tuple(slot in self.leaves for slot in args), [f"v{i}" for i in args],
+                              arrays, [f"v{i}" for i in outs], src.name, src.local)
+        if lines is None:
             return False
-        read = ", ".join(f"v{i}" for i in args)
-        call = f"{self.src.name('op', step)}([{read}], [{', '.join(arrays)}])"
-        self.src.line(f"{outs_list + '= ' if outs_list else ''}{call}")
+        for line in lines:
+            src.line(line)
         return True
 
     def _leaf_arrays(self, node, args: list[int]) -> Optional[list[str]]:
-        """What a DifferentiableGraph's `leaf_step` gets as arrays: the locals holding its
+        """What a DifferentiableGraph's `leaf_lines` get as arrays: the locals holding its
         leaf arguments' arrays, and its number constants; None for any other argument."""
         arrays = []
         for slot, v in zip(args, node.inputs):

@@ -150,7 +150,6 @@ class DifferentiableGraphOp:
         # plan's program calls
         self.step = _tensors_step(self) if self._f_runner is not None else self.__call__
         self._private_step: Optional[Callable] = None
-        self._leaf_steps: dict[tuple, Callable] = {}  # requires-grad pattern -> `leaf_step`
 
     def private_step(self) -> Callable[[list], list]:
         """`step` for inputs that are Tensors no one else holds (a training program's own
@@ -160,17 +159,24 @@ class DifferentiableGraphOp:
                 if self._f_runner is not None else self.step
         return self._private_step
 
-    def leaf_step(self, requires: tuple[bool, ...]) -> Optional[Callable[[list, list], list]]:
-        """`private_step` under grad mode for inputs whose arrays the caller has at hand and
-        whether each requires grad it knows (a training program's leaves, `requires` per
-        input): `step(inputs, arrays)`, without looking at the inputs; None when f takes no
-        arrays."""
-        if self._f_runner is None:
+    def leaf_lines(self, requires: tuple[bool, ...], inputs: Sequence[str], arrays: Sequence[str],
+                   results: Sequence[str], name: Callable[[str, Any], str],
+                   local: Callable[[str], str]) -> Optional[list[str]]:
+        """`private_step` under grad mode, inline in a training program (`_leaf_lines`): lines
+        assigning `results` for the Tensors named `inputs` whose arrays the program holds
+        (`arrays`; `requires`: whether each requires grad), without looking at the inputs;
+        None when f takes no arrays or its inputs or results are not all tensors and numbers.
+        `name(prefix, obj)` gives the program's name of an object, `local(prefix)` a fresh
+        local."""
+        if not self.inlines_leaves:
             return None
-        step = self._leaf_steps.get(requires)
-        if step is None:
-            step = self._leaf_steps[requires] = _tensors_step(self, False, requires)
-        return step
+        return _leaf_lines(self, requires, inputs, arrays, results, name, local)
+
+    @property
+    def inlines_leaves(self) -> bool:
+        """Whether `leaf_lines` gives lines: f takes arrays, its inputs are tensors and values
+        without tensors, its real outputs tensors."""
+        return self._f_runner is not None and _plain_signature(self)
 
     def run(self, graph, values: list, arrays: bool = False) -> list:
         """`graph`'s outputs for `values` (Tensors, or arrays where tensors go: all of them
@@ -282,39 +288,29 @@ def _fresh(o):
     return Tensor(o) if isinstance(o, np.ndarray) else o
 
 
-def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True,
-                  requires: Optional[tuple[bool, ...]] = None) -> Callable:
+def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True) -> Callable:
     """`op(inputs)` as one generated function (the inputs unpacked, f's outputs, edges,
     captures and results spelled out, no loops) for calls whose tensor inputs are Tensors
     and whose f's array program returns an array for each real output; any other call
     (a list input or output, a Tensor output, f's program refusing) takes the op's own
     path from where it differs. Ops with a `Tensor[]` input or output take it always.
-    Without `record_versions` the node records no versions (see `private_step`). With
-    `requires` (per input, whether it requires grad; grad mode on) it is `step(inputs,
-    arrays)` for Tensors the caller knows and their arrays (see `leaf_step`)."""
-    grad = op.gradient
-    inputs, real = grad.f.inputs, grad.f.outputs[:op._n_real]
-    if any(not isinstance(v.type, TensorType) and _may_hold_tensors(v.type) for v in inputs) or \
-            any(not isinstance(v.type, TensorType) for v in real):
-        return op.__call__ if requires is None else lambda inputs, arrays: op(inputs)
+    Without `record_versions` the node records no versions (see `private_step`)."""
+    if not _plain_signature(op):
+        return op.__call__
+    inputs = op.gradient.f.inputs
     n = len(inputs)
     tensors = [i for i, v in enumerate(inputs) if isinstance(v.type, TensorType)]
     a = [f"a{i}" for i in range(n)]
     d = [f"d{i}" if i in tensors else f"a{i}" for i in range(n)]
     r = [f"r{j}" for j in range(op._n_real)]
-    if requires is None:
-        lines = ["def step(inputs):",
-                 f"    {''.join(x + ', ' for x in a)}= inputs"]
-        if tensors:
-            lines += [f"    if {' or '.join(f'a{i}.__class__ is not Tensor' for i in tensors)}:",
-                      "        return slow(inputs)"]
-        lines += [f"    d{i} = a{i}.data" for i in tensors]
-        lines.append(f"    arrays = [{', '.join(d)}]")
-    else:
-        lines = ["def step(inputs, arrays):",
-                 f"    {''.join(x + ', ' for x in a)}= inputs",
-                 f"    {''.join(x + ', ' for x in d)}= arrays"]
-    lines += ["    outs = F.raw_call(arrays)",
+    lines = ["def step(inputs):",
+             f"    {''.join(x + ', ' for x in a)}= inputs"]
+    if tensors:
+        lines += [f"    if {' or '.join(f'a{i}.__class__ is not Tensor' for i in tensors)}:",
+                  "        return slow(inputs)"]
+    lines += [f"    d{i} = a{i}.data" for i in tensors]
+    lines += [f"    arrays = [{', '.join(d)}]",
+              "    outs = F.raw_call(arrays)",
               "    if outs is None:",
               "        return slow(inputs)"]
     lines += [f"    r{j} = outs[{j}]" for j in range(op._n_real)]
@@ -323,31 +319,18 @@ def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True,
                   "        return record(inputs, arrays, outs)"]
     edges = [f"e{k}" for k in range(len(op._differentiable))]
     tensor_edges = [(e, i) for e, i in zip(edges, op._differentiable) if i in tensors]
-    if requires is not None:  # (grad mode on; which inputs require grad is known)
-        tensor_edges = [(e, i) for e, i in tensor_edges if requires[i]]
     if tensor_edges:
-        indent = "    "
-        if requires is None:
-            lines.append("    if GRAD.enabled:")
-            lines += [f"        {e} = a{i} if a{i}.requires_grad else None" for e, i in tensor_edges]
-            lines.append(f"        if {' or '.join(f'{e} is not None' for e, _ in tensor_edges)}:")
-            indent = "            "
-        held = [e if requires is None else f"a{i}" for e, i in tensor_edges]
-        lines.append(f"{indent}versions = [(e, e._version[0]) for e in "
-                     f"({''.join(x + ', ' for x in held)}) if e is not None]"
-                     if record_versions else f"{indent}versions = ()")
-        captured = [d[i] for i in op._captured_inputs] + [
-            f"r{j}" if j < op._n_real else f"outs[{j}]" for j in op._captured_outputs]
-        known = {e: f"a{i}" for e, i in tensor_edges} if requires is not None else None
-        edge_list = [(e if known is None else known.get(e, "None")) if i in tensors else "None"
-                     for e, i in zip(edges, op._differentiable)]
-        lines.append(f"{indent}node = GradNode(entry, [{', '.join(captured)}], [{', '.join(r)}], "
-                     f"[{', '.join(edge_list)}], 'prim::DifferentiableGraph', versions)")
-        wrapped = [f"Tensor(r{j}, True, (node, {j})) if r{j}.dtype.kind == 'f' else Tensor(r{j})"
-                   for j in range(op._n_real)]
-        lines.append(f"{indent}return [{', '.join(wrapped)}]")
-    if requires is None or not tensor_edges:
-        lines.append(f"    return [{', '.join(f'Tensor({x})' for x in r)}]")
+        lines.append("    if GRAD.enabled:")
+        lines += [f"        {e} = a{i} if a{i}.requires_grad else None" for e, i in tensor_edges]
+        lines.append(f"        if {' or '.join(f'{e} is not None' for e, _ in tensor_edges)}:")
+        lines.append(f"            versions = [(e, e._version[0]) for e in "
+                     f"({''.join(e + ', ' for e, _ in tensor_edges)}) if e is not None]"
+                     if record_versions else "            versions = ()")
+        edge_list = [e if i in tensors else "None" for e, i in zip(edges, op._differentiable)]
+        lines.append(f"            node = GradNode(entry, [{', '.join(_captured(op, d, r, 'outs'))}], "
+                     f"[{', '.join(r)}], [{', '.join(edge_list)}], 'prim::DifferentiableGraph', versions)")
+        lines.append(f"            return [{', '.join(_recorded_results(r, 'node'))}]")
+    lines.append(f"    return [{', '.join(f'Tensor({x})' for x in r)}]")
     names = {"Tensor": Tensor, "ndarray": np.ndarray, "GradNode": GradNode, "GRAD": GRAD_MODE,
              "entry": op._entry, "F": op._f_runner, "slow": op.__call__, "record": op._record}
     text = "\n".join(lines) + "\n"
@@ -355,6 +338,64 @@ def _tensors_step(op: DifferentiableGraphOp, record_versions: bool = True,
     step = names["step"]
     step.source = text
     return step
+
+
+def _leaf_lines(op: DifferentiableGraphOp, requires: tuple[bool, ...], a: Sequence[str],
+                d: Sequence[str], results: Sequence[str], name: Callable[[str, Any], str],
+                local: Callable[[str], str]) -> Optional[list[str]]:
+    """`DifferentiableGraphOp.leaf_lines`: the private step's work for leaves known to be
+    Tensors (`a`, arrays `d`, requiring grad as `requires` says; numbers pass as themselves)
+    under grad mode, assigning `results`, with the op's own path where a call differs (f's
+    program refusing, a result that is no array). The program's `Tensor` and `ndarray` are
+    those classes."""
+    tensors = [i for i, v in enumerate(op.gradient.f.inputs) if isinstance(v.type, TensorType)]
+    outs, node = local("outs"), local("node")
+    r = [local("r") for _ in range(op._n_real)]
+    assigned = f"{''.join(x + ', ' for x in results)}= " if results else ""
+    a_list, d_list = f"[{', '.join(a)}]", f"[{', '.join(d)}]"
+    lines = [f"{outs} = {name('F', op._f_runner)}.raw_call({d_list})",
+             f"if {outs} is None:",
+             f"    {assigned}{name('slow', op.__call__)}({a_list})",
+             "else:"]
+    lines += [f"    {r[j]} = {outs}[{j}]" for j in range(op._n_real)]
+    body = "    "
+    if r:
+        lines += [f"    if {' or '.join(f'{x}.__class__ is not ndarray' for x in r)}:",
+                  f"        {assigned}{name('record', op._record)}({a_list}, {d_list}, {outs})",
+                  "    else:"]
+        body = "        "
+    edges = [a[i] if i in tensors and requires[i] else "None" for i in op._differentiable]
+    if any(e != "None" for e in edges):
+        lines.append(f"{body}{node} = {name('GradNode', GradNode)}({name('entry', op._entry)}, "
+                     f"[{', '.join(_captured(op, d, r, outs))}], [{', '.join(r)}], "
+                     f"[{', '.join(edges)}], 'prim::DifferentiableGraph', ())")
+        made = _recorded_results(r, node)
+    else:
+        made = [f"Tensor({x})" for x in r]
+    lines += [f"{body}{x} = {m}" for x, m in zip(results, made)] or [f"{body}pass"]
+    return lines
+
+
+def _plain_signature(op: DifferentiableGraphOp) -> bool:
+    """Whether f's inputs are tensors and values without tensors, and its real outputs
+    tensors: what the generated steps spell out."""
+    grad = op.gradient
+    inputs, real = grad.f.inputs, grad.f.outputs[:op._n_real]
+    return not any(not isinstance(v.type, TensorType) and _may_hold_tensors(v.type) for v in inputs) \
+        and all(isinstance(v.type, TensorType) for v in real)
+
+
+def _captured(op: DifferentiableGraphOp, d: Sequence[str], r: Sequence[str], outs: str) -> list[str]:
+    """What the node keeps for df: the captured inputs' arrays, then the captured outputs."""
+    return [d[i] for i in op._captured_inputs] + [
+        r[j] if j < op._n_real else f"{outs}[{j}]" for j in op._captured_outputs]
+
+
+def _recorded_results(r: Sequence[str], node: str) -> list[str]:
+    """The results of a recorded call: a Tensor of each output array, floating-point ones
+    with the node's grad_fn."""
+    return [f"Tensor({x}, True, ({node}, {j})) if {x}.dtype.kind == 'f' else Tensor({x})"
+            for j, x in enumerate(r)]
 
 
 def _may_hold_tensors(t) -> bool:
