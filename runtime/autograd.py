@@ -9,6 +9,7 @@ that an in-place op changes afterwards makes `backward` fail rather than give wr
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from typing import Any, Callable, Optional, Sequence
 
@@ -825,10 +826,12 @@ def _sums_lines(node: GradNode, found: tuple[int, ...], seeds: list, names: dict
     n = len(found)
     e = [f"e{k}" for k in range(n)]
     lines = [f"    {''.join(x + ', ' for x in e)}= node.edges"]
-    direct = getattr(node.entry, "derivative_for", None)
-    direct = direct(seeds) if direct is not None else None  # (the formula for these seeds)
     names.update({"EAGER": EAGER, "SEEDS": seeds, "ndarray": _ndarray, "own_gradient": _own_gradient,
-                  "check_versions": check_versions, "DERIVATIVE": direct})
+                  "check_versions": check_versions})
+    inline = getattr(node.entry, "derivative_lines", None)  # (the formula for these seeds)
+    count = itertools.count()
+    inline = inline(seeds, "node.inputs", "got", lambda prefix, obj: _named(names, prefix, obj),
+                    lambda prefix: f"{prefix}_{next(count)}") if inline is not None else None
     tests = [f"inputs[{i}] is not e{k}" for k, i in enumerate(found)]
     for j, g in enumerate(seeds):
         if g is not None:
@@ -843,8 +846,8 @@ def _sums_lines(node: GradNode, found: tuple[int, ...], seeds: list, names: dict
               "    for t, v in node.versions:",
               "        if t._version[0] != v:",
               "            check_versions(node)  # (raises, naming the node)",
-              "    got = node.entry.derivative(EAGER, SEEDS, node.inputs, outs)" if direct is None
-              else "    got = DERIVATIVE(node.inputs)",
+              *(["    got = node.entry.derivative(EAGER, SEEDS, node.inputs, outs)"] if inline is None
+                else ["    " + line for line in inline]),
               f"    if len(got) != {n}:",
               "        return None",
               f"    {''.join(f'g{k}, ' for k in range(n))}= got"]
@@ -855,6 +858,13 @@ def _sums_lines(node: GradNode, found: tuple[int, ...], seeds: list, names: dict
                   f"        g{k} = own_gradient(g{k}, e{k}.data.dtype{', e' + str(k) + '.data' if zeros else ''})"]
     at = {i: k for k, i in enumerate(found)}
     return lines, [f"g{at[i]}" for i in range(n)]
+
+
+def _named(names: dict, prefix: str, obj: Any) -> str:
+    """A new global name of a generated function for `obj`, entered in its `names`."""
+    name = f"{prefix}_{len(names)}"
+    names[name] = obj
+    return name
 
 
 def _own_gradient(g, dtype: np.dtype, like: Optional[np.ndarray] = None) -> np.ndarray:

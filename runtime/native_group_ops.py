@@ -106,20 +106,21 @@ class _NativeBackward:
             got = _run(df, values)
         return _arrays_of(got)
 
-    def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
+    def derivative_lines(self, grads: list, captured: str, got: str, name: Callable[[str, Any], str],
+                         local: Callable[[str], str]) -> Optional[list[str]]:
         """`derivative` for these gradients of the outputs, always the same (a sums plan's
-        seeds, none missing), as a function of what a call captured: the vjps made once."""
+        seeds, none missing), inline in the sums plan: lines assigning `got` df's outputs
+        for what a call captured (the expression `captured`), the vjps made once (df's
+        latest plan read per call); None for other gradients."""
         vjps = fixed_vjps(grads, self.op.vjp_outputs)
         if vjps is None:
             return None
-        df, slow = self.op.df, self._df
-
-        def derivative(captured: list) -> list:  # (`_df` inlined: df's latest plan read per call)
-            values = vjps + captured
-            raw = df.raw_arrays
-            got = raw(values) if raw is not None else None
-            return _arrays_of(got) if got is not None else slow(values)
-        return derivative
+        values, raw, df = local("values"), local("raw"), name("DF", self.op.df)
+        return [f"{values} = {name('VJPS', vjps)} + {captured}",
+                f"{raw} = {df}.raw_arrays",
+                f"{got} = {raw}({values}) if {raw} is not None else None",
+                f"{got} = {name('ARRAYS', _arrays_of)}({got}) if {got} is not None else "
+                f"{name('DF', self._df)}({values})"]
 
 
 def _arrays_of(got) -> Sequence:

@@ -92,25 +92,28 @@ class _Backward:
         # record itself as last executed: the forward's graph stays the one shown)
         return _df_arrays(got)
 
-    def derivative_for(self, grads: list) -> Optional[Callable[[list], list]]:
+    def derivative_lines(self, grads: list, captured: str, got: str, name: Callable[[str, Any], str],
+                         local: Callable[[str], str]) -> Optional[list[str]]:
         """`derivative` for these gradients of the outputs, always the same (a sums plan's
-        seeds, none missing, no `Tensor[]` output), as a function of what a call captured:
-        the vjps made once (its gradients are arrays, or Tensors the sums plan unwraps)."""
+        seeds, none missing, no `Tensor[]` output), inline in the sums plan: lines assigning
+        `got` df's outputs for what a call captured (the expression `captured`), the vjps
+        made once (its gradients are arrays, or Tensors the sums plan unwraps); None for
+        other gradients. `name(prefix, obj)` names an object, `local(prefix)` a fresh local."""
         if self.lengths is not None:
             return None
         vjps = fixed_vjps(grads, self.op.gradient.df_input_vjps)
         if vjps is None:
             return None
-        op, slow = self.op, self._df
-
-        def derivative(captured: list) -> Sequence:  # (`_df` inlined: the runner read per
-            values = vjps + captured  # call; a Tensor it returns the sums plan unwraps)
-            runner = op._df_runner
-            got = runner.raw_call(values) if runner is not None else None
-            if got is None:
-                return slow(values)
-            return got[0] if len(got) == 1 and isinstance(got[0], tuple) else got
-        return derivative
+        values = local("values")
+        runner = self.op._df_runner  # (df's executor's raw_call, tried first)
+        lines = [f"{values} = {name('VJPS', vjps)} + {captured}"]
+        if runner is None:
+            return lines + [f"{got} = {name('DF', self._df)}({values})"]
+        return lines + [f"{got} = {name('DF', runner)}.raw_call({values})",
+                        f"if {got} is None:",
+                        f"    {got} = {name('DF', self._df)}({values})",
+                        f"elif len({got}) == 1 and isinstance({got}[0], tuple):",
+                        f"    {got} = {got}[0]"]
 
 
 def _df_arrays(got) -> Sequence:
