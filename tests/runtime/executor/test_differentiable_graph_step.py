@@ -163,3 +163,38 @@ def test_the_private_step_records_what_the_step_records_but_versions():
     assert nodes[0].entry is nodes[1].entry and len(nodes[0].inputs) == len(nodes[1].inputs)
     for a, b in zip(*grads):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("f_gives", ["nothing", "tensors"])
+def test_the_training_programs_inline_op_takes_the_ops_path_where_f_differs(monkeypatch, f_gives):
+    """A training program runs the op of its own leaves inline (`leaf_lines`: f's call, the
+    node and the results in the program); where f's program refuses the arrays, or gives
+    Tensors, it takes the op's own path (`__call__`, `_record`) with the same outputs and
+    gradients."""
+    fn, args = _trained(LINEAR_TANH, SHAPES)
+    for _ in range(3):  # (the native runner's plan, then its training program)
+        fn.run(*args)
+        fn.backward()
+    program = fn.executor._train_program
+    assert program is not None and ".raw_call([x" in program.source and "GradNode" in program.source
+    want = [o.data.copy() for o in fn.run(*args)], fn.backward()
+    (op,) = _ops(fn)
+    runner, taken = op._f_runner, []
+    raw = runner.raw_call
+    if f_gives == "nothing":
+        monkeypatch.setattr(runner, "raw_call", lambda arrays: taken.append(arrays) and None)
+    else:
+        monkeypatch.setattr(runner, "raw_call", lambda arrays: taken.append(arrays) or [
+            Tensor(o) if isinstance(o, np.ndarray) else o for o in raw(arrays)])
+    ran = []
+    monkeypatch.setattr(fn.executor, "_train_program", lambda inputs, copy: ran.append(
+        program(inputs, copy)) or ran[-1])
+    outs = fn.run(*args)
+    assert taken and ran[-1] is not None and ran[-1][0] is outs  # (the program's, with f's calls)
+    assert all(o.requires_grad and o.grad_fn is not None for o in outs)
+    got = fn.backward()
+    for a, b in zip(outs, want[0]):
+        np.testing.assert_array_equal(a.data, b)
+    assert sorted(got) == sorted(want[1])
+    for name in got:
+        np.testing.assert_array_equal(got[name], want[1][name])
