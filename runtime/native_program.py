@@ -22,6 +22,7 @@ import numpy as np
 
 from irjit.compiler.codegen.partition import GROUP
 from irjit.compiler.codegen.unit import NativeUnit
+from irjit.compiler.codegen.unit_sequence import sequence
 from irjit.compiler.codegen.view_outputs import ViewUnit
 from irjit.ops import facts
 from irjit.ops.errors import IRRuntimeError
@@ -433,7 +434,13 @@ class _Program:
 
     # ---- steps
     def steps(self, steps: list) -> None:
+        run: list = []  # consecutive pure NativeUnits, called in one native call
         for step in steps:
+            if not self.under_grad and _is_group(step) and _direct(step.unit) and is_pure(step):
+                run.append(step)
+                continue
+            self.unit_run(run)
+            run = []
             if not is_pure(step):
                 self.pure = False  # (steps inside it may run after its effects)
             if _is_branch(step):
@@ -449,6 +456,14 @@ class _Program:
                     self.unit_call(step)
             else:
                 self.prim(step)
+        self.unit_run(run)
+
+    def unit_run(self, run: list) -> None:
+        """Consecutive NativeUnits: one alone as `native_unit` calls it, more in one call."""
+        if len(run) == 1:
+            self.native_unit(run[0])
+        elif run:
+            self.native_units(run)
 
     def argument(self, slot: int, how: int) -> str:
         """The expression a unit receives for a slot (an input that holds an array as is)."""
@@ -472,12 +487,46 @@ class _Program:
     def native_unit(self, step) -> None:
         """A NativeUnit: its entry called with the arguments' objects and the output arrays
         (fresh ones, or the arena's); view outputs made from their bases after it."""
+        args = self._unit_arguments(step)
+        self._unit_call(step, args, self._unit_buffers(step))
+
+    def native_units(self, run: list) -> None:
+        """Consecutive NativeUnits in one native call (`unit_sequence.sequence`): every
+        unit's buffers first, a later unit given the arrays of the earlier ones' outputs it
+        reads; when a unit refuses, the units one by one as `native_unit` calls them (a unit
+        only reads its arguments and writes its outputs, so running one again is harmless)."""
+        src = self.src
+        given: dict[int, str] = {}  # slot -> the expression of an earlier unit's output array
+        calls = []
+        for i, step in enumerate(run):
+            args, outs = self._unit_arguments(step, given), self._unit_buffers(step)
+            values = self._unit_values(step, args, outs)
+            if i < len(run) - 1:
+                for j, (slot, _) in enumerate(step.outs):
+                    if not values[j].isidentifier():  # (a view or a reshape, made once)
+                        held = src.local("w")
+                        src.line(f"{held} = {values[j]}")
+                        values[j] = held
+                    given[slot] = values[j]
+            calls.append((step, args, outs, values))
+        seq = sequence([step.unit for step in run], [len(args) + len(outs) for _, args, outs, _ in calls])
+        src.line(f"if {src.name('seq', seq)}({', '.join(x for _, args, outs, _ in calls for x in args + outs)}):")
+        src.depth += 1
+        for step, _, outs, _ in calls:
+            self._unit_call(step, self._unit_arguments(step), outs)
+        src.depth -= 1
+        src.line("else:")
+        for step, _, _, values in calls:
+            self._unit_results(step, values)
+
+    def _unit_arguments(self, step, given: Optional[dict[int, str]] = None) -> list[str]:
+        """The expressions a NativeUnit's entry takes for its arguments (a slot in `given`
+        as that expression)."""
         src, unit = self.src, step.unit
-        u = src.name("u", unit)
         args = []
         numbers = dict(unit._numbers)
         for k, (slot, how) in enumerate(step.args):
-            a = self.argument(slot, how)
+            a = given[slot] if given and slot in given else self.argument(slot, how)
             value = self.constant_slots.get(slot)
             if k in numbers and type(value) in _NUMBERS:  # a constant number: its array made once
                 a = src.name("c", np.array(value, numbers[k]))
@@ -486,25 +535,46 @@ class _Program:
                 src.line(f"{x} = {a}")
                 a = f"(array({x}, {src.name('D', numbers[k])}) if isinstance({x}, NUMBERS) else {x})"
             args.append(a)
-        outs = []
-        for k, (sizes, dtype) in enumerate(unit._specs):
+        return args
+
+    def _unit_buffers(self, step) -> list[str]:
+        """The locals holding a NativeUnit's output buffers: fresh arrays, or the arena's."""
+        src, outs = self.src, []
+        for k, (sizes, dtype) in enumerate(step.unit._specs):
             o = src.local("o")
             if k in step.arena_positions:
                 src.line(f"{o} = arena[{step.arena_index}][{k}]")
             else:
                 src.line(f"{o} = empty({sizes!r}, {src.name('D', dtype)})")
             outs.append(o)
-        src.line(f"if {u}._fn({', '.join(args + outs)}):")
-        self.refused(step)
-        src.line("else:")
-        for j, ((slot, how), (k, sizes)) in enumerate(zip(step.outs, unit.result_buffers)):
-            if k is None:  # a view output: a window of an argument or of an output buffer
+        return outs
+
+    def _unit_values(self, step, args: list[str], outs: list[str]) -> list[str]:
+        """The expressions of a NativeUnit's outputs' arrays once it ran: a buffer (reshaped),
+        or a view output, a window of an argument or of a buffer."""
+        unit, values = step.unit, []
+        for j, (k, sizes) in enumerate(unit.result_buffers):
+            if k is None:
                 view = unit.views.outputs[j]
                 base = args[view.base] if view.base < unit.n_inputs else outs[view.base - unit.n_inputs]
-                value = base if _is_whole(view, unit.buffers[view.base]) else \
-                    f"{src.name('view', view)}.array({base}, {view.offset})"
+                values.append(base if _is_whole(view, unit.buffers[view.base]) else
+                              f"{self.src.name('view', view)}.array({base}, {view.offset})")
             else:
-                value = outs[k] if sizes is None else f"{outs[k]}.reshape({tuple(sizes)!r})"
+                values.append(outs[k] if sizes is None else f"{outs[k]}.reshape({tuple(sizes)!r})")
+        return values[:len(step.outs)]
+
+    def _unit_call(self, step, args: list[str], outs: list[str]) -> None:
+        """A NativeUnit's entry called, the refusal, then its results."""
+        src = self.src
+        src.line(f"if {src.name('u', step.unit)}._fn({', '.join(args + outs)}):")
+        self.refused(step)
+        src.line("else:")
+        self._unit_results(step, self._unit_values(step, args, outs))
+
+    def _unit_results(self, step, values: list[str]) -> None:
+        """The lines (one level in) binding a unit's outputs to its arrays `values`."""
+        src = self.src
+        for (slot, how), value in zip(step.outs, values):
             src.line(f"v{slot} = {_wrap(value, ARRAY if slot in self.raw else how)}", 1)
         self.share_bases(step, 1)
         if not step.outs:

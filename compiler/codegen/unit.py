@@ -107,7 +107,8 @@ class NativeUnit:
         self.aliases = self.views.aliases
         self.outputs = [b for b in self.buffers if b.is_output]  # outputs, then scratch
         # the entry as a builtin: `_fn(*arrays)` returns the status (see entry.emit_fast_entry)
-        self._fn, self._fn_definition = builtin_function(name, self.library.address(f"{name}_fast"))
+        self.fast_address = self.library.address(f"{name}_fast")  # (its METH_FASTCALL function)
+        self._fn, self._fn_definition = builtin_function(name, self.fast_address)
         self._plan_calls(graph)
 
     def _compile(self, graph: Graph, cache_key: Optional[str],

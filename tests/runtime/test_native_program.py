@@ -118,6 +118,38 @@ def test_the_latest_plan_is_tried_first_and_a_changed_layout_finds_its_own():
     assert len(runner._plans) == 2 and runner.stats.bailouts == 0
 
 
+# two products and an element-wise step: two consecutive units, the second reading the first's
+PRODUCTS = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %m : Tensor = aten::mm(%x, %w)
+  %t : Tensor = aten::tanh(%m)
+  %u : Tensor = aten::mm(%t, %w)
+  %s : Tensor = aten::add(%u, %b, %one)
+  return (%s)"""
+
+
+def test_consecutive_units_run_in_one_native_call_and_a_later_refusal_bails_out():
+    """A program calls its consecutive units as one native call (`unit_sequence`); when the
+    second refuses an argument the key does not hold (a misaligned array), the units run one
+    by one and the second bails out: the interpreter's results either way."""
+    fn = _compiled(PRODUCTS, "Float(3, 4), Float(4, 4), Float(4)")
+    xs = _arrays(((3, 4), (4, 4), (4,)))
+    for _ in range(3):
+        got = fn.run(*xs, requires_grad=False)
+    plan = fn.interpreter._last
+    for program in (plan._program, plan.raw_call):
+        assert re.search(r"if seq\d+\(", program.source) and program.source.count("._fn(") == 2
+    _same(got, _interpreted(PRODUCTS, xs)[0])
+    b = np.frombuffer(b"\0" + xs[2].tobytes(), np.float32, offset=1)  # (read by the second unit)
+    assert b.ctypes.data % 4 and (b == xs[2]).all() and fn.interpreter.stats.bailouts == 0
+    runner = fn.interpreter
+    with no_grad():  # (the runner's own call: the plan of the key, which a unit may refuse)
+        _same(runner.run([Tensor(xs[0]), Tensor(xs[1]), Tensor(b)]), _interpreted(PRODUCTS, xs)[0])
+        assert runner.stats.bailouts == 1
+        _same(runner.run([Tensor(x) for x in xs]), _interpreted(PRODUCTS, xs)[0])
+    assert runner.stats.bailouts == 1
+
+
 def test_a_view_and_a_strided_input_give_the_interpreters_results():
     runner = NativeRunner(parse_ir(TWO_GROUPS))
     big = _arrays(((6, 8), (4, 4)))
