@@ -494,7 +494,26 @@ class _Program:
         """Consecutive NativeUnits in one native call (`unit_sequence.sequence`): every
         unit's buffers first, a later unit given the arrays of the earlier ones' outputs it
         reads; when a unit refuses, the units one by one as `native_unit` calls them (a unit
-        only reads its arguments and writes its outputs, so running one again is harmless)."""
+        only reads its arguments and writes its outputs, so running one again is harmless).
+        Inputs the program passes on as they are (its entries check their types) are checked
+        to be arrays first: a call of other objects (df's Tensors, say) refuses at its first
+        unit, before the later units' buffers are made."""
+        src = self.src
+        given = sorted({slot for step in run for slot, _ in step.args if slot in self.array_inputs})
+        if not given:
+            self._unit_sequence(run)
+            return
+        src.line(f"if {' and '.join(f'v{slot}.__class__ is ndarray' for slot in given)}:")
+        src.depth += 1
+        self._unit_sequence(run)
+        src.depth -= 1
+        src.line("else:")
+        src.depth += 1
+        for step in run:
+            self.native_unit(step)
+        src.depth -= 1
+
+    def _unit_sequence(self, run: list) -> None:
         src = self.src
         given: dict[int, str] = {}  # slot -> the expression of an earlier unit's output array
         calls = []

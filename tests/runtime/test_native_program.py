@@ -138,7 +138,14 @@ def test_consecutive_units_run_in_one_native_call_and_a_later_refusal_bails_out(
         got = fn.run(*xs, requires_grad=False)
     plan = fn.interpreter._last
     for program in (plan._program, plan.raw_call):
-        assert re.search(r"if seq\d+\(", program.source) and program.source.count("._fn(") == 2
+        assert re.search(r"if seq\d+\(", program.source)
+    # (the array program checks that the inputs it passes on are arrays before the buffers:
+    # other objects take the units one by one, refused at the first that reads one)
+    assert plan._program.source.count("._fn(") == 2 and plan.raw_call.source.count("._fn(") == 4
+    assert "v2.__class__ is ndarray" in plan.raw_call.source
+    assert plan.raw_call([xs[0], xs[1], Tensor(xs[2])]) is None
+    assert plan.raw_call([xs[0], xs[1], xs[2].astype(np.float64)]) is None
+    _same(plan.raw_call(xs), _interpreted(PRODUCTS, xs)[0])
     _same(got, _interpreted(PRODUCTS, xs)[0])
     b = np.frombuffer(b"\0" + xs[2].tobytes(), np.float32, offset=1)  # (read by the second unit)
     assert b.ctypes.data % 4 and (b == xs[2]).all() and fn.interpreter.stats.bailouts == 0
