@@ -514,6 +514,7 @@ class _Program:
         src.depth -= 1
 
     def _unit_sequence(self, run: list) -> None:
+        """`native_units` once the inputs handed on are known to be arrays."""
         src = self.src
         given: dict[int, str] = {}  # slot -> the expression of an earlier unit's output array
         calls = []
