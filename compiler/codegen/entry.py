@@ -226,3 +226,9 @@ def builtin_function(name: str, address: int) -> tuple:
     the builtin holds the definition too."""
     definition = _MethodDef(name.encode(), address, METH_FASTCALL, None)
     return _NEW_BUILTIN(ctypes.addressof(definition), None, None), definition
+
+
+def builtin_with_self(definition: _MethodDef, self_object: object) -> object:
+    """Another builtin of a method definition `builtin_function` made (whoever made it keeps
+    it), passing `self_object` to the C function as its `self`."""
+    return _NEW_BUILTIN(ctypes.addressof(definition), self_object, None)

@@ -17,7 +17,7 @@ from llvmlite import binding as llvm
 from llvmlite import ir
 
 from .emit import I64, PTR
-from .entry import METH_FASTCALL, STATUS_ARGUMENT_COUNT, _MethodDef, _NEW_BUILTIN
+from .entry import STATUS_ARGUMENT_COUNT, builtin_function, builtin_with_self
 
 SYMBOL = "irjit_unit_sequence"
 _API = {"PyLong_FromLong": (PTR, [I64]), "PyLong_AsLong": (I64, [PTR]),
@@ -85,8 +85,8 @@ def _sequence_address() -> int:
                 llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
             library = CodeLibrary(None, SYMBOL, optimized=False, more_ir=str(new_module(SYMBOL)) + _text())
             library.finalize()
-            _definition.append((_MethodDef(SYMBOL.encode(), library.address(SYMBOL), METH_FASTCALL, None),
-                                library))
+            _, definition = builtin_function(SYMBOL, library.address(SYMBOL))
+            _definition.append((definition, library))  # (kept for every sequence's builtin)
             _address.append(library.address(SYMBOL))
         return _address[0]
 
@@ -105,5 +105,4 @@ def sequence(units: Sequence, arguments: Sequence[int]) -> Optional[object]:
         first += m
     table = np.array(table, np.int64)
     table.flags.writeable = False
-    definition, _ = _definition[0]
-    return _NEW_BUILTIN(ctypes.addressof(definition), table, None)
+    return builtin_with_self(_definition[0][0], table)
