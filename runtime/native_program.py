@@ -499,11 +499,11 @@ class _Program:
         to be arrays first: a call of other objects (df's Tensors, say) refuses at its first
         unit, before the later units' buffers are made."""
         src = self.src
-        given = sorted({slot for step in run for slot, _ in step.args if slot in self.array_inputs})
-        if not given:
+        handed_on = sorted({slot for step in run for slot, _ in step.args if slot in self.array_inputs})
+        if not handed_on:
             self._unit_sequence(run)
             return
-        src.line(f"if {' and '.join(f'v{slot}.__class__ is ndarray' for slot in given)}:")
+        src.line(f"if {' and '.join(f'v{slot}.__class__ is ndarray' for slot in handed_on)}:")
         src.depth += 1
         self._unit_sequence(run)
         src.depth -= 1

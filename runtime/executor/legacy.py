@@ -11,7 +11,7 @@ from irjit.compiler.ir import Graph
 from irjit.runtime.autograd import is_grad_enabled
 from .argument_spec import (argument_spec, executor_inputs, attribute_nodes, attribute_values,
                             module_attribute_paths, specialized_type)
-from .counters import COUNTERS, record_last_executed
+from .counters import COUNTERS, count_invocation, record_last_executed
 from .plan import ExecutionPlan, stats_summary
 from irjit.compiler.settings import ExecutorSettings, get_settings
 
@@ -96,7 +96,7 @@ class LegacyGraphExecutor:
 
     def run(self, *inputs: Any) -> list:
         if self.counts_runs:
-            COUNTERS.inc("invocations")
+            count_invocation()
         inputs = executor_inputs(self.graph, inputs)
         plan = self.plan_for(inputs)
         outs = plan.run(inputs)
